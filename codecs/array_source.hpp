@@ -1,0 +1,63 @@
+// ArraySource: the values of one variable. Reads any hyperslab in the source's
+// element type, in native or big-endian byte order. Implementations must be
+// safe to call from several threads at once (the FUSE loop is multithreaded).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <span>
+#include <vector>
+
+#include "codecs/open_file.hpp"
+#include "codecs/types.hpp"
+
+namespace ncafs {
+
+enum class ByteOrder { Native, Big };
+
+// Bytes that already lie in a file exactly as a view needs them.
+struct FileExtent {
+    std::shared_ptr<const OpenFile> file;
+    uint64_t offset = 0;
+    uint64_t length = 0;
+};
+
+class ArraySource {
+public:
+    virtual ~ArraySource() = default;
+
+    virtual NcType type() const = 0;
+    virtual const std::vector<uint64_t>& shape() const = 0;
+
+    // Reads the box [start, start+count) in C order into out, which holds
+    // product(count) * type_size(type()) bytes. Throws SourceError when the
+    // data cannot be produced; UsageError when the box is outside the shape.
+    virtual void read(std::span<const uint64_t> start, std::span<const uint64_t> count, ByteOrder order,
+                      void* out) const = 0;
+
+    // Where the big-endian bytes of elements [first, first+n) of the C-order
+    // linearisation already lie in files, in order; nullopt when they do not
+    // (different type, conversion needed, not a classic file...).
+    virtual std::optional<std::vector<FileExtent>> big_endian_extents(uint64_t first, uint64_t n) const;
+
+    // Reads elements [first, first+n) of the C-order linearisation: split
+    // into at most 2*rank boxes, each read with one read() call.
+    void read_linear(uint64_t first, uint64_t n, ByteOrder order, void* out) const;
+
+    uint64_t element_count() const;
+};
+
+// Checks start/count against shape; throws UsageError naming `what`.
+void check_box(const std::vector<uint64_t>& shape, std::span<const uint64_t> start, std::span<const uint64_t> count,
+               const char* what);
+
+// Calls f(start, count, element_offset) for each box of the decomposition of
+// the linear run [first, first+n) of an array of the given shape into
+// row-aligned boxes (at most 2*rank-1 boxes).
+using LinearBoxFn = std::function<void(std::span<const uint64_t> start, std::span<const uint64_t> count,
+                                        uint64_t elements_before)>;
+void for_each_linear_box(const std::vector<uint64_t>& shape, uint64_t first, uint64_t n, const LinearBoxFn& f);
+
+}  // namespace ncafs

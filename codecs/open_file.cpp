@@ -1,0 +1,69 @@
+#include "codecs/open_file.hpp"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "codecs/error.hpp"
+
+namespace ncafs {
+
+namespace {
+FileIdentity identity_from_stat(const struct stat& st) {
+    return FileIdentity{st.st_dev, st.st_ino,
+                        static_cast<int64_t>(st.st_mtim.tv_sec) * 1'000'000'000 + st.st_mtim.tv_nsec,
+                        static_cast<uint64_t>(st.st_size)};
+}
+}  // namespace
+
+std::optional<FileIdentity> identity_of(const std::string& path) {
+    struct stat st{};
+    if (::stat(path.c_str(), &st) != 0) return std::nullopt;
+    return identity_from_stat(st);
+}
+
+std::shared_ptr<const OpenFile> OpenFile::open(const std::string& path) {
+    int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) throw SourceError(path, std::string("cannot open: ") + std::strerror(errno));
+    struct stat st{};
+    if (::fstat(fd, &st) != 0) {
+        int e = errno;
+        ::close(fd);
+        throw SourceError(path, std::string("cannot stat: ") + std::strerror(e));
+    }
+    if (!S_ISREG(st.st_mode)) {
+        ::close(fd);
+        throw SourceError(path, "not a regular file");
+    }
+    return std::shared_ptr<const OpenFile>(new OpenFile(fd, path, identity_from_stat(st)));
+}
+
+OpenFile::~OpenFile() { ::close(fd_); }
+
+void OpenFile::pread_exact(void* buffer, size_t n, uint64_t offset) const {
+    auto* p = static_cast<char*>(buffer);
+    size_t done = 0;
+    while (done < n) {
+        ssize_t r = ::pread(fd_, p + done, n - done, static_cast<off_t>(offset + done));
+        if (r < 0) {
+            if (errno == EINTR) continue;
+            throw SourceError(path_, "read of " + std::to_string(n) + " bytes at offset " + std::to_string(offset) +
+                                         " failed: " + std::strerror(errno));
+        }
+        if (r == 0)
+            throw SourceError(path_, "file ends at byte " + std::to_string(offset + done) + ", expected " +
+                                         std::to_string(n) + " bytes at offset " + std::to_string(offset) +
+                                         " (file changed or truncated?)");
+        done += static_cast<size_t>(r);
+    }
+}
+
+bool OpenFile::unchanged() const {
+    auto now = identity_of(path_);
+    return now && *now == identity_;
+}
+
+}  // namespace ncafs

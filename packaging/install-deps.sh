@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# Installs (idempotently) every Debian 12 package that building, testing and
+# the demo need. Run as root; does nothing when all are present.
+set -euo pipefail
+
+packages=(
+  # build
+  cmake g++ make pkg-config
+  libfuse3-dev fuse3 libnetcdf-dev nlohmann-json3-dev zlib1g-dev
+  libgtest-dev libudunits2-dev udunits-bin libprotobuf-dev protobuf-compiler
+  # tests and demo: independent netCDF readers and writers
+  netcdf-bin nco python3 python3-netcdf4 python3-numpy python3-scipy python3-protobuf
+  pnetcdf-bin
+  # packaging: .deb, man page checks, systemd unit checks
+  dpkg-dev groff-base systemd
+  # fuzzing (libFuzzer comes with clang)
+  clang
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed'; then
+    missing+=("$p")
+  fi
+done
+
+if [ "${#missing[@]}" -eq 0 ]; then
+  echo "install-deps: all ${#packages[@]} packages present"
+  exit 0
+fi
+
+if [ "$(id -u)" -ne 0 ]; then
+  echo "install-deps: missing packages: ${missing[*]}; run as root to install them" >&2
+  exit 1
+fi
+echo "install-deps: installing ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -q
+apt-get install -y -q --no-install-recommends "${missing[@]}"

@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# The whole test suite: installs dependencies, builds with AddressSanitizer and
+# UndefinedBehaviorSanitizer, runs every test through ctest. Run as root on
+# Debian 12 (the end-to-end tests mount real FUSE filesystems).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+packaging/install-deps.sh
+build=build/asan
+cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DNCAFS_SANITIZE=ON
+cmake --build "$build" -j2
+# LeakSanitizer cannot run under ptrace-restricted sandboxes; leaks are not
+# what these runs look for, memory errors and undefined behaviour are.
+export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=0:abort_on_error=1}"
+export UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}"
+ctest --test-dir "$build" --output-on-failure -j2 --timeout 900
