@@ -1,0 +1,188 @@
+#include "codecs/netcdf/netcdf_dataset.hpp"
+
+#include <netcdf.h>
+
+#include <algorithm>
+#include <cstring>
+#include <map>
+#include <mutex>
+
+#include "codecs/error.hpp"
+#include "codecs/netcdf/netcdf_library.hpp"
+
+namespace ncafs::netcdf {
+
+namespace {
+
+std::string nc_message(int status) { return nc_strerror(status); }
+
+// netcdf-c's NC_BYTE..NC_UINT64 equal our type tags 1..11.
+bool is_classic_tag(nc_type t) { return t >= NC_BYTE && t <= NC_UINT64; }
+
+// Reads every attribute of varid (NC_GLOBAL for globals); caller holds the mutex.
+std::vector<Attribute> read_attributes(int ncid, int varid, const std::string& path, const std::string& owner,
+                                       std::vector<std::string>* skipped) {
+    int natts = 0;
+    if (int s = nc_inq_varnatts(ncid, varid, &natts); s != NC_NOERR)
+        throw SourceError(path, "cannot count attributes of " + owner + ": " + nc_message(s));
+    std::vector<Attribute> out;
+    for (int i = 0; i < natts; ++i) {
+        char name[NC_MAX_NAME + 1] = {};
+        nc_type xtype = 0;
+        size_t len = 0;
+        if (int s = nc_inq_attname(ncid, varid, i, name); s != NC_NOERR)
+            throw SourceError(path, "cannot read attribute name of " + owner + ": " + nc_message(s));
+        if (int s = nc_inq_att(ncid, varid, name, &xtype, &len); s != NC_NOERR)
+            throw SourceError(path, "cannot read attribute " + owner + ":" + name + ": " + nc_message(s));
+        if (is_classic_tag(xtype)) {
+            Attribute a{name, static_cast<NcType>(xtype), {}};
+            a.values.resize(len * type_size(a.type));
+            if (len > 0)
+                if (int s = nc_get_att(ncid, varid, name, a.values.data()); s != NC_NOERR)
+                    throw SourceError(path, "cannot read attribute " + owner + ":" + name + ": " + nc_message(s));
+            out.push_back(std::move(a));
+        } else if (xtype == NC_STRING && len == 1) {
+            char* text = nullptr;
+            if (int s = nc_get_att_string(ncid, varid, name, &text); s != NC_NOERR)
+                throw SourceError(path, "cannot read attribute " + owner + ":" + name + ": " + nc_message(s));
+            out.push_back(Attribute::text(name, text ? text : ""));
+            nc_free_string(1, &text);
+        } else if (skipped) {
+            skipped->push_back(path + ": attribute " + owner + ":" + name + " skipped: type " +
+                               std::to_string(xtype) + " has no classic netCDF equivalent");
+        }
+    }
+    return out;
+}
+
+}  // namespace
+
+std::shared_ptr<const NetcdfHandle> NetcdfHandle::open(const std::string& path) {
+    std::lock_guard lock(netcdf_library_mutex());
+    int ncid = -1;
+    if (int s = nc_open(path.c_str(), NC_NOWRITE, &ncid); s != NC_NOERR)
+        throw SourceError(path, "netcdf-c cannot open: " + nc_message(s));
+    return std::shared_ptr<const NetcdfHandle>(new NetcdfHandle(ncid, path));
+}
+
+NetcdfHandle::~NetcdfHandle() {
+    std::lock_guard lock(netcdf_library_mutex());
+    nc_close(ncid_);
+}
+
+NetcdfVariableSource::NetcdfVariableSource(std::shared_ptr<const NetcdfHandle> file, int varid, std::string name,
+                                           NcType type, std::vector<uint64_t> shape)
+    : file_(std::move(file)), varid_(varid), name_(std::move(name)), type_(type), shape_(std::move(shape)) {}
+
+void NetcdfVariableSource::read(std::span<const uint64_t> start, std::span<const uint64_t> count, ByteOrder order,
+                                void* out) const {
+    check_box(shape_, start, count, name_.c_str());
+    uint64_t n = 1;
+    for (uint64_t c : count) n *= c;
+    if (n == 0) return;
+    std::vector<size_t> s(start.begin(), start.end()), c(count.begin(), count.end());
+    {
+        std::lock_guard lock(netcdf_library_mutex());
+        // nc_get_vara reads the external type unconverted into native order.
+        int status = nc_get_vara(file_->ncid(), varid_, s.data(), c.data(), out);
+        if (status != NC_NOERR)
+            throw SourceError(file_->path(), "cannot read variable " + name_ + ": " + nc_message(status));
+    }
+    if (order == ByteOrder::Big) swap_to_big_endian(type_, out, n);
+}
+
+Dataset open_netcdf_dataset(const std::string& path, std::vector<std::string>* skipped) {
+    auto handle = NetcdfHandle::open(path);
+    const int ncid = handle->ncid();
+    Dataset ds;
+    ds.origin = path;
+
+    std::lock_guard lock(netcdf_library_mutex());
+    auto fail = [&](const std::string& what, int status) {
+        throw SourceError(path, what + ": " + nc_message(status));
+    };
+
+    // Dimensions of the root group; netCDF-4 dimension ids need not be 0..n-1.
+    int ndims = 0;
+    if (int s = nc_inq_dimids(ncid, &ndims, nullptr, 0); s != NC_NOERR) fail("cannot list dimensions", s);
+    std::vector<int> dimids(static_cast<size_t>(std::max(ndims, 0)));
+    if (ndims > 0)
+        if (int s = nc_inq_dimids(ncid, &ndims, dimids.data(), 0); s != NC_NOERR) fail("cannot list dimensions", s);
+    int nunlim = 0;
+    if (int s = nc_inq_unlimdims(ncid, &nunlim, nullptr); s != NC_NOERR) fail("cannot list unlimited dims", s);
+    std::vector<int> unlimited(static_cast<size_t>(std::max(nunlim, 0)));
+    if (nunlim > 0)
+        if (int s = nc_inq_unlimdims(ncid, &nunlim, unlimited.data()); s != NC_NOERR)
+            fail("cannot list unlimited dims", s);
+    std::map<int, size_t> dim_index;
+    for (int id : dimids) {
+        char name[NC_MAX_NAME + 1] = {};
+        size_t len = 0;
+        if (int s = nc_inq_dim(ncid, id, name, &len); s != NC_NOERR) fail("cannot read dimension", s);
+        dim_index[id] = ds.dimensions.size();
+        ds.dimensions.push_back(Dimension{name, len, false});
+    }
+
+    ds.attributes = read_attributes(ncid, NC_GLOBAL, path, "global", skipped);
+
+    int nvars = 0;
+    if (int s = nc_inq_nvars(ncid, &nvars); s != NC_NOERR) fail("cannot count variables", s);
+    std::vector<int> varids(static_cast<size_t>(std::max(nvars, 0)));
+    if (nvars > 0)
+        if (int s = nc_inq_varids(ncid, &nvars, varids.data()); s != NC_NOERR) fail("cannot list variables", s);
+    for (int varid : varids) {
+        char name[NC_MAX_NAME + 1] = {};
+        nc_type xtype = 0;
+        int vndims = 0;
+        if (int s = nc_inq_var(ncid, varid, name, &xtype, &vndims, nullptr, nullptr); s != NC_NOERR)
+            fail("cannot read variable", s);
+        if (!is_classic_tag(xtype)) {
+            if (skipped)
+                skipped->push_back(path + ": variable " + name + " skipped: type " + std::to_string(xtype) +
+                                   " (string, vlen, compound, opaque or enum) has no classic netCDF equivalent");
+            continue;
+        }
+        std::vector<int> vdims(static_cast<size_t>(std::max(vndims, 0)));
+        if (vndims > 0)
+            if (int s = nc_inq_vardimid(ncid, varid, vdims.data()); s != NC_NOERR) fail("cannot read variable", s);
+        Variable v;
+        v.name = name;
+        v.type = static_cast<NcType>(xtype);
+        bool usable = true;
+        for (int id : vdims) {
+            auto it = dim_index.find(id);
+            if (it == dim_index.end()) {
+                usable = false;  // a dimension of another group: not representable in one root group
+                break;
+            }
+            v.dimids.push_back(it->second);
+        }
+        if (!usable) {
+            if (skipped) skipped->push_back(path + ": variable " + std::string(name) + " skipped: uses a dimension outside the root group");
+            continue;
+        }
+        v.attributes = read_attributes(ncid, varid, path, name, skipped);
+        std::vector<uint64_t> shape;
+        for (size_t id : v.dimids) shape.push_back(ds.dimensions[id].length);
+        v.source = std::make_shared<NetcdfVariableSource>(handle, varid, v.name, v.type, std::move(shape));
+        ds.variables.push_back(std::move(v));
+    }
+
+    // The first unlimited dimension stays unlimited if every variable using it
+    // has it outermost (what a classic file can express); others become fixed.
+    for (int id : unlimited) {
+        auto it = dim_index.find(id);
+        if (it == dim_index.end()) continue;
+        bool outermost = true;
+        for (const auto& v : ds.variables)
+            for (size_t k = 1; k < v.dimids.size(); ++k)
+                if (v.dimids[k] == it->second) outermost = false;
+        if (outermost) {
+            ds.dimensions[it->second].unlimited = true;
+            break;
+        }
+    }
+    return ds;
+}
+
+}  // namespace ncafs::netcdf

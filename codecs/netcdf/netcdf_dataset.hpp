@@ -1,0 +1,64 @@
+// Reader for any file netcdf-c can open (netCDF-4/HDF5, CDF-1/2/5, ...):
+// the root group's dimensions, attributes and variables of the eleven classic
+// types, each variable backed by a NetcdfVariableSource (nc_get_vara under the
+// netcdf-c mutex).
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "codecs/array_source.hpp"
+#include "codecs/dataset.hpp"
+
+namespace ncafs::netcdf {
+
+// An open netcdf-c handle; nc_close on destruction (under the mutex).
+class NetcdfHandle {
+public:
+    // Throws SourceError naming the path and netcdf-c's message.
+    static std::shared_ptr<const NetcdfHandle> open(const std::string& path);
+    ~NetcdfHandle();
+    NetcdfHandle(const NetcdfHandle&) = delete;
+    NetcdfHandle& operator=(const NetcdfHandle&) = delete;
+
+    int ncid() const { return ncid_; }
+    const std::string& path() const { return path_; }
+
+private:
+    NetcdfHandle(int ncid, std::string path) : ncid_(ncid), path_(std::move(path)) {}
+    int ncid_;
+    std::string path_;
+};
+
+// The values of one root-group variable, read with nc_get_vara in its own
+// external type (no scale/offset, no conversion), swapped to the requested
+// byte order. Never answers with file extents (netcdf-c owns the layout).
+class NetcdfVariableSource final : public ArraySource {
+public:
+    NetcdfVariableSource(std::shared_ptr<const NetcdfHandle> file, int varid, std::string name, NcType type,
+                         std::vector<uint64_t> shape);
+    NcType type() const override { return type_; }
+    const std::vector<uint64_t>& shape() const override { return shape_; }
+    void read(std::span<const uint64_t> start, std::span<const uint64_t> count, ByteOrder order,
+              void* out) const override;
+
+private:
+    std::shared_ptr<const NetcdfHandle> file_;
+    int varid_;
+    std::string name_;
+    NcType type_;
+    std::vector<uint64_t> shape_;
+};
+
+// Opens path with netcdf-c and describes its root group. Variables (and
+// attributes) of non-classic types (string, vlen, compound, opaque, enum) are
+// skipped; one line per skipped item is appended to *skipped when given.
+// A single-valued string attribute is kept as char text (netCDF-4 writers such
+// as xarray store Conventions/units that way). The first unlimited dimension
+// stays unlimited; further unlimited dimensions (netCDF-4 allows several, a
+// classic file only one) are presented as fixed at their current length.
+// Throws SourceError when the file cannot be opened or read.
+Dataset open_netcdf_dataset(const std::string& path, std::vector<std::string>* skipped = nullptr);
+
+}  // namespace ncafs::netcdf

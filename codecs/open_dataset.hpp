@@ -1,0 +1,18 @@
+// One entry point for reading any dataset file: CDF-1/2/5 files by magic go to
+// the CDF reader (pread at header offsets, file extents for splicing); all
+// else goes to netcdf-c (netCDF-4/HDF5 and whatever netcdf-c opens).
+#pragma once
+
+#include <string>
+
+#include "codecs/dataset.hpp"
+
+namespace ncafs {
+
+// Throws SourceError (missing/unreadable) or FormatError (bad header).
+Dataset open_dataset(const std::string& path);
+
+// True when the first bytes are "CDF" followed by version 1, 2 or 5.
+bool has_cdf_magic(const std::string& path);
+
+}  // namespace ncafs
