@@ -1,0 +1,417 @@
+#include "codecs/ncstream/ncstream_reader.hpp"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <climits>
+#include <cstring>
+#include <map>
+#include <set>
+
+#include "codecs/error.hpp"
+#include "codecs/ncstream/framing.hpp"
+#include "codecs/ncstream/memory_source.hpp"
+#include "codecs/ncstream/ncstream.pb.h"
+#include "codecs/ncstream/piece_source.hpp"
+#include "codecs/ncstream/schema_mapping.hpp"
+#include "codecs/open_file.hpp"
+
+namespace ncafs::ncstream {
+
+namespace {
+
+constexpr uint64_t kVlenSize = UINT64_MAX;  // Range.size of a vlen axis
+
+// Sequential reads through the framing, every length checked against the
+// bytes that are left in the file before anything is allocated or read.
+class Cursor {
+public:
+    explicit Cursor(std::shared_ptr<const OpenFile> f) : file_(std::move(f)), size_(file_->size()) {}
+
+    uint64_t pos() const { return pos_; }
+    uint64_t remaining() const { return size_ - pos_; }
+    const std::string& path() const { return file_->path(); }
+    FormatError error(uint64_t at, const std::string& reason) const { return FormatError(path(), at, reason); }
+
+    void need(uint64_t n, const std::string& what) const {
+        if (n > remaining())
+            throw error(pos_, what + " of " + std::to_string(n) + " bytes runs past the end of the file (" +
+                                  std::to_string(remaining()) + " bytes left)");
+    }
+
+    void read(void* dst, uint64_t n, const std::string& what) {
+        need(n, what);
+        if (n > kBuffer) {
+            file_->pread_exact(dst, n, pos_);
+        } else {
+            ensure(n);
+            std::memcpy(dst, buffer_.data() + (pos_ - buffer_at_), n);
+        }
+        pos_ += n;
+    }
+
+    std::string read_string(uint64_t n, const std::string& what) {
+        need(n, what);
+        std::string s(n, '\0');
+        read(s.data(), n, what);
+        return s;
+    }
+
+    void skip(uint64_t n, const std::string& what) {
+        need(n, what);
+        pos_ += n;
+    }
+
+    // Returns false at the end of the file (no byte left); a partial magic is an error.
+    bool read_magic(Magic& m) {
+        if (remaining() == 0) return false;
+        read(m.data(), 4, "message magic");
+        return true;
+    }
+
+    uint64_t read_varint(const std::string& what) {
+        const uint64_t at = pos_;
+        const size_t avail = static_cast<size_t>(std::min<uint64_t>(remaining(), 10));
+        if (avail == 0) throw error(at, what + ": file ends where a varint should start");
+        ensure(avail);
+        auto r = decode_varint(std::span<const uint8_t>(buffer_.data() + (pos_ - buffer_at_), avail));
+        if (r.status == VarintResult::Status::NeedMore) throw error(at, what + ": varint runs past the end of the file");
+        if (r.status == VarintResult::Status::TooLarge) throw error(at, what + ": varint reaches 2^63");
+        pos_ += r.length;
+        return r.value;
+    }
+
+private:
+    static constexpr uint64_t kBuffer = 1 << 16;
+    // Makes [pos_, pos_ + n) (n <= kBuffer, inside the file) available in buffer_.
+    void ensure(uint64_t n) {
+        if (pos_ >= buffer_at_ && pos_ + n <= buffer_at_ + buffer_.size()) return;
+        const uint64_t len = std::min<uint64_t>(kBuffer, remaining());
+        buffer_.resize(len);
+        file_->pread_exact(buffer_.data(), len, pos_);
+        buffer_at_ = pos_;
+    }
+
+    std::shared_ptr<const OpenFile> file_;
+    uint64_t size_;
+    uint64_t pos_ = 0;
+    std::vector<uint8_t> buffer_;
+    uint64_t buffer_at_ = 0;
+};
+
+struct VarInfo {
+    std::string name;
+    bool is_string = false;
+    NcType type = NcType::Char;  // element type (Char for strings)
+    bool unsigned_flag = false;
+    std::vector<size_t> dimids;
+    std::vector<uint64_t> shape;
+    uint64_t elements = 0;
+    std::vector<Attribute> attributes;
+    std::vector<StoredPiece> pieces;
+    std::vector<std::string> strings;  // STRING variables: element_count values
+    uint64_t string_bytes = 0;
+};
+
+struct Model {
+    std::vector<Dimension> dims;
+    std::vector<Attribute> attributes;
+    std::vector<VarInfo> vars;
+    std::map<std::string, size_t> var_index;
+};
+
+uint64_t checked_product(const std::vector<uint64_t>& shape, uint64_t element_size, const Cursor& c, uint64_t at,
+                         const std::string& what) {
+    uint64_t n = 1;
+    for (uint64_t d : shape)
+        if (__builtin_mul_overflow(n, d, &n)) throw c.error(at, what + ": element count overflows");
+    uint64_t bytes;
+    if (__builtin_mul_overflow(n, element_size, &bytes) || bytes >= (uint64_t{1} << 63))
+        throw c.error(at, what + ": size reaches 2^63 bytes");
+    return n;
+}
+
+std::string unique_name(const std::string& base, const std::set<std::string>& taken) {
+    if (!taken.count(base)) return base;
+    for (int i = 1;; ++i) {
+        std::string n = base + "_" + std::to_string(i);
+        if (!taken.count(n)) return n;
+    }
+}
+
+Model decode_header(const pb::Header& h, const Cursor& c, uint64_t at, const ReaderOptions& options) {
+    const pb::Group& root = h.root();
+    if (root.groups_size() > 0) throw c.error(at, "nested groups are not supported (classic data model)");
+    if (root.structs_size() > 0)
+        throw c.error(at, "structure variable " + root.structs(0).name() + " is not supported");
+    Model m;
+    std::set<std::string> dim_names;
+    bool have_unlimited = false;
+    for (int i = 0; i < root.dims_size(); ++i) {
+        const pb::Dimension& d = root.dims(i);
+        if (d.isvlen()) throw c.error(at, "vlen dimension " + d.name() + " is not supported");
+        std::string name = d.name().empty() ? unique_name("dim" + std::to_string(i), dim_names) : d.name();
+        if (dim_names.count(name)) throw c.error(at, "dimension " + name + " declared twice");
+        dim_names.insert(name);
+        // The classic model has one unlimited dimension: later ones become fixed.
+        const bool unlimited = d.isunlimited() && !have_unlimited;
+        have_unlimited |= unlimited;
+        m.dims.push_back(Dimension{name, d.length(), unlimited});
+    }
+    for (const auto& a : root.atts()) m.attributes.push_back(decode_attribute(a, c.path(), at));
+
+    for (const pb::Variable& pv : root.vars()) {
+        VarInfo v;
+        v.name = pv.name();
+        const std::string what = "variable " + v.name;
+        if (m.var_index.count(v.name)) throw c.error(at, what + " declared twice");
+        v.unsigned_flag = pv.unsigned_();
+        if (pv.datatype() == pb::STRING) {
+            v.is_string = true;
+        } else if (auto t = nc_type_from_pb(pv.datatype(), pv.unsigned_())) {
+            v.type = *t;
+        } else {
+            throw c.error(at, what + ": type " + pb::DataType_Name(pv.datatype()) + " is not supported");
+        }
+        for (int k = 0; k < pv.shape_size(); ++k) {
+            const pb::Dimension& sd = pv.shape(k);
+            if (sd.isvlen()) throw c.error(at, what + ": vlen dimensions are not supported");
+            std::optional<size_t> id;
+            if (!sd.name().empty() && !sd.isprivate())
+                for (size_t i = 0; i < m.dims.size(); ++i)
+                    if (m.dims[i].name == sd.name()) id = i;
+            if (id) {
+                if (sd.has_length() && sd.length() != m.dims[*id].length)
+                    throw c.error(at, what + ": dimension " + sd.name() + " has length " +
+                                          std::to_string(sd.length()) + " but the group declares " +
+                                          std::to_string(m.dims[*id].length));
+            } else {
+                // A private or anonymous dimension: give it a dimension of its own.
+                std::string name = unique_name(sd.name().empty() ? v.name + "_dim" + std::to_string(k) : sd.name(),
+                                               dim_names);
+                dim_names.insert(name);
+                m.dims.push_back(Dimension{name, sd.length(), false});
+                id = m.dims.size() - 1;
+            }
+            v.dimids.push_back(*id);
+            v.shape.push_back(m.dims[*id].length);
+        }
+        v.elements = checked_product(v.shape, v.is_string ? 1 : type_size(v.type), c, at, what);
+        if (v.is_string) {
+            if (v.elements > options.max_string_variable_bytes)
+                throw c.error(at, what + ": STRING variable of " + std::to_string(v.elements) +
+                                      " values is too large to hold in memory");
+            v.strings.resize(v.elements);
+        }
+        for (const auto& a : pv.atts()) v.attributes.push_back(decode_attribute(a, c.path(), at));
+        if (pv.has_data() && !v.is_string) {
+            const uint64_t raw = v.elements * type_size(v.type);
+            if (pv.data().size() != raw)
+                throw c.error(at, what + ": immediate data of " + std::to_string(pv.data().size()) +
+                                      " bytes, expected " + std::to_string(raw));
+            StoredPiece p;
+            p.start.assign(v.shape.size(), 0);
+            p.count = v.shape;
+            p.raw_length = raw;
+            p.message_offset = at;
+            p.immediate = std::make_shared<const std::vector<uint8_t>>(pv.data().begin(), pv.data().end());
+            v.pieces.push_back(std::move(p));
+        }
+        m.var_index[v.name] = m.vars.size();
+        m.vars.push_back(std::move(v));
+    }
+    return m;
+}
+
+template <typename Msg>
+Msg parse_message(Cursor& c, uint64_t at, const char* what) {
+    const uint64_t n = c.read_varint(std::string(what) + " message length");
+    if (n > static_cast<uint64_t>(INT_MAX)) throw c.error(at, std::string(what) + " message length reaches 2 GiB");
+    std::string bytes = c.read_string(n, std::string(what) + " message");
+    Msg msg;
+    if (!msg.ParseFromString(bytes))
+        throw c.error(at, std::string(what) + " message is not valid protobuf or lacks a required field");
+    return msg;
+}
+
+void read_data_message(Cursor& c, uint64_t at, Model& m, const ReaderOptions& options) {
+    const pb::Data d = parse_message<pb::Data>(c, at, "data");
+    const std::string name = unescape_name(d.varname());
+    auto found = m.var_index.find(name);
+    if (found == m.var_index.end()) throw c.error(at, "data message for undeclared variable " + d.varname());
+    VarInfo& v = m.vars[found->second];
+    const std::string what = "data message of variable " + v.name;
+    if (d.vdata()) throw c.error(at, what + ": vlen data is not supported");
+    if (v.is_string) {
+        if (d.datatype() != pb::STRING) throw c.error(at, what + ": type " + pb::DataType_Name(d.datatype()) + ", not STRING");
+    } else {
+        auto t = nc_type_from_pb(d.datatype(), v.unsigned_flag);
+        if (!t || type_size(*t) != type_size(v.type))
+            throw c.error(at, what + ": type " + pb::DataType_Name(d.datatype()) + " does not match the header");
+    }
+    const size_t rank = v.shape.size();
+    std::vector<uint64_t> start(rank, 0), count = v.shape;
+    if (d.has_section()) {
+        if (static_cast<size_t>(d.section().range_size()) != rank)
+            throw c.error(at, what + ": section of rank " + std::to_string(d.section().range_size()) +
+                                  " for a variable of rank " + std::to_string(rank));
+        for (size_t k = 0; k < rank; ++k) {
+            const pb::Range& r = d.section().range(static_cast<int>(k));
+            if (r.size() == kVlenSize) throw c.error(at, what + ": vlen section is not supported");
+            const uint64_t stride = r.has_stride() && r.stride() != 0 ? r.stride() : 1;
+            if (stride != 1 && r.size() > 1) throw c.error(at, what + ": strided sections are not supported");
+            if (r.start() > v.shape[k] || r.size() > v.shape[k] - r.start())
+                throw c.error(at, what + ": range [" + std::to_string(r.start()) + ", +" + std::to_string(r.size()) +
+                                      ") outside dimension of length " + std::to_string(v.shape[k]));
+            start[k] = r.start();
+            count[k] = r.size();
+        }
+    }
+    const uint64_t elements = element_count(count);  // <= v.elements: no overflow
+
+    if (v.is_string) {
+        if (d.compress() != pb::NONE) throw c.error(at, what + ": compressed STRING data is not supported");
+        const uint64_t payload_at = c.pos();
+        const uint64_t n = c.read_varint(what + ": string count");
+        if (n != elements)
+            throw c.error(payload_at, what + ": " + std::to_string(n) + " strings for a section of " +
+                                          std::to_string(elements) + " elements");
+        std::vector<uint64_t> idx = start;
+        for (uint64_t i = 0; i < n; ++i) {
+            const uint64_t len = c.read_varint(what + ": string length");
+            if (len > options.max_string_variable_bytes - std::min(v.string_bytes, options.max_string_variable_bytes))
+                throw c.error(c.pos(), what + ": string data exceeds the in-memory limit");
+            uint64_t lin = 0;
+            for (size_t k = 0; k < rank; ++k) lin = lin * v.shape[k] + idx[k];
+            v.string_bytes += len;
+            v.strings[lin] = c.read_string(len, what + ": string");
+            for (size_t k = rank; k-- > 0;) {
+                if (++idx[k] < start[k] + count[k]) break;
+                idx[k] = start[k];
+            }
+        }
+        return;
+    }
+
+    const uint64_t es = type_size(v.type);
+    const uint64_t raw = elements * es;
+    const uint64_t length_at = c.pos();
+    const uint64_t stored = c.read_varint(what + ": payload length");
+    c.need(stored, what + ": payload");
+    StoredPiece p;
+    p.start = start;
+    p.count = count;
+    p.file_offset = c.pos();
+    p.stored_length = stored;
+    p.raw_length = raw;
+    p.message_offset = at;
+    // Notes 3.5: 4.x writers always wrote big-endian, whatever the flag says.
+    p.big_endian = d.version() < 3 ? true : (d.has_bigend() ? d.bigend() : false);
+    if (d.compress() == pb::DEFLATE) {
+        if (d.has_uncompressedsize() && d.uncompressedsize() != raw)
+            throw c.error(at, what + ": uncompressedSize " + std::to_string(d.uncompressedsize()) + " but the section holds " +
+                                  std::to_string(raw) + " bytes");
+        if (raw > 0 && stored == 0) throw c.error(length_at, what + ": empty deflated payload");
+        p.deflated = raw > 0;
+    } else if (stored != raw) {
+        throw c.error(length_at, what + ": payload of " + std::to_string(stored) + " bytes, the section holds " +
+                                     std::to_string(raw));
+    }
+    c.skip(stored, what + ": payload");
+    if (raw > 0) v.pieces.push_back(std::move(p));
+}
+
+std::vector<uint8_t> fill_value_native(NcType t, const std::vector<Attribute>& attributes) {
+    const size_t es = type_size(t);
+    for (const Attribute& a : attributes)
+        if (a.name == "_FillValue" && a.type == t && a.length() == 1) return a.values;
+    auto big = default_fill_big_endian(t);
+    std::vector<uint8_t> fill(big.begin(), big.begin() + static_cast<std::ptrdiff_t>(es));
+    swap_from_big_endian(t, fill.data(), 1);
+    return fill;
+}
+
+}  // namespace
+
+bool has_ncstream_magic(const std::string& path) {
+    int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return false;
+    uint8_t b[8] = {};
+    const ssize_t n = ::pread(fd, b, sizeof b, 0);
+    ::close(fd);
+    if (n != 8) return false;
+    std::span<const uint8_t, 4> first(b, 4), second(b + 4, 4);
+    return magic_equals(first, kMagicStart) && (magic_equals(second, kMagicHeader) || magic_equals(second, kMagicData));
+}
+
+Dataset open_ncstream_dataset(const std::string& path, const ReaderOptions& options) {
+    auto file = OpenFile::open(path);
+    Cursor c(file);
+    Magic magic;
+    if (!c.read_magic(magic) || !magic_equals(magic, kMagicStart))
+        throw c.error(0, "not an ncstream file: no MAGIC_START (\"CDFS\")");
+    const uint64_t header_at = c.pos();
+    if (!c.read_magic(magic) || !magic_equals(magic, kMagicHeader))
+        throw c.error(header_at, "expected MAGIC_HEADER after MAGIC_START");
+    const pb::Header header = parse_message<pb::Header>(c, header_at, "header");
+    Model m = decode_header(header, c, header_at, options);
+
+    while (true) {
+        const uint64_t at = c.pos();
+        if (!c.read_magic(magic)) throw c.error(at, "file ends without MAGIC_END");
+        if (magic_equals(magic, kMagicEnd)) break;  // bytes after it are not ours to interpret
+        if (magic_equals(magic, kMagicData)) {
+            read_data_message(c, at, m, options);
+        } else if (magic_equals(magic, kMagicErr)) {
+            const pb::Error e = parse_message<pb::Error>(c, at, "error");
+            throw c.error(at, "stream carries an error message: " + e.message());
+        } else if (magic_equals(magic, kMagicHeader) || magic_equals(magic, kMagicData2)) {
+            throw c.error(at, describe_magic(magic) + " messages after the first header are not supported");
+        } else {
+            throw c.error(at, describe_magic(magic) + " where a message should start");
+        }
+    }
+
+    Dataset ds;
+    ds.origin = path;
+    ds.dimensions = std::move(m.dims);
+    ds.attributes = std::move(m.attributes);
+    auto cache = std::make_shared<InflateCache>(options.inflate_cache_bytes);
+    std::set<std::string> dim_names;
+    for (const auto& d : ds.dimensions) dim_names.insert(d.name);
+    for (VarInfo& v : m.vars) {
+        Variable out;
+        out.name = v.name;
+        out.attributes = std::move(v.attributes);
+        out.dimids = v.dimids;
+        if (!v.is_string) {
+            out.type = v.type;
+            out.source = std::make_shared<PieceSource>(file, v.name, v.type, v.shape,
+                                                       fill_value_native(v.type, out.attributes), std::move(v.pieces),
+                                                       cache);
+        } else {
+            // Strings become a char array with one more, innermost dimension.
+            uint64_t longest = 1;
+            for (const auto& s : v.strings) longest = std::max<uint64_t>(longest, s.size());
+            uint64_t bytes;
+            if (__builtin_mul_overflow(v.elements, longest, &bytes) || bytes > options.max_string_variable_bytes)
+                throw FormatError(path, header_at, "variable " + v.name + ": STRING values too large as a char array");
+            const std::string dim = unique_name(v.name + "_strlen", dim_names);
+            dim_names.insert(dim);
+            ds.dimensions.push_back(Dimension{dim, longest, false});
+            out.dimids.push_back(ds.dimensions.size() - 1);
+            std::vector<uint8_t> chars(bytes, 0);
+            for (uint64_t i = 0; i < v.elements; ++i)
+                std::memcpy(chars.data() + i * longest, v.strings[i].data(), v.strings[i].size());
+            std::vector<uint64_t> shape = v.shape;
+            shape.push_back(longest);
+            out.type = NcType::Char;
+            out.source = std::make_shared<MemorySource>(NcType::Char, std::move(shape), std::move(chars));
+        }
+        ds.variables.push_back(std::move(out));
+    }
+    return ds;
+}
+
+}  // namespace ncafs::ncstream
