@@ -1,0 +1,21 @@
+// The cheap test run before anything heavier asks whether a file is an
+// aggregation: its name, its magic number, and (for classic files) whether any
+// attribute name in its header is one that aggregation conventions use.
+#pragma once
+
+#include <string>
+
+namespace ncafs::fs {
+
+enum class Precheck {
+    NotAggregation,  // certainly not: wrong name, not netCDF, or no marker attribute
+    Maybe,           // needs the full test (is_aggregation_file)
+};
+
+// True for NAME.nc and NAME.nca: the only names under which an aggregation is recognised.
+bool has_aggregation_name(const std::string& name);
+
+// Reads at most the file's header (classic) or its first MiB (HDF5).
+Precheck precheck_aggregation(const std::string& path);
+
+}  // namespace ncafs::fs

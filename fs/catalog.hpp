@@ -1,0 +1,94 @@
+// The namespace of a mount: how the SOURCE tree appears. Directories are
+// mirrored; an aggregation NAME.nca or NAME.nc appears as NAME.nc (its nc
+// view); every other regular file appears as itself. Classification is lazy
+// (only names that can matter are examined, cheap pre-check first) and cached
+// by (path, device, inode, mtime, size); built views are cached, bounded.
+#pragma once
+
+#include <sys/stat.h>
+
+#include <list>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "codecs/open_file.hpp"
+#include "codecs/virtual_file.hpp"
+#include "fs/backend.hpp"
+#include "fs/options.hpp"
+
+namespace ncafs::fs {
+
+enum class EntryKind { Directory, RealFile, View };
+
+struct Entry {
+    EntryKind kind = EntryKind::RealFile;
+    std::string real_path;  // the directory, the real file, or the aggregation file
+    std::string view;       // for View: "nc"
+    struct stat st {};      // stat of real_path (symlinks followed)
+    uint64_t size = 0;      // bytes served (the view's size for View)
+    FileIdentity identity() const;
+};
+
+struct DirEntry {
+    std::string name;
+    bool directory = false;
+};
+
+// How a regular file is served.
+struct Classification {
+    enum Kind { Plain, Aggregation, Broken } kind = Plain;
+    uint64_t nc_size = 0;  // size of the nc view (Aggregation)
+};
+
+class Catalog {
+public:
+    Catalog(std::string source_root, ViewOptions options, Backend backend);
+
+    const std::string& source_root() const { return root_; }
+    const ViewOptions& options() const { return options_; }
+
+    // The entry at a virtual path relative to the root ("" is the root, no
+    // leading slash); nullopt when nothing is shown there.
+    std::optional<Entry> resolve(const std::string& virtual_path);
+    // The names shown in a directory (by virtual path); throws std::system_error.
+    std::vector<DirEntry> list(const std::string& virtual_dir);
+    // The view of a View entry, from the cache or built; throws on failure.
+    std::shared_ptr<const VirtualFile> open_view(const Entry& entry);
+    // The attributes shown for an entry: source owner and mode (views: write
+    // bits removed), size served, 1 MiB st_blksize.
+    struct stat attributes(const Entry& entry) const;
+
+    // Counters for tests and logging.
+    size_t classification_count() const;
+
+private:
+    std::optional<Entry> resolve_in(const std::string& real_dir, const std::string& name);
+    // stat following symlinks, but only when the final target lies inside SOURCE.
+    bool stat_within_source(const std::string& path, struct stat& st) const;
+    Classification classify(const std::string& path, const struct stat& st);
+    bool nc_view_enabled() const;
+
+    std::string root_;
+    ViewOptions options_;
+    Backend backend_;
+
+    mutable std::mutex mutex_;
+    // LRU of classifications and of built views; key: path + identity (+ view).
+    template <typename Value>
+    struct Lru {
+        size_t capacity = 0;
+        std::list<std::pair<std::string, Value>> order;  // most recent first
+        std::unordered_map<std::string, typename std::list<std::pair<std::string, Value>>::iterator> index;
+        std::optional<Value> get(const std::string& key);
+        void put(const std::string& key, Value value);
+    };
+    Lru<Classification> classifications_;
+    Lru<std::shared_ptr<const VirtualFile>> views_;
+    size_t classification_count_ = 0;
+};
+
+}  // namespace ncafs::fs

@@ -1,0 +1,424 @@
+#include "fs/filesystem.hpp"
+
+#include <fcntl.h>
+#include <sys/statvfs.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <system_error>
+#include <vector>
+
+#include "codecs/error.hpp"
+#include "fs/log.hpp"
+#include "fs/read_path.hpp"
+
+namespace ncafs::fs {
+
+namespace {
+
+constexpr double kNegativeTimeout = 1.0;  // short: a file may appear in SOURCE at any time
+
+Filesystem& fs_of(fuse_req_t req) { return *static_cast<Filesystem*>(fuse_req_userdata(req)); }
+
+struct FileHandle {
+    EntryKind kind = EntryKind::RealFile;
+    int fd = -1;                               // RealFile
+    std::shared_ptr<const VirtualFile> view;   // View
+    std::string real_path;                     // for messages
+    ~FileHandle() {
+        if (fd >= 0) ::close(fd);
+    }
+};
+
+struct DirHandle {
+    std::vector<DirEntry> entries;
+};
+
+std::string child_path(const std::string& parent, const char* name) {
+    return parent.empty() ? std::string(name) : parent + "/" + name;
+}
+
+// Runs an operation; any exception becomes EIO (or the system error's code)
+// and one rate-limited log line. The operation must reply as its last step.
+template <typename Op>
+void guarded(fuse_req_t req, const char* what, Op&& op) {
+    try {
+        op();
+    } catch (const std::system_error& e) {
+        log_rate_limited(LogLevel::Error, std::string(what) + ": " + e.what());
+        fuse_reply_err(req, e.code().value() ? e.code().value() : EIO);
+    } catch (const std::exception& e) {
+        log_rate_limited(LogLevel::Error, std::string(what) + ": " + e.what());
+        fuse_reply_err(req, EIO);
+    } catch (...) {
+        log_rate_limited(LogLevel::Error, std::string(what) + ": unknown error");
+        fuse_reply_err(req, EIO);
+    }
+}
+
+struct stat attributes_with_ino(Catalog& catalog, const Entry& e, fuse_ino_t ino) {
+    struct stat st = catalog.attributes(e);
+    st.st_ino = ino;
+    return st;
+}
+
+void op_init(void* userdata, fuse_conn_info* conn) {
+    auto& fs = *static_cast<Filesystem*>(userdata);
+    conn->max_readahead = 1u << 20;
+    if (fs.catalog().options().splice && (conn->capable & FUSE_CAP_SPLICE_WRITE)) conn->want |= FUSE_CAP_SPLICE_WRITE;
+    if (conn->capable & FUSE_CAP_AUTO_INVAL_DATA) conn->want |= FUSE_CAP_AUTO_INVAL_DATA;
+    if (conn->capable & FUSE_CAP_PARALLEL_DIROPS) conn->want |= FUSE_CAP_PARALLEL_DIROPS;
+    conn->want &= ~static_cast<unsigned>(FUSE_CAP_WRITEBACK_CACHE);
+}
+
+void op_lookup(fuse_req_t req, fuse_ino_t parent, const char* name) {
+    auto& fs = fs_of(req);
+    guarded(req, "lookup", [&] {
+        auto parent_path = fs.inodes().path_of(parent);
+        if (!parent_path) return (void)fuse_reply_err(req, ESTALE);
+        std::string path = child_path(*parent_path, name);
+        auto entry = fs.catalog().resolve(path);
+        fuse_entry_param param{};
+        if (!entry) {
+            param.ino = 0;  // negative entry, cached briefly
+            param.entry_timeout = kNegativeTimeout;
+            return (void)fuse_reply_entry(req, &param);
+        }
+        double timeout = fs.catalog().options().cache_timeout;
+        param.ino = fs.inodes().lookup(path);
+        param.attr = attributes_with_ino(fs.catalog(), *entry, param.ino);
+        param.attr_timeout = timeout;
+        param.entry_timeout = timeout;
+        if (entry->kind != EntryKind::Directory && fs.inodes().note_identity(param.ino, entry->identity()))
+            fs.invalidate(param.ino);
+        if (fuse_reply_entry(req, &param) != 0) fs.inodes().forget(param.ino, 1);
+    });
+}
+
+void op_forget(fuse_req_t req, fuse_ino_t ino, uint64_t nlookup) {
+    fs_of(req).inodes().forget(ino, nlookup);
+    fuse_reply_none(req);
+}
+
+void op_forget_multi(fuse_req_t req, size_t count, fuse_forget_data* forgets) {
+    for (size_t i = 0; i < count; ++i) fs_of(req).inodes().forget(forgets[i].ino, forgets[i].nlookup);
+    fuse_reply_none(req);
+}
+
+void op_getattr(fuse_req_t req, fuse_ino_t ino, fuse_file_info*) {
+    auto& fs = fs_of(req);
+    guarded(req, "getattr", [&] {
+        auto path = fs.inodes().path_of(ino);
+        if (!path) return (void)fuse_reply_err(req, ESTALE);
+        auto entry = fs.catalog().resolve(*path);
+        if (!entry) return (void)fuse_reply_err(req, ENOENT);
+        if (entry->kind != EntryKind::Directory && fs.inodes().note_identity(ino, entry->identity()))
+            fs.invalidate(ino);
+        struct stat st = attributes_with_ino(fs.catalog(), *entry, ino);
+        fuse_reply_attr(req, &st, fs.catalog().options().cache_timeout);
+    });
+}
+
+void op_opendir(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
+    auto& fs = fs_of(req);
+    guarded(req, "opendir", [&] {
+        auto path = fs.inodes().path_of(ino);
+        if (!path) return (void)fuse_reply_err(req, ESTALE);
+        auto handle = std::make_unique<DirHandle>();
+        handle->entries = fs.catalog().list(*path);
+        fi->fh = reinterpret_cast<uint64_t>(handle.get());
+        if (fuse_reply_open(req, fi) == 0) handle.release();
+    });
+}
+
+void op_readdir(fuse_req_t req, fuse_ino_t, size_t size, off_t offset, fuse_file_info* fi) {
+    guarded(req, "readdir", [&] {
+        auto& handle = *reinterpret_cast<DirHandle*>(fi->fh);
+        std::vector<char> buffer(size);
+        size_t used = 0;
+        // Offsets: 1 ".", 2 "..", 3.. entries; an entry's offset is that of the next one.
+        size_t total = handle.entries.size() + 2;
+        for (size_t i = static_cast<size_t>(offset); i < total; ++i) {
+            struct stat st {};
+            const char* name;
+            if (i < 2) {
+                name = i == 0 ? "." : "..";
+                st.st_mode = S_IFDIR;
+            } else {
+                const auto& e = handle.entries[i - 2];
+                name = e.name.c_str();
+                st.st_mode = e.directory ? S_IFDIR : S_IFREG;
+            }
+            st.st_ino = 0xffffffffu;  // unknown: the kernel looks the entry up
+            size_t need = fuse_add_direntry(req, buffer.data() + used, size - used, name, &st,
+                                            static_cast<off_t>(i + 1));
+            if (need > size - used) break;
+            used += need;
+        }
+        fuse_reply_buf(req, buffer.data(), used);
+    });
+}
+
+void op_releasedir(fuse_req_t req, fuse_ino_t, fuse_file_info* fi) {
+    delete reinterpret_cast<DirHandle*>(fi->fh);
+    fuse_reply_err(req, 0);
+}
+
+void op_open(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
+    auto& fs = fs_of(req);
+    guarded(req, "open", [&] {
+        if ((fi->flags & O_ACCMODE) != O_RDONLY || (fi->flags & O_TRUNC)) return (void)fuse_reply_err(req, EROFS);
+        auto path = fs.inodes().path_of(ino);
+        if (!path) return (void)fuse_reply_err(req, ESTALE);
+        auto entry = fs.catalog().resolve(*path);
+        if (!entry) return (void)fuse_reply_err(req, ENOENT);
+        if (entry->kind == EntryKind::Directory) return (void)fuse_reply_err(req, EISDIR);
+        auto handle = std::make_unique<FileHandle>();
+        handle->kind = entry->kind;
+        handle->real_path = entry->real_path;
+        if (entry->kind == EntryKind::RealFile) {
+            handle->fd = ::open(entry->real_path.c_str(), O_RDONLY | O_CLOEXEC);
+            if (handle->fd < 0) {
+                int e = errno;
+                log_rate_limited(LogLevel::Error, entry->real_path + ": cannot open: " + std::strerror(e));
+                return (void)fuse_reply_err(req, e);
+            }
+        } else {
+            try {
+                handle->view = fs.catalog().open_view(*entry);
+            } catch (const std::exception& e) {
+                log_rate_limited(LogLevel::Error, entry->real_path + ": cannot open the aggregation: " + e.what());
+                return (void)fuse_reply_err(req, EIO);
+            }
+        }
+        // Keep the kernel's page cache across opens while the source is unchanged.
+        bool changed = fs.inodes().note_identity(ino, entry->identity());
+        if (changed) fs.invalidate(ino);
+        fi->keep_cache = changed ? 0 : 1;
+        fi->fh = reinterpret_cast<uint64_t>(handle.get());
+        if (fuse_reply_open(req, fi) == 0) handle.release();
+    });
+}
+
+void reply_real_file(fuse_req_t req, const FileHandle& h, size_t size, off_t offset, bool splice) {
+    if (splice) {
+        fuse_bufvec bv = FUSE_BUFVEC_INIT(size);
+        bv.buf[0].flags = static_cast<fuse_buf_flags>(FUSE_BUF_IS_FD | FUSE_BUF_FD_SEEK | FUSE_BUF_FD_RETRY);
+        bv.buf[0].fd = h.fd;
+        bv.buf[0].pos = offset;
+        fuse_reply_data(req, &bv, FUSE_BUF_SPLICE_MOVE);
+        return;
+    }
+    thread_local std::vector<char> buffer;
+    buffer.resize(size);
+    size_t done = 0;
+    while (done < size) {
+        ssize_t r = ::pread(h.fd, buffer.data() + done, size - done, offset + static_cast<off_t>(done));
+        if (r < 0 && errno == EINTR) continue;
+        if (r < 0) {
+            int e = errno;
+            log_rate_limited(LogLevel::Error, h.real_path + ": read failed: " + std::strerror(e));
+            return (void)fuse_reply_err(req, e);
+        }
+        if (r == 0) break;  // end of file
+        done += static_cast<size_t>(r);
+    }
+    fuse_reply_buf(req, buffer.data(), done);
+}
+
+// True when every extent still lies inside its (open) file, so that a splice
+// cannot come back short and shift the bytes after it.
+bool extents_present(const std::vector<ViewPiece>& pieces) {
+    for (const auto& p : pieces) {
+        if (!p.extent) continue;
+        struct stat st {};
+        if (::fstat(p.extent->file->fd(), &st) != 0) return false;
+        if (static_cast<uint64_t>(st.st_size) < p.extent->offset + p.extent->length) return false;
+    }
+    return true;
+}
+
+void reply_view(fuse_req_t req, const FileHandle& h, size_t size, off_t offset, bool splice) {
+    const VirtualFile& vf = *h.view;
+    uint64_t file_size = vf.size();
+    uint64_t off = static_cast<uint64_t>(offset);
+    if (off >= file_size) return (void)fuse_reply_buf(req, nullptr, 0);
+    size_t n = static_cast<size_t>(std::min<uint64_t>(size, file_size - off));
+    try {
+        auto pieces = merged_pieces(vf, off, n);
+        bool any_extent = false;
+        for (const auto& p : pieces) any_extent = any_extent || p.extent.has_value();
+        if (splice && any_extent && extents_present(pieces)) {
+            // Computed pieces go into one buffer; extents are passed as fds.
+            size_t computed = 0;
+            for (const auto& p : pieces)
+                if (!p.extent) computed += p.length;
+            thread_local std::vector<uint8_t> memory;
+            memory.resize(computed);
+            size_t bytes = sizeof(fuse_bufvec) + (pieces.size() - 1) * sizeof(fuse_buf);
+            std::unique_ptr<fuse_bufvec, decltype(&std::free)> bv(static_cast<fuse_bufvec*>(std::calloc(1, bytes)),
+                                                                  &std::free);
+            if (!bv) throw std::bad_alloc();
+            bv->count = pieces.size();
+            size_t used = 0;
+            uint64_t covered = 0;
+            for (size_t i = 0; i < pieces.size(); ++i) {
+                const auto& p = pieces[i];
+                if (p.offset != off + covered) throw UsageError("VirtualFile::pieces left a gap");
+                fuse_buf& b = bv->buf[i];
+                b.size = p.length;
+                if (p.extent) {
+                    if (p.extent->length != p.length) throw UsageError("extent length differs from its piece");
+                    b.flags = static_cast<fuse_buf_flags>(FUSE_BUF_IS_FD | FUSE_BUF_FD_SEEK | FUSE_BUF_FD_RETRY);
+                    b.fd = p.extent->file->fd();
+                    b.pos = static_cast<off_t>(p.extent->offset);
+                } else {
+                    vf.read(p.offset, std::span<uint8_t>(memory.data() + used, p.length));
+                    b.mem = memory.data() + used;
+                    used += p.length;
+                }
+                covered += p.length;
+            }
+            if (covered != n) throw UsageError("VirtualFile::pieces did not cover the range");
+            fuse_reply_data(req, bv.get(), FUSE_BUF_SPLICE_MOVE);
+            return;
+        }
+        thread_local std::vector<uint8_t> buffer;
+        buffer.resize(n);
+        read_view(vf, off, std::span<uint8_t>(buffer.data(), n));
+        fuse_reply_buf(req, reinterpret_cast<const char*>(buffer.data()), n);
+    } catch (const std::exception& e) {
+        log_rate_limited(LogLevel::Error, "read of " + h.real_path + " failed: " + e.what());
+        fuse_reply_err(req, EIO);
+    }
+}
+
+void op_read(fuse_req_t req, fuse_ino_t, size_t size, off_t offset, fuse_file_info* fi) {
+    auto& fs = fs_of(req);
+    guarded(req, "read", [&] {
+        const auto& h = *reinterpret_cast<FileHandle*>(fi->fh);
+        bool splice = fs.catalog().options().splice;
+        if (h.kind == EntryKind::RealFile) return reply_real_file(req, h, size, offset, splice);
+        reply_view(req, h, size, offset, splice);
+    });
+}
+
+void op_release(fuse_req_t req, fuse_ino_t, fuse_file_info* fi) {
+    delete reinterpret_cast<FileHandle*>(fi->fh);
+    fuse_reply_err(req, 0);
+}
+
+void op_statfs(fuse_req_t req, fuse_ino_t) {
+    auto& fs = fs_of(req);
+    guarded(req, "statfs", [&] {
+        struct statvfs sv {};
+        if (::statvfs(fs.catalog().source_root().c_str(), &sv) != 0) return (void)fuse_reply_err(req, errno);
+        sv.f_flag |= ST_RDONLY;
+        fuse_reply_statfs(req, &sv);
+    });
+}
+
+void op_access(fuse_req_t req, fuse_ino_t, int mask) { fuse_reply_err(req, (mask & W_OK) ? EROFS : 0); }
+
+// Everything that would change the tree: the mount is read-only.
+void op_setattr(fuse_req_t req, fuse_ino_t, struct stat*, int, fuse_file_info*) { fuse_reply_err(req, EROFS); }
+void op_mknod(fuse_req_t req, fuse_ino_t, const char*, mode_t, dev_t) { fuse_reply_err(req, EROFS); }
+void op_mkdir(fuse_req_t req, fuse_ino_t, const char*, mode_t) { fuse_reply_err(req, EROFS); }
+void op_unlink(fuse_req_t req, fuse_ino_t, const char*) { fuse_reply_err(req, EROFS); }
+void op_rmdir(fuse_req_t req, fuse_ino_t, const char*) { fuse_reply_err(req, EROFS); }
+void op_symlink(fuse_req_t req, const char*, fuse_ino_t, const char*) { fuse_reply_err(req, EROFS); }
+void op_rename(fuse_req_t req, fuse_ino_t, const char*, fuse_ino_t, const char*, unsigned) {
+    fuse_reply_err(req, EROFS);
+}
+void op_link(fuse_req_t req, fuse_ino_t, fuse_ino_t, const char*) { fuse_reply_err(req, EROFS); }
+void op_write(fuse_req_t req, fuse_ino_t, const char*, size_t, off_t, fuse_file_info*) { fuse_reply_err(req, EROFS); }
+void op_create(fuse_req_t req, fuse_ino_t, const char*, mode_t, fuse_file_info*) { fuse_reply_err(req, EROFS); }
+void op_setxattr(fuse_req_t req, fuse_ino_t, const char*, const char*, size_t, int) { fuse_reply_err(req, EROFS); }
+void op_removexattr(fuse_req_t req, fuse_ino_t, const char*) { fuse_reply_err(req, EROFS); }
+void op_fallocate(fuse_req_t req, fuse_ino_t, int, off_t, off_t, fuse_file_info*) { fuse_reply_err(req, EROFS); }
+
+fuse_lowlevel_ops make_operations() {
+    fuse_lowlevel_ops ops{};
+    ops.init = op_init;
+    ops.lookup = op_lookup;
+    ops.forget = op_forget;
+    ops.forget_multi = op_forget_multi;
+    ops.getattr = op_getattr;
+    ops.opendir = op_opendir;
+    ops.readdir = op_readdir;
+    ops.releasedir = op_releasedir;
+    ops.open = op_open;
+    ops.read = op_read;
+    ops.release = op_release;
+    ops.statfs = op_statfs;
+    ops.access = op_access;
+    ops.setattr = op_setattr;
+    ops.mknod = op_mknod;
+    ops.mkdir = op_mkdir;
+    ops.unlink = op_unlink;
+    ops.rmdir = op_rmdir;
+    ops.symlink = op_symlink;
+    ops.rename = op_rename;
+    ops.link = op_link;
+    ops.write = op_write;
+    ops.create = op_create;
+    ops.setxattr = op_setxattr;
+    ops.removexattr = op_removexattr;
+    ops.fallocate = op_fallocate;
+    return ops;
+}
+
+}  // namespace
+
+Filesystem::Filesystem(Catalog& catalog) : catalog_(catalog) {}
+
+Filesystem::~Filesystem() { stop(); }
+
+const fuse_lowlevel_ops& Filesystem::operations() {
+    static const fuse_lowlevel_ops ops = make_operations();
+    return ops;
+}
+
+void Filesystem::start(fuse_session* session) {
+    session_ = session;
+    worker_ = std::thread([this] { invalidation_loop(); });
+}
+
+void Filesystem::stop() {
+    {
+        std::lock_guard lock(queue_mutex_);
+        stopping_ = true;
+    }
+    queue_cv_.notify_all();
+    if (worker_.joinable()) worker_.join();
+}
+
+void Filesystem::invalidate(fuse_ino_t ino) {
+    {
+        std::lock_guard lock(queue_mutex_);
+        if (stopping_ || !session_) return;
+        queue_.push_back(ino);
+    }
+    queue_cv_.notify_one();
+}
+
+void Filesystem::invalidation_loop() {
+    std::unique_lock lock(queue_mutex_);
+    for (;;) {
+        queue_cv_.wait(lock, [&] { return stopping_ || !queue_.empty(); });
+        if (stopping_) return;
+        fuse_ino_t ino = queue_.front();
+        queue_.pop_front();
+        lock.unlock();
+        int r = fuse_lowlevel_notify_inval_inode(session_, ino, 0, 0);
+        if (r != 0 && r != -ENOENT)
+            log_rate_limited(LogLevel::Warning, "cache invalidation of inode " + std::to_string(ino) +
+                                                    " failed: " + std::strerror(-r));
+        lock.lock();
+    }
+}
+
+}  // namespace ncafs::fs

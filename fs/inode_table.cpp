@@ -1,0 +1,58 @@
+#include "fs/inode_table.hpp"
+
+namespace ncafs::fs {
+
+InodeTable::InodeTable() {
+    // The root is never forgotten.
+    nodes_[FUSE_ROOT_ID] = Node{"", 1, std::nullopt};
+    by_path_[""] = FUSE_ROOT_ID;
+}
+
+fuse_ino_t InodeTable::lookup(const std::string& virtual_path) {
+    std::lock_guard lock(mutex_);
+    auto it = by_path_.find(virtual_path);
+    if (it != by_path_.end()) {
+        ++nodes_[it->second].lookups;
+        return it->second;
+    }
+    fuse_ino_t ino = next_++;
+    nodes_[ino] = Node{virtual_path, 1, std::nullopt};
+    by_path_[virtual_path] = ino;
+    return ino;
+}
+
+void InodeTable::forget(fuse_ino_t ino, uint64_t count) {
+    if (ino == FUSE_ROOT_ID) return;
+    std::lock_guard lock(mutex_);
+    auto it = nodes_.find(ino);
+    if (it == nodes_.end()) return;
+    if (it->second.lookups > count) {
+        it->second.lookups -= count;
+        return;
+    }
+    by_path_.erase(it->second.path);
+    nodes_.erase(it);
+}
+
+std::optional<std::string> InodeTable::path_of(fuse_ino_t ino) const {
+    std::lock_guard lock(mutex_);
+    auto it = nodes_.find(ino);
+    if (it == nodes_.end()) return std::nullopt;
+    return it->second.path;
+}
+
+bool InodeTable::note_identity(fuse_ino_t ino, const FileIdentity& identity) {
+    std::lock_guard lock(mutex_);
+    auto it = nodes_.find(ino);
+    if (it == nodes_.end()) return false;
+    bool changed = it->second.identity && !(*it->second.identity == identity);
+    it->second.identity = identity;
+    return changed;
+}
+
+size_t InodeTable::size() const {
+    std::lock_guard lock(mutex_);
+    return nodes_.size();
+}
+
+}  // namespace ncafs::fs

@@ -1,0 +1,43 @@
+// Inode numbers of a mount: one per virtual path the kernel has looked up,
+// counted by lookups and dropped on forget. Numbers are never reused while
+// mounted, so the kernel's page cache of a dropped inode cannot leak into a
+// new one.
+#pragma once
+
+#include <fuse_lowlevel.h>
+
+#include <cstdint>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <unordered_map>
+
+#include "codecs/open_file.hpp"
+
+namespace ncafs::fs {
+
+class InodeTable {
+public:
+    InodeTable();
+    // The inode of a path, created if needed; adds one lookup reference.
+    fuse_ino_t lookup(const std::string& virtual_path);
+    void forget(fuse_ino_t ino, uint64_t count);
+    std::optional<std::string> path_of(fuse_ino_t ino) const;
+    // Records the identity of what the inode served last; returns true when
+    // it differs from the previous one (the kernel caches must be dropped).
+    bool note_identity(fuse_ino_t ino, const FileIdentity& identity);
+    size_t size() const;
+
+private:
+    struct Node {
+        std::string path;
+        uint64_t lookups = 0;
+        std::optional<FileIdentity> identity;
+    };
+    mutable std::mutex mutex_;
+    fuse_ino_t next_ = FUSE_ROOT_ID + 1;
+    std::unordered_map<fuse_ino_t, Node> nodes_;
+    std::unordered_map<std::string, fuse_ino_t> by_path_;
+};
+
+}  // namespace ncafs::fs

@@ -1,0 +1,116 @@
+#include "fs/log.hpp"
+
+#include <syslog.h>
+
+#include <chrono>
+#include <cstdio>
+#include <mutex>
+#include <unordered_map>
+#include <unordered_set>
+
+namespace ncafs::fs {
+
+namespace {
+
+struct RateEntry {
+    std::chrono::steady_clock::time_point last;
+    uint64_t suppressed = 0;
+};
+
+struct LogState {
+    std::mutex mutex;
+    bool syslog = false;
+    bool debug = false;
+    std::unordered_map<std::string, RateEntry> recent;
+    std::unordered_set<std::string> once;
+};
+
+LogState& state() {
+    static LogState s;
+    return s;
+}
+
+constexpr size_t kMaxRemembered = 10000;  // bound of the rate-limit and once tables
+constexpr auto kRateInterval = std::chrono::seconds(60);
+
+const char* level_word(LogLevel level) {
+    switch (level) {
+        case LogLevel::Debug: return "debug";
+        case LogLevel::Info: return "info";
+        case LogLevel::Warning: return "warning";
+        case LogLevel::Error: return "error";
+    }
+    return "";
+}
+
+int syslog_priority(LogLevel level) {
+    switch (level) {
+        case LogLevel::Debug: return LOG_DEBUG;
+        case LogLevel::Info: return LOG_INFO;
+        case LogLevel::Warning: return LOG_WARNING;
+        case LogLevel::Error: return LOG_ERR;
+    }
+    return LOG_INFO;
+}
+
+// Caller holds the mutex.
+void write_locked(LogState& s, LogLevel level, const std::string& message) {
+    if (level == LogLevel::Debug && !s.debug) return;
+    if (s.syslog) {
+        ::syslog(syslog_priority(level), "%s", message.c_str());
+    } else {
+        std::fprintf(stderr, "ncafs: %s: %s\n", level_word(level), message.c_str());
+        std::fflush(stderr);
+    }
+}
+
+}  // namespace
+
+void log_to_stderr(bool debug) {
+    auto& s = state();
+    std::lock_guard lock(s.mutex);
+    s.syslog = false;
+    s.debug = debug;
+}
+
+void log_to_syslog(bool debug) {
+    auto& s = state();
+    std::lock_guard lock(s.mutex);
+    ::openlog("ncafs", LOG_PID, LOG_DAEMON);
+    s.syslog = true;
+    s.debug = debug;
+}
+
+void log_line(LogLevel level, const std::string& message) {
+    auto& s = state();
+    std::lock_guard lock(s.mutex);
+    write_locked(s, level, message);
+}
+
+void log_rate_limited(LogLevel level, const std::string& message) {
+    auto& s = state();
+    auto now = std::chrono::steady_clock::now();
+    std::lock_guard lock(s.mutex);
+    auto it = s.recent.find(message);
+    if (it != s.recent.end() && now - it->second.last < kRateInterval) {
+        ++it->second.suppressed;
+        return;
+    }
+    uint64_t suppressed = it == s.recent.end() ? 0 : it->second.suppressed;
+    if (it == s.recent.end() && s.recent.size() >= kMaxRemembered) s.recent.clear();
+    s.recent[message] = RateEntry{now, 0};
+    write_locked(s, level,
+                 suppressed ? message + " (repeated " + std::to_string(suppressed) + " times since last logged)"
+                            : message);
+}
+
+void log_once(LogLevel level, const std::string& message) {
+    auto& s = state();
+    std::lock_guard lock(s.mutex);
+    if (s.once.count(message)) return;
+    if (s.once.size() >= kMaxRemembered) s.once.clear();
+    s.once.insert(message);
+    write_locked(s, level, message);
+}
+
+}  // namespace ncafs::fs

@@ -1,0 +1,22 @@
+// Daemon logging: stderr in the foreground, syslog once daemonized. Error
+// lines about data (a bad partition) are rate-limited: an identical line is
+// written at most once a minute, with a count of what was suppressed.
+#pragma once
+
+#include <string>
+
+namespace ncafs::fs {
+
+enum class LogLevel { Debug, Info, Warning, Error };
+
+// Switches the destination; call use_syslog after fuse_daemonize.
+void log_to_stderr(bool debug);
+void log_to_syslog(bool debug);
+
+void log_line(LogLevel level, const std::string& message);
+// Writes the line unless the same line was written less than a minute ago.
+void log_rate_limited(LogLevel level, const std::string& message);
+// Writes the line only the first time this exact line is seen (bounded memory).
+void log_once(LogLevel level, const std::string& message);
+
+}  // namespace ncafs::fs

@@ -1,0 +1,98 @@
+#include "fs/mount.hpp"
+
+#include "fs/backend.hpp"
+#include "fs/catalog.hpp"
+#include "fs/filesystem.hpp"
+#include "fs/log.hpp"
+
+#include <cstdio>
+#include <string>
+#include <vector>
+
+namespace ncafs::fs {
+
+namespace {
+
+// libfuse splits -o lists at commas; a comma or backslash inside a value
+// (fsname=SOURCE) must be escaped.
+std::string escape_option_value(const std::string& v) {
+    std::string out;
+    for (char c : v) {
+        if (c == ',' || c == '\\') out += '\\';
+        out += c;
+    }
+    return out;
+}
+
+bool has_option(const std::vector<std::string>& options, const std::string& key) {
+    for (const auto& o : options)
+        if (o == key || o.rfind(key + "=", 0) == 0) return true;
+    return false;
+}
+
+}  // namespace
+
+int run_mount(const MountOptions& options, const char* program) {
+    log_to_stderr(options.debug);
+
+    std::vector<std::string> fuse_options = options.fuse_options;
+    fuse_options.push_back("ro");
+    if (!has_option(fuse_options, "fsname")) fuse_options.push_back("fsname=" + escape_option_value(options.source));
+    if (!has_option(fuse_options, "subtype")) fuse_options.push_back("subtype=ncafs");
+    // With allow_other the kernel must check permissions against the modes
+    // shown (the source's), or any user could read what SOURCE hides.
+    if (options.allow_other && !has_option(fuse_options, "default_permissions"))
+        fuse_options.push_back("default_permissions");
+    std::string joined;
+    for (const auto& o : fuse_options) joined += (joined.empty() ? "" : ",") + o;
+
+    std::vector<std::string> arg_strings = {program, "-o", joined};
+    if (options.debug) arg_strings.push_back("-d");
+    std::vector<char*> argv;
+    for (auto& a : arg_strings) argv.push_back(a.data());
+    fuse_args args = FUSE_ARGS_INIT(static_cast<int>(argv.size()), argv.data());
+
+    Catalog catalog(options.source, options.view, make_backend(options.view, {options.source}));
+    Filesystem filesystem(catalog);
+
+    fuse_session* session = fuse_session_new(&args, &Filesystem::operations(), sizeof(fuse_lowlevel_ops), &filesystem);
+    if (!session) {
+        std::fprintf(stderr, "%s: cannot create the FUSE session (options: %s)\n", program, joined.c_str());
+        return 1;
+    }
+    int status = 1;
+    if (fuse_set_signal_handlers(session) != 0) {
+        std::fprintf(stderr, "%s: cannot install signal handlers\n", program);
+    } else {
+        if (fuse_session_mount(session, options.mountpoint.c_str()) != 0) {
+            std::fprintf(stderr, "%s: cannot mount %s at %s\n", program, options.source.c_str(),
+                         options.mountpoint.c_str());
+        } else {
+            // Daemonize only now: a failed mount above has reached the caller.
+            fuse_daemonize(options.foreground ? 1 : 0);
+            if (!options.foreground) log_to_syslog(options.debug);
+            log_line(LogLevel::Info, "serving " + options.source + " at " + options.mountpoint);
+            filesystem.start(session);
+            int loop;
+            if (options.single_thread) {
+                loop = fuse_session_loop(session);
+            } else {
+                fuse_loop_config* config = fuse_loop_cfg_create();
+                fuse_loop_cfg_set_max_threads(config, 64);
+                fuse_loop_cfg_set_idle_threads(config, 16);
+                loop = fuse_session_loop_mt(session, config);
+                fuse_loop_cfg_destroy(config);
+            }
+            filesystem.stop();
+            fuse_session_unmount(session);
+            log_line(LogLevel::Info, "unmounted " + options.mountpoint);
+            status = loop < 0 ? 1 : 0;  // >0: ended by a signal, a clean exit
+        }
+        fuse_remove_signal_handlers(session);
+    }
+    fuse_session_destroy(session);
+    fuse_opt_free_args(&args);
+    return status;
+}
+
+}  // namespace ncafs::fs

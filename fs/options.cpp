@@ -1,0 +1,231 @@
+#include "fs/options.hpp"
+
+#include <cerrno>
+#include <climits>
+#include <cstdlib>
+#include <filesystem>
+#include <sstream>
+
+#include "codecs/error.hpp"
+
+namespace ncafs::fs {
+
+namespace {
+
+bool starts_with(const std::string& s, const char* prefix) { return s.rfind(prefix, 0) == 0; }
+
+// fstab/mount(8) bookkeeping words that mean nothing to a FUSE daemon.
+bool is_dropped_mount_word(const std::string& item) {
+    static const char* const words[] = {"nofail", "_netdev", "auto", "noauto", "user", "users", "nouser", "defaults"};
+    for (const char* w : words)
+        if (item == w) return true;
+    return starts_with(item, "x-") || starts_with(item, "comment=");
+}
+
+std::string absolute_directory(const std::string& path, const char* what) {
+    std::error_code ec;
+    auto canonical = std::filesystem::canonical(path, ec);
+    if (ec) throw UsageError(std::string(what) + " " + path + ": " + ec.message());
+    if (!std::filesystem::is_directory(canonical, ec))
+        throw UsageError(std::string(what) + " " + path + ": not a directory");
+    return canonical.string();
+}
+
+uint64_t parse_unsigned(const std::string& text, const std::string& option) {
+    if (text.empty() || text.find_first_not_of("0123456789") != std::string::npos)
+        throw UsageError("option " + option + ": expected a non-negative integer, got '" + text + "'");
+    errno = 0;
+    unsigned long long v = std::strtoull(text.c_str(), nullptr, 10);
+    if (errno == ERANGE) throw UsageError("option " + option + ": value too large");
+    return v;
+}
+
+}  // namespace
+
+bool is_known_view_name(const std::string& name) { return name == "nc" || name == "ds" || name == "ncs"; }
+
+std::vector<std::string> split_option_list(const std::string& list) {
+    std::vector<std::string> items;
+    bool in_views = false;
+    std::string::size_type begin = 0;
+    while (begin <= list.size()) {
+        auto comma = list.find(',', begin);
+        if (comma == std::string::npos) comma = list.size();
+        std::string item = list.substr(begin, comma - begin);
+        begin = comma + 1;
+        if (item.empty()) continue;
+        if (in_views && is_known_view_name(item)) {
+            items.back() += ":" + item;  // views=nc,ds -> views=nc:ds
+            continue;
+        }
+        in_views = starts_with(item, "views=");
+        items.push_back(item);
+    }
+    return items;
+}
+
+bool apply_view_option(const std::string& item, ViewOptions& options) {
+    auto eq = item.find('=');
+    std::string key = item.substr(0, eq);
+    std::string value = eq == std::string::npos ? std::string() : item.substr(eq + 1);
+    bool has_value = eq != std::string::npos;
+    if (key == "cdf_version") {
+        if (value == "1" || value == "2" || value == "5") {
+            options.cdf_version = std::stoi(value);
+        } else if (value == "auto" || value.empty()) {
+            options.cdf_version.reset();
+        } else {
+            throw UsageError("option cdf_version: expected 1, 2 or 5, got '" + value + "'");
+        }
+        return true;
+    }
+    if (key == "views") {
+        std::vector<std::string> views;
+        std::string::size_type begin = 0;
+        while (begin <= value.size()) {
+            auto colon = value.find(':', begin);
+            if (colon == std::string::npos) colon = value.size();
+            std::string v = value.substr(begin, colon - begin);
+            begin = colon + 1;
+            if (v.empty()) continue;
+            if (!is_known_view_name(v)) throw UsageError("option views: unknown view '" + v + "' (known: nc, ds, ncs)");
+            bool seen = false;
+            for (auto& w : views) seen = seen || w == v;
+            if (!seen) views.push_back(v);
+        }
+        if (views.empty()) throw UsageError("option views: give at least one view (nc, ds, ncs)");
+        options.views = views;
+        return true;
+    }
+    if (key == "allow_root" && has_value) {  // bare allow_root is libfuse's own option
+        options.extra_allowed_roots.push_back(absolute_directory(value, "allow_root:"));
+        return true;
+    }
+    if (key == "rewrite") {
+        auto second = value.find('=');
+        if (second == std::string::npos || second == 0)
+            throw UsageError("option rewrite: expected rewrite=OLD=NEW, got '" + item + "'");
+        options.path_rewrites.emplace_back(value.substr(0, second), value.substr(second + 1));
+        return true;
+    }
+    if (key == "open_files") {
+        uint64_t n = parse_unsigned(value, key);
+        if (n < 1 || n > 1'000'000) throw UsageError("option open_files: expected 1..1000000");
+        options.open_files = n;
+        return true;
+    }
+    if (key == "cache_timeout") {
+        char* end = nullptr;
+        double t = std::strtod(value.c_str(), &end);
+        if (value.empty() || *end != '\0' || !(t >= 0) || t > 1e6)
+            throw UsageError("option cache_timeout: expected seconds >= 0, got '" + value + "'");
+        options.cache_timeout = t;
+        return true;
+    }
+    if (key == "splice" || key == "nosplice") {
+        options.splice = key == "splice" && value != "0" && value != "no";
+        return true;
+    }
+    return false;
+}
+
+MountOptions parse_mount_command_line(const std::vector<std::string>& args) {
+    MountOptions o;
+    std::vector<std::string> positional;
+    std::vector<std::string> option_lists;
+    for (size_t i = 0; i < args.size(); ++i) {
+        const std::string& a = args[i];
+        if (a == "-h" || a == "--help") {
+            o.show_help = true;
+        } else if (a == "-V" || a == "--version") {
+            o.show_version = true;
+        } else if (a == "-f") {
+            o.foreground = true;
+        } else if (a == "-d" || a == "--debug") {
+            o.debug = true;
+            o.foreground = true;
+        } else if (a == "-s") {
+            o.single_thread = true;
+        } else if (a == "-o") {
+            if (i + 1 >= args.size()) throw UsageError("-o needs an argument");
+            option_lists.push_back(args[++i]);
+        } else if (starts_with(a, "-o")) {
+            option_lists.push_back(a.substr(2));
+        } else if (!a.empty() && a[0] == '-') {
+            throw UsageError("unknown option " + a + " (see --help)");
+        } else {
+            positional.push_back(a);
+        }
+    }
+    if (o.show_help || o.show_version) return o;
+
+    for (const auto& list : option_lists) {
+        for (const auto& item : split_option_list(list)) {
+            if (apply_view_option(item, o.view)) continue;
+            if (is_dropped_mount_word(item)) continue;
+            if (item == "rw") throw UsageError("ncafs is read-only: option rw is not supported");
+            if (item == "ro") continue;  // always added
+            if (item == "debug") {
+                o.debug = true;
+                o.foreground = true;
+                continue;
+            }
+            if (item == "allow_other") o.allow_other = true;
+            o.fuse_options.push_back(item);
+        }
+    }
+    if (positional.size() != 2)
+        throw UsageError(positional.size() < 2 ? "missing SOURCE or MOUNTPOINT (see --help)"
+                                               : "too many arguments: " + positional.back() + " (see --help)");
+    o.source = absolute_directory(positional[0], "SOURCE");
+    o.mountpoint = absolute_directory(positional[1], "MOUNTPOINT");
+    if (o.source == o.mountpoint) throw UsageError("SOURCE and MOUNTPOINT are the same directory");
+    return o;
+}
+
+std::string usage_text(const std::string& program) {
+    std::ostringstream s;
+    s << "usage: " << program << " SOURCE MOUNTPOINT [-f] [-d] [-s] [-o opt[,opt...]]\n"
+      << "       " << program << " export FILE [-o OUT] [-o opt[,opt...]]\n"
+      << "       " << program << " inspect FILE\n"
+      << "       " << program << " check FILE...\n"
+      << "\n"
+      << "Mounts SOURCE read-only at MOUNTPOINT: directories are mirrored, every\n"
+      << "aggregation file NAME.nca (or NAME.nc) appears as NAME.nc, one netCDF classic\n"
+      << "file computed on demand from its partitions; every other file appears as is.\n"
+      << "\n"
+      << "general options:\n"
+      << "  -f                 stay in the foreground (log to stderr, not syslog)\n"
+      << "  -d, -o debug       foreground with FUSE debug output\n"
+      << "  -s                 single-threaded request loop\n"
+      << "  -h, --help         this text\n"
+      << "  -V, --version      version\n"
+      << "\n"
+      << "ncafs options (-o, also for export):\n"
+      << "  cdf_version=1|2|5  format of the virtual netCDF files (default: the smallest\n"
+      << "                     that holds the data: 1, else 2, else 5)\n"
+      << "  views=nc[,ds,ncs]  which views of each dataset appear (also views=nc:ds);\n"
+      << "                     this build serves nc\n"
+      << "  allow_root=DIR     also allow partition files under DIR (repeatable; by\n"
+      << "                     default only files under SOURCE are read)\n"
+      << "  rewrite=OLD=NEW    read partition paths starting with OLD from NEW instead\n"
+      << "                     (repeatable, first match wins)\n"
+      << "  open_files=N       keep at most N aggregations open (default 128)\n"
+      << "  cache_timeout=S    kernel attribute/entry cache time for unchanged files,\n"
+      << "                     seconds (default 60)\n"
+      << "  nosplice           copy file extents through memory instead of splice\n"
+      << "\n"
+      << "FUSE/mount options passed on: allow_other (forces default_permissions),\n"
+      << "  allow_root, default_permissions, fsname=, subtype=, max_read=, dev, nodev,\n"
+      << "  suid, nosuid, exec, noexec, atime, noatime, ro; rw is refused;\n"
+      << "  nofail, _netdev, auto, noauto, user, users, defaults, x-* are ignored.\n"
+      << "\n"
+      << "mount -t fuse.ncafs SOURCE MOUNTPOINT -o OPTS and fstab lines of type\n"
+      << "fuse.ncafs work through mount.fuse3 (ncafs must be on PATH).\n"
+      << "Unmount: fusermount3 -u MOUNTPOINT (or umount as root).\n";
+    return s.str();
+}
+
+std::string version_text() { return std::string("ncafs ") + NCAFS_VERSION_STRING + "\n"; }
+
+}  // namespace ncafs::fs

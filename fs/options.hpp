@@ -1,0 +1,59 @@
+// The command line of `ncafs` (mount) and the -o options shared by mount and
+// `ncafs export`: parsing, validation and the --help text.
+#pragma once
+
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace ncafs::fs {
+
+// Options that shape what the views contain; shared by mount and export.
+struct ViewOptions {
+    std::optional<int> cdf_version;             // 1, 2 or 5; nullopt: smallest that fits
+    std::vector<std::string> views = {"nc"};    // view names in the order given
+    std::vector<std::string> extra_allowed_roots;  // allow_root=DIR (absolute, repeatable)
+    std::vector<std::pair<std::string, std::string>> path_rewrites;  // rewrite=OLD=NEW
+    size_t open_files = 128;                    // bound of the cache of opened datasets
+    double cache_timeout = 60.0;                // entry/attr timeout of unchanged files (seconds)
+    bool splice = true;                         // pass file extents to the kernel by splice
+};
+
+struct MountOptions {
+    std::string source;      // absolute, symlinks resolved
+    std::string mountpoint;  // absolute
+    bool foreground = false;
+    bool debug = false;
+    bool single_thread = false;
+    bool allow_other = false;
+    ViewOptions view;
+    // Generic FUSE / mount options handed to libfuse (each one "name" or "name=value").
+    std::vector<std::string> fuse_options;
+    bool show_help = false;
+    bool show_version = false;
+};
+
+// The view names known to this build ("nc"); "ds" and "ncs" are accepted and
+// reported as not yet available.
+bool is_known_view_name(const std::string& name);
+
+// Splits one -o argument into items. Commas separate items, except that bare
+// view names directly after views=... extend that list (views=nc,ds,ncs);
+// views=nc:ds is the same list.
+std::vector<std::string> split_option_list(const std::string& list);
+
+// Applies one ncafs-specific option item; returns false when the item is not
+// an ncafs option (then it is a generic FUSE/mount option). Throws UsageError
+// for a bad value.
+bool apply_view_option(const std::string& item, ViewOptions& options);
+
+// Parses `ncafs SOURCE MOUNTPOINT [-f] [-d] [-s] [-o opts]...` (argv without
+// the program name). Throws UsageError with a message for the user.
+MountOptions parse_mount_command_line(const std::vector<std::string>& args);
+
+std::string usage_text(const std::string& program);
+std::string version_text();
+
+}  // namespace ncafs::fs

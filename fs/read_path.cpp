@@ -1,0 +1,53 @@
+#include "fs/read_path.hpp"
+
+#include "codecs/error.hpp"
+
+namespace ncafs::fs {
+
+std::vector<ViewPiece> merged_pieces(const VirtualFile& vf, uint64_t offset, uint64_t length) {
+    auto pieces = vf.pieces(offset, length);
+    std::vector<ViewPiece> merged;
+    merged.reserve(pieces.size());
+    for (auto& p : pieces) {
+        if (p.length == 0) continue;
+        if (!merged.empty()) {
+            auto& last = merged.back();
+            bool both_extents = last.extent && p.extent && last.extent->file == p.extent->file;
+            if (both_extents && last.extent->offset + last.extent->length == p.extent->offset &&
+                last.offset + last.length == p.offset) {
+                last.length += p.length;
+                last.extent->length += p.extent->length;
+                continue;
+            }
+        }
+        merged.push_back(std::move(p));
+    }
+    return merged;
+}
+
+void read_view(const VirtualFile& vf, uint64_t offset, std::span<uint8_t> out) {
+    if (out.empty()) return;
+    if (offset > vf.size() || out.size() > vf.size() - offset)
+        throw UsageError("read of " + std::to_string(out.size()) + " bytes at " + std::to_string(offset) +
+                         " is outside the virtual file of " + std::to_string(vf.size()) + " bytes");
+    uint64_t covered = 0;
+    for (const auto& p : merged_pieces(vf, offset, out.size())) {
+        if (p.offset != offset + covered || p.length > out.size() - covered)
+            throw UsageError("VirtualFile::pieces returned a piece at " + std::to_string(p.offset) +
+                             " that does not continue the range at " + std::to_string(offset + covered));
+        auto dest = out.subspan(covered, p.length);
+        if (p.extent) {
+            if (p.extent->length != p.length || !p.extent->file)
+                throw UsageError("VirtualFile::pieces returned an extent whose length differs from its piece");
+            p.extent->file->pread_exact(dest.data(), dest.size(), p.extent->offset);
+        } else {
+            vf.read(p.offset, dest);
+        }
+        covered += p.length;
+    }
+    if (covered != out.size())
+        throw UsageError("VirtualFile::pieces covered " + std::to_string(covered) + " of " +
+                         std::to_string(out.size()) + " bytes");
+}
+
+}  // namespace ncafs::fs
