@@ -2,6 +2,7 @@
 
 #include <cstring>
 
+#include "codecs/dataset.hpp"
 #include "codecs/error.hpp"
 
 namespace ncafs::ncstream {

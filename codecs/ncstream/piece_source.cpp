@@ -4,6 +4,7 @@
 #include <cstring>
 #include <utility>
 
+#include "codecs/dataset.hpp"
 #include "codecs/error.hpp"
 #include "codecs/ncstream/zlib_stream.hpp"
 

@@ -93,7 +93,11 @@ void encode_attribute(const Attribute& a, pb::Attribute* out) {
     if (a.type == NcType::Char) {
         // A CDM text attribute: one string, len = 1 even when empty (notes 3.3).
         out->set_len(1);
-        out->add_sdata(to_valid_utf8(std::string_view(reinterpret_cast<const char*>(a.values.data()), a.values.size())));
+        // Trailing NULs are C terminators or padding (ncgen stores "" as one
+        // NUL), not text: dropped, as netcdf-java and netCDF4-python do.
+        std::string_view text(reinterpret_cast<const char*>(a.values.data()), a.values.size());
+        while (!text.empty() && text.back() == '\0') text.remove_suffix(1);
+        out->add_sdata(to_valid_utf8(text));
         out->set_datatype(pb::STRING);
         return;
     }

@@ -23,7 +23,7 @@ pb::Attribute_Type to_old_attribute_type(NcType t);
 std::optional<NcType> nc_type_from_pb(pb::DataType t, bool unsigned_flag);
 
 // Fills a schema Attribute: both `type` and `dataType`, text as one sdata
-// string (len = 1), numbers as big-endian `data`.
+// string (len = 1, trailing NULs dropped), numbers as big-endian `data`.
 void encode_attribute(const Attribute& a, pb::Attribute* out);
 // The inverse; applies netcdf-java 5.x's type decision rule. Throws
 // FormatError(file, offset) for data that does not match len or a type that
