@@ -1,0 +1,74 @@
+// Reading the term / feature variables of CF-style aggregations (G3 CFA-0.6.x,
+// G4 drafts, G5 CF-1.13): `map`/`location` sizes, `uris`/`file` names,
+// `identifiers`/`address`, `unique_values`. They may be netCDF-4 `string`
+// variables or netCDF-3 `char` arrays whose last dimension is the string
+// length, and they may live in groups (CF group search), which the Dataset
+// model does not show (it skips string variables and groups) - so they are
+// read here directly with netcdf-c, under ncafs::netcdf_library_mutex().
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "codecs/types.hpp"
+
+namespace ncafs::agg {
+
+// One term variable's values, flattened in C order, missing elements nullopt.
+struct TermArray {
+    std::string path;                      // full path, "/aggregation/location" or "/fragment_map"
+    std::vector<std::string> dims;         // dimension names (string-length dim of char storage removed)
+    std::vector<uint64_t> shape;           // matching dims
+    bool is_text = false;                  // string or char storage
+    std::optional<NcType> numeric_type;    // the netCDF type of numeric storage
+    std::vector<std::optional<std::string>> text;    // is_text: one per element
+    std::vector<std::optional<int64_t>> integers;    // integer storage: one per element
+    std::vector<std::vector<uint8_t>> raw;           // numeric storage: one element each, native order
+    std::vector<std::pair<std::string, std::string>> text_attributes;  // char/string attributes
+
+    uint64_t size() const;
+    std::optional<std::string> text_attribute(const std::string& name) const;
+};
+
+// An open aggregation file for term reading (netcdf-c handle, closed on
+// destruction). Not thread-safe by itself; every netcdf-c call holds the
+// library mutex. Used only while parsing.
+class TermFile {
+public:
+    // Throws SourceError naming the path.
+    explicit TermFile(const std::string& path);
+    ~TermFile();
+    TermFile(const TermFile&) = delete;
+    TermFile& operator=(const TermFile&) = delete;
+
+    // CF group search from the root group: "/g/v" absolute, "g/v" relative to
+    // the root, "v" in the root group. nullopt when no such variable exists.
+    std::optional<std::string> find(const std::string& name) const;
+
+    // Reads the variable at a path `find` returned. Masks elements equal to
+    // _FillValue / missing_value (and the netCDF default fill of numeric
+    // types, as netCDF4-python does when no _FillValue is set; empty strings
+    // for text). Throws SourceError.
+    TermArray read(const std::string& full_path) const;
+
+    // Root-group variables with their dimension names (every type, also
+    // string/vlen ones that the Dataset model skips) - for hiding.
+    struct VariableDims {
+        std::string name;
+        std::vector<std::string> dims;
+        std::optional<std::string> aggregated_data;  // the attribute, when present (any variable type)
+        std::optional<std::string> aggregated_dimensions;
+    };
+    std::vector<VariableDims> root_variables() const;
+
+    const std::string& path() const { return path_; }
+
+private:
+    std::string path_;
+    int ncid_ = -1;
+};
+
+}  // namespace ncafs::agg
