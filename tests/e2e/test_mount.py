@@ -1,0 +1,419 @@
+#!/usr/bin/python3
+"""End-to-end tests of ncafs through real FUSE mounts.
+
+Run as: test_mount.py CASE   (CASE: data, reads, errors, helper; see CASES)
+Environment: NCAFS_BIN (the ncafs executable, set by CMake), NCAFS_SKIP_FUSE=1
+to report "skipped" (exit 77) instead of failing where /dev/fuse is unusable.
+
+Every expectation comes from an independent source: the master arrays are
+computed by the generator (make_aggregations.py) from the inputs, the
+materialised file is written by NCO's ncrcat, and the virtual files are read
+by ncdump, netCDF4-python (netcdf-c), scipy.io.netcdf and plain preads.
+"""
+import concurrent.futures
+import errno
+import os
+import random
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import make_aggregations  # noqa: E402
+
+SKIP = 77
+NCAFS = os.environ.get("NCAFS_BIN", "ncafs")
+
+
+def fail(message):
+    print("FAIL: " + message, flush=True)
+    sys.exit(1)
+
+
+def check(condition, message):
+    if not condition:
+        fail(message)
+
+
+def fuse_usable():
+    """None when FUSE mounts can work here, else the reason."""
+    if not os.path.exists("/dev/fuse"):
+        return "/dev/fuse does not exist"
+    try:
+        fd = os.open("/dev/fuse", os.O_RDWR)
+        os.close(fd)
+    except OSError as e:
+        return "/dev/fuse cannot be opened: %s" % e.strerror
+    if shutil.which("fusermount3") is None:
+        return "fusermount3 is not installed"
+    return None
+
+
+class Mount:
+    """ncafs SOURCE MNT -f in the background of this process; always unmounted."""
+
+    def __init__(self, source, options=None, foreground=True):
+        self.source = source
+        self.options = options
+        self.mnt = tempfile.mkdtemp(prefix="ncafs-mnt-")
+        self.log = tempfile.NamedTemporaryFile(prefix="ncafs-log-", suffix=".txt", delete=False)
+        self.process = None
+
+    def __enter__(self):
+        cmd = [NCAFS, self.source, self.mnt, "-f"]
+        if self.options:
+            cmd += ["-o", self.options]
+        self.process = subprocess.Popen(cmd, stdout=self.log, stderr=self.log)
+        deadline = time.time() + 30
+        while not os.path.ismount(self.mnt):
+            if self.process.poll() is not None:
+                self._cleanup_dir()
+                fail("ncafs exited with %d before mounting:\n%s" % (self.process.returncode, self.log_text()))
+            if time.time() > deadline:
+                self.__exit__(None, None, None)
+                fail("mount did not appear within 30 s")
+            time.sleep(0.05)
+        return self
+
+    def path(self, *names):
+        return os.path.join(self.mnt, *names)
+
+    def log_text(self):
+        with open(self.log.name, errors="replace") as f:
+            return f.read()
+
+    def alive(self):
+        return self.process.poll() is None
+
+    def __exit__(self, *exc):
+        for attempt in range(50):
+            if not os.path.ismount(self.mnt):
+                break
+            r = subprocess.run(["fusermount3", "-u", self.mnt], capture_output=True, text=True)
+            if r.returncode == 0:
+                break
+            time.sleep(0.1)
+        try:
+            code = self.process.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            code = self.process.wait()
+        self._cleanup_dir()
+        log = self.log_text()
+        os.unlink(self.log.name)
+        if exc[0] is None:
+            check("AddressSanitizer" not in log and "runtime error" not in log, "sanitizer report:\n" + log)
+            check(code == 0, "ncafs exited with %d after unmount:\n%s" % (code, log))
+        return False
+
+    def _cleanup_dir(self):
+        try:
+            os.rmdir(self.mnt)
+        except OSError:
+            pass
+
+
+def ncdump_variable(path, var):
+    """The `var = ... ;` block of ncdump -v var (data only, not the header)."""
+    out = subprocess.run(["ncdump", "-v", var, path], capture_output=True, text=True, check=True).stdout
+    data = out[out.index("\ndata:\n"):]
+    start = data.index("\n " + var + " =")
+    end = data.index(";", start)
+    return data[start:end + 1]
+
+
+def read_netcdf4(path, var):
+    import netCDF4
+    with netCDF4.Dataset(path) as ds:
+        v = ds.variables[var]
+        v.set_auto_maskandscale(False)
+        return np.array(v[...])
+
+
+def read_scipy(path, var):
+    import scipy.io
+    with scipy.io.netcdf_file(path, "r", mmap=False) as f:
+        return np.array(f.variables[var].data).copy()
+
+
+def build_source(root):
+    """Generates every test aggregation under root; returns {name: info}."""
+    infos = {}
+    for name, make in make_aggregations.ALL.items():
+        infos[name] = make(os.path.join(root, name), name)
+    return infos
+
+
+# ----------------------------------------------------------------- cases
+
+def case_data(work):
+    source = os.path.join(work, "src")
+    infos = build_source(source)
+    monthly = os.path.join(source, "monthly")
+    parts = sorted(os.path.join(monthly, n) for n in os.listdir(monthly) if n.startswith("part_"))
+    concatenated = os.path.join(work, "ncrcat.nc")
+    subprocess.run(["ncrcat", "-O", "-h"] + parts + [concatenated], check=True)
+
+    with Mount(source) as m:
+        listing = sorted(os.listdir(m.path("monthly")))
+        check("monthly.nc" in listing and "monthly.nca" not in listing,
+              "monthly.nca should appear as monthly.nc: %s" % listing)
+        check(len([n for n in listing if n.startswith("part_")]) == 12, "partitions listed as themselves")
+        with open(os.path.join(monthly, "part_00_00_00.nc"), "rb") as f:
+            real = f.read()
+        with open(m.path("monthly", "part_00_00_00.nc"), "rb") as f:
+            check(f.read() == real, "a plain file must be served with its own bytes")
+
+        virtual = m.path("monthly", "monthly.nc")
+        for var in ("tas", "time"):
+            check(ncdump_variable(virtual, var) == ncdump_variable(concatenated, var),
+                  "ncdump -v %s of the virtual file differs from the ncrcat file" % var)
+
+        for name, info in infos.items():
+            path = m.path(name, name + ".nc")
+            st = os.stat(path)
+            check(st.st_blksize == 1 << 20, "st_blksize should be 1 MiB, is %d" % st.st_blksize)
+            check(st.st_mode & 0o222 == 0, "virtual files carry no write bits")
+            got = read_netcdf4(path, info["var"])
+            check(got.shape == info["master"].shape and np.array_equal(got, info["master"]),
+                  "netCDF4-python: %s/%s differs from the master array" % (name, info["var"]))
+            with open(path, "rb") as f:
+                magic = f.read(4)
+            if magic in (b"CDF\x01", b"CDF\x02"):
+                check(np.array_equal(read_scipy(path, info["var"]), info["master"]),
+                      "scipy.io.netcdf: %s differs from the master array" % name)
+            copy = os.path.join(work, name + "-copy.nc")
+            subprocess.run(["cp", path, copy], check=True)
+            check(np.array_equal(read_netcdf4(copy, info["var"]), info["master"]),
+                  "cp of %s: netcdf-c reads different data" % name)
+            if info["coordinate"] is not None:
+                check(np.array_equal(read_netcdf4(path, info["coordinate_name"]), info["coordinate"]),
+                      "coordinate variable of %s differs" % name)
+        with open(m.path("counts", "counts.nc"), "rb") as f:
+            check(f.read(4) == b"CDF\x05", "a uint64 master needs CDF-5")
+        with open(m.path("monthly", "monthly.nc"), "rb") as f:
+            check(f.read(4) == b"CDF\x01", "a small float master fits CDF-1")
+        check(m.alive(), "daemon died")
+
+    # cdf_version=2 is honoured, and export with the same option gives the same bytes.
+    with Mount(source, "cdf_version=2") as m:
+        path = m.path("monthly", "monthly.nc")
+        with open(path, "rb") as f:
+            served = f.read()
+        check(served[:4] == b"CDF\x02", "cdf_version=2 ignored")
+        exported = os.path.join(work, "export.nc")
+        subprocess.run([NCAFS, "export", os.path.join(monthly, "monthly.nca"), "-o", exported,
+                        "-o", "cdf_version=2"], check=True)
+        with open(exported, "rb") as f:
+            check(f.read() == served, "export bytes differ from the mounted file")
+        check(np.array_equal(read_scipy(path, "tas"), infos["monthly"]["master"]), "scipy on CDF-2")
+
+
+def case_reads(work):
+    source = os.path.join(work, "src")
+    info = make_aggregations.write_aggregation(
+        os.path.join(source, "big"), "big", ["time", "y", "x"], {"time": 40, "y": 50, "x": 60},
+        {"time": [5, 3, 12, 20], "y": [50], "x": [25, 35]}, dtype="f8")
+    exported = os.path.join(work, "big-export.nc")
+    subprocess.run([NCAFS, "export", os.path.join(source, "big", "big.nca"), "-o", exported], check=True)
+    with open(exported, "rb") as f:
+        expected = f.read()
+    check(np.array_equal(read_netcdf4(exported, "tas"), info["master"]), "export is not the master array")
+    rng = random.Random(20240601)
+    with Mount(source) as m:
+        path = m.path("big", "big.nc")
+        check(os.stat(path).st_size == len(expected), "st_size differs from export size")
+        fd = os.open(path, os.O_RDONLY)
+        try:
+            for i in range(3000):
+                offset = rng.randrange(0, len(expected) + 100)
+                length = rng.choice([1, 7, 100, 4096, 65536, 1 << 20, rng.randrange(1, 300000)])
+                got = os.pread(fd, length, offset)
+                check(got == expected[offset:offset + length],
+                      "pread(%d, %d) differs from export (%d bytes back)" % (offset, length, len(got)))
+        finally:
+            os.close(fd)
+
+        def reader(seed):
+            r = random.Random(seed)
+            fd = os.open(path, os.O_RDONLY)
+            try:
+                for _ in range(200):
+                    offset = r.randrange(0, len(expected))
+                    length = r.randrange(1, 1 << 20)
+                    if os.pread(fd, length, offset) != expected[offset:offset + length]:
+                        return "reader %d: wrong bytes at %d+%d" % (seed, offset, length)
+                with open(path, "rb") as f:
+                    if f.read() != expected:
+                        return "reader %d: sequential read differs" % seed
+            finally:
+                os.close(fd)
+            return None
+
+        with concurrent.futures.ThreadPoolExecutor(16) as pool:
+            for problem in pool.map(reader, range(16)):
+                check(problem is None, str(problem))
+        check(m.alive(), "daemon died")
+
+
+def case_errors(work):
+    source = os.path.join(work, "src")
+    info = make_aggregations.monthly(os.path.join(source, "m"), "m")
+    # A broken aggregation (bad JSON) stays visible as its real bytes.
+    broken = os.path.join(source, "broken")
+    make_aggregations.split_2d(broken, "tiles")
+    import netCDF4
+    with netCDF4.Dataset(os.path.join(broken, "tiles.nca"), "a") as ds:
+        ds.variables["tas"].nca_array = "{'Partitions': [ this is not json"
+    # A collision: aggregation c.nca beside a real c.nc.
+    collide = os.path.join(source, "collide")
+    make_aggregations.cdf5_type(collide, "c")
+    with open(os.path.join(collide, "c.nc"), "wb") as f:
+        f.write(b"just bytes\n")
+
+    with Mount(source, "cache_timeout=0") as m:
+        names = os.listdir(m.path("broken"))
+        check("tiles.nca" in names and "tiles.nc" not in names, "broken aggregation listing: %s" % names)
+        with open(m.path("broken", "tiles.nca"), "rb") as f, open(os.path.join(broken, "tiles.nca"), "rb") as g:
+            check(f.read() == g.read(), "broken aggregation must be served as its real bytes")
+        names = os.listdir(m.path("collide"))
+        check("c.nc" in names and "c.nca" in names, "collision listing: %s" % names)
+        with open(m.path("collide", "c.nc"), "rb") as f:
+            check(f.read() == b"just bytes\n", "the real c.nc must win over the virtual one")
+
+        # Read-only everywhere.
+        virtual = m.path("m", "m.nc")
+        for what, action in [
+            ("open for write", lambda: open(virtual, "r+b")),
+            ("create", lambda: open(m.path("m", "new.txt"), "wb")),
+            ("mkdir", lambda: os.mkdir(m.path("m", "d"))),
+            ("unlink", lambda: os.unlink(m.path("m", "part_00_00_00.nc"))),
+            ("rename", lambda: os.rename(m.path("m", "m.nc"), m.path("m", "n.nc"))),
+            ("chmod", lambda: os.chmod(virtual, 0o777)),
+            ("truncate", lambda: os.truncate(virtual, 0)),
+        ]:
+            try:
+                action()
+                fail(what + " succeeded on a read-only mount")
+            except OSError as e:
+                check(e.errno == errno.EROFS, "%s: expected EROFS, got %s" % (what, e))
+
+        # Delete one partition while mounted: EIO on its bytes only.
+        size = os.stat(virtual).st_size
+        exported = os.path.join(work, "m-export.nc")
+        subprocess.run([NCAFS, "export", os.path.join(source, "m", "m.nca"), "-o", exported], check=True)
+        with open(exported, "rb") as f:
+            expected = f.read()
+        check(len(expected) == size, "export size")
+        os.unlink(os.path.join(source, "m", "part_05_00_00.nc"))
+        # Where does month 5 lie? Find by the known values: master record 10
+        # (records interleave the time coordinate, so search one record).
+        row = info["master"][10].astype(">f4").tobytes()
+        at = expected.find(row)
+        check(at > 0, "could not locate partition 5 in the exported bytes")
+        # O_DIRECT: the kernel passes each read as asked, without a readahead
+        # window that would reach into the missing partition's bytes.
+        fd = os.open(virtual, os.O_RDONLY | os.O_DIRECT)
+        try:
+            try:
+                os.pread(fd, 4096, at)
+                fail("reading the bytes of a deleted partition succeeded")
+            except OSError as e:
+                check(e.errno == errno.EIO, "deleted partition: expected EIO, got %s" % e)
+            check(os.pread(fd, 4096, 0) == expected[:4096], "header still readable")
+            before = info["master"][9].astype(">f4").tobytes()
+            first = expected.find(before)
+            check(os.pread(fd, len(before), first) == before, "other partitions still readable")
+        finally:
+            os.close(fd)
+        check("part_05_00_00.nc" in m.log_text(), "the EIO must be logged naming the partition:\n" + m.log_text())
+        check(m.alive(), "daemon died after EIO")
+        check(os.stat(virtual).st_size == size, "getattr must not fail because a partition is bad")
+
+        # Change the aggregation: its size and content follow.
+        make_aggregations.write_aggregation(os.path.join(source, "m"), "m", ["time", "lat", "lon"],
+                                            {"time": 4, "lat": 3, "lon": 2},
+                                            {"time": [2, 2], "lat": [3], "lon": [2]})
+        new_master = read_netcdf4(os.path.join(source, "m", "part_00_00_00.nc"), "tas")
+        time.sleep(0.05)
+        got = read_netcdf4(virtual, "tas")
+        check(got.shape == (4, 3, 2) and np.array_equal(got[:2], new_master),
+              "a changed aggregation must be served anew, got shape %s" % (got.shape,))
+        check(m.alive(), "daemon died")
+
+
+def case_helper(work):
+    """mount -t fuse.ncafs through mount.fuse3 (ncafs found on PATH), umount, SIGTERM."""
+    source = os.path.join(work, "src")
+    info = make_aggregations.monthly(os.path.join(source, "m"), "m")
+    env = dict(os.environ)
+    env["PATH"] = os.path.dirname(os.path.abspath(NCAFS)) + ":" + env.get("PATH", "")
+    mnt = tempfile.mkdtemp(prefix="ncafs-mnt-")
+    try:
+        r = subprocess.run(["mount", "-t", "fuse.ncafs", source, mnt, "-o",
+                            "ro,nodev,nosuid,noatime,cdf_version=2,nofail,_netdev,x-systemd.automount"],
+                           env=env, capture_output=True, text=True)
+        check(r.returncode == 0, "mount -t fuse.ncafs failed: %s %s" % (r.stdout, r.stderr))
+        check(os.path.ismount(mnt), "not mounted after mount(8) returned")
+        path = os.path.join(mnt, "m", "m.nc")
+        with open(path, "rb") as f:
+            check(f.read(4) == b"CDF\x02", "options did not pass through mount.fuse3")
+        check(np.array_equal(read_netcdf4(path, "tas"), info["master"]), "data through mount(8)")
+        r = subprocess.run(["umount", mnt], capture_output=True, text=True)
+        check(r.returncode == 0, "umount failed: " + r.stderr)
+        check(not os.path.ismount(mnt), "still mounted after umount")
+    finally:
+        if os.path.ismount(mnt):
+            subprocess.run(["fusermount3", "-u", mnt])
+        os.rmdir(mnt)
+
+    # A failing mount reports its error to the caller (before daemonizing).
+    r = subprocess.run([NCAFS, source, "/nonexistent/mnt"], capture_output=True, text=True)
+    check(r.returncode != 0 and "nonexistent" in r.stderr, "a bad mountpoint must fail in the foreground")
+    r = subprocess.run([NCAFS, source, work, "-o", "rw"], capture_output=True, text=True)
+    check(r.returncode != 0 and "read-only" in r.stderr, "rw must be refused")
+
+    # SIGTERM and SIGINT unmount cleanly.
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        m = Mount(source)
+        m.__enter__()
+        m.process.send_signal(sig)
+        try:
+            code = m.process.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            m.__exit__(None, None, None)
+            fail("ncafs did not exit on signal %d" % sig)
+        check(code == 0, "exit status %d after signal %d" % (code, sig))
+        check(not os.path.ismount(m.mnt), "still mounted after signal %d" % sig)
+        m.__exit__(None, None, None)
+
+
+CASES = {"data": case_data, "reads": case_reads, "errors": case_errors, "helper": case_helper}
+
+
+def main():
+    if len(sys.argv) != 2 or sys.argv[1] not in CASES:
+        print("usage: test_mount.py {%s}" % "|".join(CASES))
+        return 2
+    reason = fuse_usable()
+    if reason:
+        if os.environ.get("NCAFS_SKIP_FUSE") == "1":
+            print("SKIP: " + reason)
+            return SKIP
+        fail(reason + " (the end-to-end tests mount real file systems; set NCAFS_SKIP_FUSE=1 to skip them)")
+    work = tempfile.mkdtemp(prefix="ncafs-e2e-")
+    try:
+        CASES[sys.argv[1]](work)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    print("PASS: " + sys.argv[1])
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
