@@ -211,10 +211,10 @@ Json parse_python_json(std::string_view text) {
         else if (text.substr(i, 8) == "Infinity") token = "Infinity", sentinel = kPosInf;
         else if (text.substr(i, 9) == "-Infinity") token = "-Infinity", sentinel = kNegInf;
         if (!token.empty()) {
-            rewritten += '"';
-            rewritten += sentinel;
-            rewritten += '"';
-            map.insert(map.end(), sentinel.size() + 2, i);
+            // The sentinel's \x01 bytes are written as JSON escapes.
+            std::string literal = "\"\\u0001" + std::string(sentinel.substr(1, sentinel.size() - 2)) + "\\u0001\"";
+            rewritten += literal;
+            map.insert(map.end(), literal.size(), i);
             i += token.size();
             continue;
         }
