@@ -1,0 +1,100 @@
+#include "codecs/cdf/cdf_variable_source.hpp"
+
+#include <sys/stat.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "codecs/error.hpp"
+
+namespace ncafs::cdf {
+
+CdfVariableSource::CdfVariableSource(std::shared_ptr<const OpenFile> file, std::shared_ptr<const CdfLayout> layout,
+                                     size_t variable, std::string name)
+    : file_(std::move(file)), layout_(std::move(layout)), index_(variable), name_(std::move(name)) {}
+
+void CdfVariableSource::check_unchanged() const {
+    // One fstat per read: a file rewritten in place (same inode) must give an
+    // error, not bytes of a different layout.
+    struct stat st{};
+    if (::fstat(file_->fd(), &st) != 0)
+        throw SourceError(file_->path(), std::string("cannot stat: ") + std::strerror(errno));
+    const int64_t mtime_ns = static_cast<int64_t>(st.st_mtim.tv_sec) * 1'000'000'000 + st.st_mtim.tv_nsec;
+    if (static_cast<uint64_t>(st.st_size) != file_->identity().size || mtime_ns != file_->identity().mtime_ns)
+        throw SourceError(file_->path(), "file changed since it was opened (size " +
+                                             std::to_string(file_->identity().size) + " -> " +
+                                             std::to_string(st.st_size) + "); variable '" + name_ + "' not read");
+}
+
+void CdfVariableSource::read(std::span<const uint64_t> start, std::span<const uint64_t> count, ByteOrder order,
+                             void* out) const {
+    const VariableLayout& vl = var();
+    check_box(vl.shape, start, count, name_.c_str());
+    const size_t rank = vl.shape.size();
+    uint64_t total = 1;
+    for (uint64_t c : count) total *= c;
+    if (total == 0) return;
+    check_unchanged();
+    auto* dst = static_cast<uint8_t*>(out);
+
+    if (rank == 0) {
+        file_->pread_exact(dst, vl.element_size, vl.begin);
+    } else {
+        // Merge dims from the innermost outward while the inner block is full
+        // and lies contiguously (stride equals the inner block's bytes).
+        // j = first merged dim (rank: none yet, the run is one element).
+        size_t j = rank;
+        uint64_t run = vl.element_size;
+        while (j > 0 && (j == rank || count[j] == vl.shape[j]) &&
+               vl.strides[j - 1] == (j == rank ? vl.element_size : vl.shape[j] * vl.strides[j])) {
+            --j;
+            run = count[j] * vl.strides[j];
+        }
+        // Odometer over dims [0, j).
+        std::vector<uint64_t> idx(start.begin(), start.begin() + j);
+        uint64_t base = vl.begin;
+        for (size_t d = 0; d < rank; ++d) base += start[d] * vl.strides[d];
+        uint64_t offset = base;
+        for (;;) {
+            file_->pread_exact(dst, run, offset);
+            dst += run;
+            size_t d = j;
+            while (d-- > 0) {
+                if (++idx[d] < start[d] + count[d]) {
+                    offset += vl.strides[d];
+                    break;
+                }
+                offset -= (count[d] - 1) * vl.strides[d];
+                idx[d] = start[d];
+            }
+            if (d == SIZE_MAX) break;
+        }
+    }
+    if (order == ByteOrder::Native) swap_from_big_endian(vl.type, out, total);
+}
+
+std::optional<std::vector<FileExtent>> CdfVariableSource::big_endian_extents(uint64_t first, uint64_t n) const {
+    const VariableLayout& vl = var();
+    const uint64_t all = vl.element_count();
+    if (first > all || n > all - first)
+        throw UsageError(name_ + ": linear run [" + std::to_string(first) + ", +" + std::to_string(n) +
+                         ") outside " + std::to_string(all) + " elements");
+    std::vector<FileExtent> extents;
+    if (n == 0) return extents;
+    check_unchanged();
+    const uint64_t per = vl.record_elements;
+    const bool contiguous = !vl.is_record || layout_->record_size == vl.data_bytes;
+    if (contiguous) {
+        extents.push_back({file_, layout_->linear_element_offset(index_, first), n * vl.element_size});
+        return extents;
+    }
+    uint64_t i = first, end = first + n;
+    while (i < end) {
+        uint64_t in_record = std::min(end, (i / per + 1) * per) - i;
+        extents.push_back({file_, layout_->linear_element_offset(index_, i), in_record * vl.element_size});
+        i += in_record;
+    }
+    return extents;
+}
+
+}  // namespace ncafs::cdf

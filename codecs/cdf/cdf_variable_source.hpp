@@ -1,0 +1,38 @@
+// The values of one variable of a CDF-1/2/5 file, read by pread at the
+// offsets the layout computes. Contiguous runs (a box whose inner dims are
+// full; whole packed records) are one pread each.
+#pragma once
+
+#include <memory>
+
+#include "codecs/array_source.hpp"
+#include "codecs/cdf/layout.hpp"
+
+namespace ncafs::cdf {
+
+class CdfVariableSource final : public ArraySource {
+public:
+    CdfVariableSource(std::shared_ptr<const OpenFile> file, std::shared_ptr<const CdfLayout> layout, size_t variable,
+                      std::string name);
+
+    NcType type() const override { return var().type; }
+    const std::vector<uint64_t>& shape() const override { return var().shape; }
+    void read(std::span<const uint64_t> start, std::span<const uint64_t> count, ByteOrder order,
+              void* out) const override;
+    // Classic bytes are already big-endian: the extents are the file's own.
+    std::optional<std::vector<FileExtent>> big_endian_extents(uint64_t first, uint64_t n) const override;
+
+    const std::shared_ptr<const OpenFile>& file() const { return file_; }
+
+private:
+    const VariableLayout& var() const { return layout_->variables[index_]; }
+    // SourceError when the file is no longer what the layout describes.
+    void check_unchanged() const;
+
+    std::shared_ptr<const OpenFile> file_;
+    std::shared_ptr<const CdfLayout> layout_;
+    size_t index_;
+    std::string name_;
+};
+
+}  // namespace ncafs::cdf

@@ -1,0 +1,345 @@
+#include "codecs/cdf/header_reader.hpp"
+
+#include <algorithm>
+#include <cstring>
+
+#include "codecs/cdf/layout.hpp"
+#include "codecs/error.hpp"
+
+namespace ncafs::cdf {
+
+namespace {
+
+constexpr uint32_t kTagDimension = 0x0A;
+constexpr uint32_t kTagVariable = 0x0B;
+constexpr uint32_t kTagAttribute = 0x0C;
+constexpr uint64_t kFirstReadBytes = 64 * 1024;
+
+// The bytes of the file seen so far: either all of an in-memory file, or a
+// prefix of an OpenFile that grows (doubling) when the parser needs more.
+class ByteWindow {
+public:
+    ByteWindow(std::span<const uint8_t> bytes, const std::string& name)
+        : name_(name), data_(bytes.data()), loaded_(bytes.size()), total_(bytes.size()) {}
+    explicit ByteWindow(const OpenFile& file) : name_(file.path()), file_(&file), total_(file.size()) {
+        grow(std::min<uint64_t>(total_, kFirstReadBytes));
+    }
+
+    const std::string& name() const { return name_; }
+    uint64_t total() const { return total_; }
+
+    // Pointer to bytes [pos, pos+n); FormatError when the file ends before.
+    const uint8_t* need(uint64_t pos, uint64_t n, const std::string& what) {
+        if (pos > total_ || n > total_ - pos)
+            throw FormatError(name_, pos,
+                              "header truncated: " + what + " needs " + std::to_string(n) + " bytes but the file has " +
+                                  std::to_string(pos > total_ ? 0 : total_ - pos) + " left");
+        if (pos + n > loaded_) grow(std::min(total_, std::max(pos + n, 2 * loaded_)));
+        return data_ + pos;
+    }
+
+private:
+    void grow(uint64_t want) {
+        // The buffer never exceeds the file size; earlier bytes are re-read
+        // rather than copied so that each growth is one pread.
+        storage_.resize(want);
+        file_->pread_exact(storage_.data(), want, 0);
+        data_ = storage_.data();
+        loaded_ = want;
+    }
+
+    std::string name_;
+    const OpenFile* file_ = nullptr;
+    std::vector<uint8_t> storage_;
+    const uint8_t* data_ = nullptr;
+    uint64_t loaded_ = 0;
+    uint64_t total_ = 0;
+};
+
+uint32_t load_be32(const uint8_t* p) {
+    return (uint32_t{p[0]} << 24) | (uint32_t{p[1]} << 16) | (uint32_t{p[2]} << 8) | uint32_t{p[3]};
+}
+uint64_t load_be64(const uint8_t* p) { return (uint64_t{load_be32(p)} << 32) | load_be32(p + 4); }
+
+class HeaderParser {
+public:
+    explicit HeaderParser(ByteWindow& w) : w_(w) {}
+
+    CdfHeader parse() {
+        const uint8_t* magic = w_.need(0, 4, "magic number");
+        if (!has_cdf_magic({magic, 4})) {
+            if (magic[0] == 'C' && magic[1] == 'D' && magic[2] == 'F')
+                fail(3, "unknown CDF version byte " + std::to_string(magic[3]));
+            fail(0, "bad magic number (not a netCDF classic file)");
+        }
+        h_.version = magic[3];
+        word_ = h_.version == kData64 ? 8 : 4;
+        pos_ = 4;
+
+        const uint64_t numrecs_at = pos_;
+        uint64_t raw = word_ == 8 ? load_be64(w_.need(pos_, 8, "numrecs")) : load_be32(w_.need(pos_, 4, "numrecs"));
+        pos_ += word_;
+        const uint64_t streaming = word_ == 8 ? UINT64_MAX : 0xFFFFFFFFu;
+        if (raw == streaming) {
+            h_.streaming = true;
+        } else {
+            if (word_ == 8 && raw > uint64_t{INT64_MAX}) fail(numrecs_at, "negative numrecs");
+            h_.numrecs = raw;
+        }
+
+        read_dimensions();
+        read_attributes(h_.attributes, "global attribute");
+        read_variables();
+        h_.header_size = pos_;
+        return std::move(h_);
+    }
+
+private:
+    [[noreturn]] void fail(uint64_t at, const std::string& why) const { throw FormatError(w_.name(), at, why); }
+
+    uint64_t remaining() const { return w_.total() - pos_; }
+
+    uint32_t u32(const std::string& what) {
+        uint32_t v = load_be32(w_.need(pos_, 4, what));
+        pos_ += 4;
+        return v;
+    }
+
+    // NON_NEG: unsigned 32 bits in CDF-1/2 (as netcdf-c reads it: dimensions
+    // up to 2^32-4 exist in CDF-2 files), non-negative 64 bits in CDF-5.
+    uint64_t non_neg(const std::string& what) {
+        if (word_ == 4) return u32(what);
+        const uint64_t at = pos_;
+        uint64_t v = load_be64(w_.need(pos_, 8, what));
+        pos_ += 8;
+        if (v > uint64_t{INT64_MAX}) fail(at, what + " is negative");
+        return v;
+    }
+
+    // A count of items each taking at least min_bytes: rejected when the
+    // rest of the file could not hold them, so no allocation outgrows the file.
+    uint64_t count(const std::string& what, uint64_t min_bytes) {
+        const uint64_t at = pos_;
+        uint64_t n = non_neg(what);
+        if (n > remaining() / min_bytes)
+            fail(at, what + " " + std::to_string(n) + " exceeds what the remaining " + std::to_string(remaining()) +
+                         " bytes of the file can hold");
+        return n;
+    }
+
+    void skip_padding(uint64_t n) {
+        uint64_t pad = (4 - n % 4) % 4;
+        w_.need(pos_, pad, "padding");
+        pos_ += pad;
+    }
+
+    std::string name(const std::string& what) {
+        const uint64_t at = pos_;
+        uint64_t n = count(what + " name length", 1);
+        if (n == 0) fail(at, what + " has an empty name");
+        const uint8_t* p = w_.need(pos_, n, what + " name");
+        std::string s(reinterpret_cast<const char*>(p), n);
+        // The spec allows any bytes in names when reading, but netcdf's C API
+        // cannot represent a NUL inside one.
+        if (s.find('\0') != std::string::npos) fail(pos_, what + " name contains a NUL byte");
+        pos_ += n;
+        skip_padding(n);
+        return s;
+    }
+
+    NcType type(const std::string& what) {
+        const uint64_t at = pos_;
+        uint32_t tag = u32(what + " type");
+        if (!is_valid_type_tag(tag)) fail(at, "bad type tag " + std::to_string(tag) + " for " + what);
+        auto t = static_cast<NcType>(tag);
+        // The spec adds ubyte..uint64 in CDF-5 only (netcdf-c is laxer).
+        if (h_.version != kData64 && is_cdf5_only(t))
+            fail(at, what + " has type " + std::string(type_name(t)) + " which exists only in CDF-5");
+        return t;
+    }
+
+    // Reads a list header: tag and nelems; 0 when ABSENT.
+    uint64_t list_header(uint32_t expected_tag, const std::string& what, uint64_t min_item_bytes) {
+        const uint64_t at = pos_;
+        uint32_t tag = u32(what + " list tag");
+        if (tag == 0) {
+            const uint64_t count_at = pos_;
+            if (non_neg(what + " count") != 0) fail(count_at, "ABSENT " + what + " list with a nonzero count");
+            return 0;
+        }
+        if (tag != expected_tag)
+            fail(at, "unknown tag " + std::to_string(tag) + " where the " + what + " list tag (" +
+                         std::to_string(expected_tag) + ") or ABSENT was expected");
+        return count(what + " count", min_item_bytes);
+    }
+
+    void read_dimensions() {
+        // name count + >=1 padded name byte + length
+        uint64_t n = list_header(kTagDimension, "dimension", 2 * word_ + 4);
+        h_.dimensions.reserve(n);
+        std::optional<size_t> record;
+        for (uint64_t i = 0; i < n; ++i) {
+            const uint64_t at = pos_;
+            Dimension d;
+            d.name = name("dimension " + std::to_string(i));
+            d.length = non_neg("length of dimension '" + d.name + "'");
+            if (d.length == 0) {
+                if (record)
+                    fail(at, "second record dimension '" + d.name + "' (the first is '" + h_.dimensions[*record].name +
+                                 "')");
+                record = h_.dimensions.size();
+                d.unlimited = true;
+            }
+            h_.dimensions.push_back(std::move(d));
+        }
+    }
+
+    void read_attributes(std::vector<Attribute>& out, const std::string& what) {
+        // name count + name + type + nelems
+        uint64_t n = list_header(kTagAttribute, what, 2 * word_ + 8);
+        out.reserve(n);
+        for (uint64_t i = 0; i < n; ++i) {
+            Attribute a;
+            a.name = name(what + " " + std::to_string(i));
+            const std::string label = what + " '" + a.name + "'";
+            a.type = type(label);
+            const uint64_t at = pos_;
+            uint64_t nelems = non_neg(label + " length");
+            const uint64_t esize = type_size(a.type);
+            if (nelems > remaining() / esize)
+                fail(at, label + " length " + std::to_string(nelems) + " exceeds the remaining " +
+                             std::to_string(remaining()) + " bytes of the file");
+            const uint64_t bytes = nelems * esize;
+            const uint8_t* p = w_.need(pos_, bytes, label + " values");
+            a.values.assign(p, p + bytes);
+            swap_from_big_endian(a.type, a.values.data(), nelems);
+            pos_ += bytes;
+            skip_padding(bytes);
+            out.push_back(std::move(a));
+        }
+    }
+
+    void read_variables() {
+        // name count + >=1 padded name byte + ndims + ABSENT attributes + type + vsize + begin
+        const uint64_t offset_bytes = h_.version == kClassic ? 4 : 8;
+        uint64_t n = list_header(kTagVariable, "variable", 4 * word_ + 12 + offset_bytes);
+        h_.variables.reserve(n);
+        const auto record = h_.record_dimension();
+        for (uint64_t i = 0; i < n; ++i) {
+            CdfVariable v;
+            v.entry_offset = pos_;
+            v.name = name("variable " + std::to_string(i));
+            const std::string label = "variable '" + v.name + "'";
+            uint64_t rank = count(label + " rank", word_);
+            v.dimids.reserve(rank);
+            for (uint64_t d = 0; d < rank; ++d) {
+                const uint64_t at = pos_;
+                uint64_t id = non_neg(label + " dimension id");
+                if (id >= h_.dimensions.size())
+                    fail(at, label + ": dimension id " + std::to_string(id) + " out of range (" +
+                                 std::to_string(h_.dimensions.size()) + " dimensions)");
+                if (record && id == *record && d != 0)
+                    fail(at, label + ": the record dimension '" + h_.dimensions[id].name +
+                                 "' is not its first dimension");
+                v.dimids.push_back(static_cast<size_t>(id));
+            }
+            read_attributes(v.attributes, label + " attribute");
+            v.type = type(label);
+            // vsize is NON_NEG but netcdf-c writes it unsigned (2^32-1 when saturated); readers ignore it.
+            v.vsize = word_ == 8 ? non_neg(label + " vsize") : u32(label + " vsize");
+            const uint64_t begin_at = pos_;
+            if (h_.version == kClassic) {
+                uint32_t b = u32(label + " begin");
+                if (b > uint32_t{INT32_MAX}) fail(begin_at, label + ": negative begin offset");
+                v.begin = b;
+            } else {
+                v.begin = load_be64(w_.need(pos_, 8, label + " begin"));
+                pos_ += 8;
+                if (v.begin > uint64_t{INT64_MAX}) fail(begin_at, label + ": negative begin offset");
+            }
+            h_.variables.push_back(std::move(v));
+        }
+    }
+
+    ByteWindow& w_;
+    CdfHeader h_;
+    uint64_t pos_ = 0;
+    uint64_t word_ = 4;
+};
+
+// Offset of the begin field of a variable entry, for messages: the entry offset
+// is close enough and always known.
+void check_data_placement(CdfHeader& h, const std::string& file, uint64_t file_size) {
+    CdfLayout layout = compute_layout(h, file);
+    if (h.streaming) {
+        // Spec "Note on streaming data": the record count follows from the file length.
+        h.numrecs = 0;
+        if (layout.record_variable_count > 0 && layout.record_size > 0 && file_size > layout.begin_rec)
+            h.numrecs = (file_size - layout.begin_rec) / layout.record_size;
+        if (auto r = h.record_dimension()) h.dimensions[*r].length = h.numrecs;
+        layout = compute_layout(h, file);
+    }
+    bool seen_fixed = false;
+    uint64_t end_of_last_fixed = 0;
+    for (size_t i = 0; i < h.variables.size(); ++i) {
+        const CdfVariable& v = h.variables[i];
+        const VariableLayout& vl = layout.variables[i];
+        const std::string label = "variable '" + v.name + "'";
+        if (v.begin < h.header_size)
+            throw FormatError(file, v.entry_offset,
+                              label + ": data begins at " + std::to_string(v.begin) + ", inside the header (which ends at " +
+                                  std::to_string(h.header_size) + ")");
+        // The last element's end; padding may be missing at the end of a file.
+        uint64_t end = 0;
+        bool overflow = false;
+        if (!vl.is_record) {
+            overflow = __builtin_add_overflow(v.begin, vl.data_bytes, &end);
+            if (!overflow) {
+                seen_fixed = true;
+                end_of_last_fixed = v.begin + vl.padded_bytes;
+            }
+        } else if (layout.numrecs > 0) {
+            uint64_t records;
+            overflow = __builtin_mul_overflow(layout.numrecs - 1, layout.record_size, &records) ||
+                       __builtin_add_overflow(v.begin, records, &end) ||
+                       __builtin_add_overflow(end, vl.data_bytes, &end);
+        }
+        if (overflow) throw FormatError(file, v.entry_offset, label + ": data end overflows 64 bits");
+        if (end > file_size)
+            throw FormatError(file, v.entry_offset,
+                              label + (vl.is_record ? ": record data" : ": data") + " ends at byte " +
+                                  std::to_string(end) + ", beyond the end of the file (" + std::to_string(file_size) +
+                                  " bytes)");
+    }
+    // netcdf-c (NC_computeshapes) refuses record data that starts before the
+    // end of the non-record data.
+    if (seen_fixed && layout.record_variable_count > 0 && end_of_last_fixed > layout.begin_rec)
+        throw FormatError(file, 4,
+                          "record data begins at " + std::to_string(layout.begin_rec) +
+                              ", before the end of the non-record data (" + std::to_string(end_of_last_fixed) + ")");
+}
+
+}  // namespace
+
+bool has_cdf_magic(std::span<const uint8_t> first4) {
+    return first4.size() >= 4 && first4[0] == 'C' && first4[1] == 'D' && first4[2] == 'F' &&
+           (first4[3] == kClassic || first4[3] == kOffset64 || first4[3] == kData64);
+}
+
+CdfHeader parse_cdf_header(std::span<const uint8_t> bytes, const std::string& file) {
+    ByteWindow w(bytes, file);
+    CdfHeader h = HeaderParser(w).parse();
+    if (auto r = h.record_dimension()) h.dimensions[*r].length = h.numrecs;
+    check_data_placement(h, file, bytes.size());
+    return h;
+}
+
+CdfHeader read_cdf_header(const OpenFile& file) {
+    ByteWindow w(file);
+    CdfHeader h = HeaderParser(w).parse();
+    if (auto r = h.record_dimension()) h.dimensions[*r].length = h.numrecs;
+    check_data_placement(h, file.path(), file.size());
+    return h;
+}
+
+}  // namespace ncafs::cdf

@@ -1,0 +1,27 @@
+// Reads the header of a CDF-1, CDF-2 or CDF-5 file into a CdfHeader, checking
+// everything the spec (and netcdf-c) forbid. Never trusts a count: every list
+// and value is checked against the bytes present before anything is allocated.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+
+#include "codecs/cdf/header.hpp"
+#include "codecs/open_file.hpp"
+
+namespace ncafs::cdf {
+
+// True when the 4 bytes are 'C' 'D' 'F' followed by version 1, 2 or 5.
+bool has_cdf_magic(std::span<const uint8_t> first4);
+
+// Parses the header of a file whose whole content is `bytes` (tests, fuzzing).
+// `file` names it in errors. Throws FormatError.
+CdfHeader parse_cdf_header(std::span<const uint8_t> bytes, const std::string& file);
+
+// Reads the header with a few preads (a buffer that doubles as needed, never
+// beyond the file size). Throws FormatError for invalid headers, SourceError
+// for I/O errors.
+CdfHeader read_cdf_header(const OpenFile& file);
+
+}  // namespace ncafs::cdf

@@ -1,0 +1,280 @@
+// The CDF header reader, layout and CdfVariableSource against netcdf-c on the
+// ncgen-generated corpus.
+#include <gtest/gtest.h>
+#include <netcdf.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <mutex>
+#include <random>
+
+#include "codecs/cdf/cdf_dataset.hpp"
+#include "codecs/cdf/cdf_variable_source.hpp"
+#include "codecs/cdf/header_reader.hpp"
+#include "codecs/cdf/layout.hpp"
+#include "codecs/error.hpp"
+#include "codecs/netcdf/netcdf_library.hpp"
+#include "tests/codecs/cdf_test_support.hpp"
+
+namespace ncafs::cdf {
+namespace {
+
+using cdftest::corpus;
+using cdftest::CorpusFile;
+
+#define NC_OK(call)                                                             \
+    do {                                                                        \
+        int nc_status_ = (call);                                                \
+        ASSERT_EQ(nc_status_, NC_NOERR) << #call << ": " << nc_strerror(nc_status_); \
+    } while (0)
+
+// netcdf-c's view of one attribute: type, length and native values.
+void expect_attribute_matches(int ncid, int varid, int attnum, const Attribute& ours, const std::string& where) {
+    char name[NC_MAX_NAME + 1] = {};
+    NC_OK(nc_inq_attname(ncid, varid, attnum, name));
+    EXPECT_EQ(ours.name, name) << where;
+    nc_type type;
+    size_t len;
+    NC_OK(nc_inq_att(ncid, varid, name, &type, &len));
+    EXPECT_EQ(static_cast<int>(ours.type), type) << where << " " << name;
+    EXPECT_EQ(ours.length(), len) << where << " " << name;
+    std::vector<uint8_t> values(len * type_size(static_cast<NcType>(type)) + 1);
+    NC_OK(nc_get_att(ncid, varid, name, values.data()));
+    values.resize(len * type_size(static_cast<NcType>(type)));
+    EXPECT_EQ(ours.values, values) << where << " attribute " << name;
+}
+
+std::vector<uint64_t> unravel(uint64_t i, const std::vector<uint64_t>& shape) {
+    std::vector<uint64_t> idx(shape.size());
+    for (size_t d = shape.size(); d-- > 0;) {
+        idx[d] = i % shape[d];
+        i /= shape[d];
+    }
+    return idx;
+}
+
+TEST(CdfReader, MetadataAgreesWithNetcdfC) {
+    for (const CorpusFile& f : corpus()) {
+        SCOPED_TRACE(f.label());
+        auto file = OpenFile::open(f.path);
+        CdfHeader h = read_cdf_header(*file);
+        Dataset ds = open_cdf_dataset(f.path);
+        std::lock_guard lock(netcdf_library_mutex());
+        int ncid;
+        NC_OK(nc_open(f.path.c_str(), NC_NOWRITE, &ncid));
+        int format;
+        NC_OK(nc_inq_format(ncid, &format));
+        EXPECT_EQ(h.version, format == NC_FORMAT_CLASSIC ? 1 : format == NC_FORMAT_64BIT_OFFSET ? 2 : 5);
+        EXPECT_EQ(h.version, f.version);
+        int ndims, nvars, natts, unlimdim;
+        NC_OK(nc_inq(ncid, &ndims, &nvars, &natts, &unlimdim));
+        ASSERT_EQ(ds.dimensions.size(), static_cast<size_t>(ndims));
+        ASSERT_EQ(ds.variables.size(), static_cast<size_t>(nvars));
+        ASSERT_EQ(ds.attributes.size(), static_cast<size_t>(natts));
+        auto ours_unlim = ds.unlimited_dimension();
+        EXPECT_EQ(ours_unlim ? static_cast<int>(*ours_unlim) : -1, unlimdim);
+        for (int d = 0; d < ndims; ++d) {
+            char name[NC_MAX_NAME + 1] = {};
+            size_t len;
+            NC_OK(nc_inq_dim(ncid, d, name, &len));
+            EXPECT_EQ(ds.dimensions[d].name, name);
+            EXPECT_EQ(ds.dimensions[d].length, len) << name;
+            EXPECT_EQ(ds.dimensions[d].unlimited, d == unlimdim);
+        }
+        if (unlimdim >= 0) {
+            size_t numrecs;
+            NC_OK(nc_inq_dimlen(ncid, unlimdim, &numrecs));
+            EXPECT_EQ(h.numrecs, numrecs);
+        }
+        for (int a = 0; a < natts; ++a) expect_attribute_matches(ncid, NC_GLOBAL, a, ds.attributes[a], "global");
+        for (int v = 0; v < nvars; ++v) {
+            char name[NC_MAX_NAME + 1] = {};
+            nc_type type;
+            int vndims, vnatts;
+            int dimids[NC_MAX_VAR_DIMS];
+            NC_OK(nc_inq_var(ncid, v, name, &type, &vndims, dimids, &vnatts));
+            const Variable& ours = ds.variables[v];
+            EXPECT_EQ(ours.name, name);
+            EXPECT_EQ(static_cast<int>(ours.type), type) << name;
+            ASSERT_EQ(ours.dimids.size(), static_cast<size_t>(vndims)) << name;
+            for (int d = 0; d < vndims; ++d) EXPECT_EQ(ours.dimids[d], static_cast<size_t>(dimids[d])) << name;
+            ASSERT_EQ(ours.attributes.size(), static_cast<size_t>(vnatts)) << name;
+            for (int a = 0; a < vnatts; ++a) expect_attribute_matches(ncid, v, a, ours.attributes[a], name);
+            EXPECT_EQ(ours.source->shape(), ds.shape(ours)) << name;
+            EXPECT_EQ(ours.source->type(), ours.type) << name;
+        }
+        NC_OK(nc_close(ncid));
+    }
+}
+
+TEST(CdfReader, ValuesAtComputedOffsetsEqualNcGetVar1) {
+    std::mt19937_64 rng(7);
+    for (const CorpusFile& f : corpus()) {
+        SCOPED_TRACE(f.label());
+        auto file = OpenFile::open(f.path);
+        CdfHeader h = read_cdf_header(*file);
+        CdfLayout layout = compute_layout(h, f.path);
+        std::lock_guard lock(netcdf_library_mutex());
+        int ncid;
+        NC_OK(nc_open(f.path.c_str(), NC_NOWRITE, &ncid));
+        for (size_t v = 0; v < layout.variables.size(); ++v) {
+            const VariableLayout& vl = layout.variables[v];
+            const uint64_t n = vl.element_count();
+            std::vector<uint64_t> samples;
+            if (n <= 300) {
+                for (uint64_t i = 0; i < n; ++i) samples.push_back(i);
+            } else {
+                samples = {0, n - 1};
+                for (int k = 0; k < 300; ++k) samples.push_back(rng() % n);
+            }
+            for (uint64_t i : samples) {
+                auto idx = unravel(i, vl.shape);
+                const uint64_t off = layout.element_offset(v, idx);
+                ASSERT_EQ(off, layout.linear_element_offset(v, i));
+                uint8_t ours[8], theirs[8];
+                file->pread_exact(ours, vl.element_size, off);
+                swap_from_big_endian(vl.type, ours, 1);
+                std::vector<size_t> index(idx.begin(), idx.end());
+                NC_OK(nc_get_var1(ncid, static_cast<int>(v), index.data(), theirs));
+                ASSERT_EQ(0, std::memcmp(ours, theirs, vl.element_size))
+                    << h.variables[v].name << " element " << i << " at offset " << off;
+            }
+        }
+        NC_OK(nc_close(ncid));
+    }
+}
+
+TEST(CdfReader, HyperslabReadsEqualNcGetVara) {
+    std::mt19937_64 rng(11);
+    for (const CorpusFile& f : corpus()) {
+        SCOPED_TRACE(f.label());
+        Dataset ds = open_cdf_dataset(f.path);
+        std::lock_guard lock(netcdf_library_mutex());
+        int ncid;
+        NC_OK(nc_open(f.path.c_str(), NC_NOWRITE, &ncid));
+        for (size_t v = 0; v < ds.variables.size(); ++v) {
+            const auto& src = *ds.variables[v].source;
+            const auto shape = src.shape();
+            const size_t esize = type_size(src.type());
+            for (int k = 0; k < 25; ++k) {
+                std::vector<uint64_t> start(shape.size()), count(shape.size());
+                std::vector<size_t> nstart(shape.size()), ncount(shape.size());
+                uint64_t total = 1;
+                for (size_t d = 0; d < shape.size(); ++d) {
+                    if (shape[d] == 0) {
+                        start[d] = count[d] = 0;
+                    } else if (k % 3 == 0) {  // full boxes exercise the coalesced runs
+                        start[d] = 0;
+                        count[d] = shape[d];
+                    } else {
+                        start[d] = rng() % shape[d];
+                        count[d] = 1 + rng() % (shape[d] - start[d]);
+                    }
+                    nstart[d] = start[d];
+                    ncount[d] = count[d];
+                    total *= count[d];
+                }
+                std::vector<uint8_t> ours(total * esize + 1), theirs(total * esize + 1);
+                src.read(start, count, ByteOrder::Native, ours.data());
+                if (total > 0) NC_OK(nc_get_vara(ncid, static_cast<int>(v), nstart.data(), ncount.data(), theirs.data()));
+                ASSERT_EQ(ours, theirs) << ds.variables[v].name << " box " << k;
+                std::vector<uint8_t> big(total * esize + 1);
+                src.read(start, count, ByteOrder::Big, big.data());
+                swap_from_big_endian(src.type(), big.data(), total);
+                ASSERT_EQ(big, theirs) << ds.variables[v].name << " big-endian box " << k;
+            }
+        }
+        NC_OK(nc_close(ncid));
+    }
+}
+
+TEST(CdfReader, BigEndianExtentsHoldTheElements) {
+    std::mt19937_64 rng(5);
+    for (const CorpusFile& f : corpus()) {
+        SCOPED_TRACE(f.label());
+        Dataset ds = open_cdf_dataset(f.path);
+        for (const auto& var : ds.variables) {
+            const auto& src = *var.source;
+            const uint64_t n = src.element_count();
+            if (n == 0) continue;
+            const size_t esize = type_size(src.type());
+            for (int k = 0; k < 10; ++k) {
+                uint64_t first = rng() % n, count = 1 + rng() % (n - first);
+                if (k == 0) first = 0, count = n;
+                std::vector<uint8_t> expected(count * esize), got;
+                src.read_linear(first, count, ByteOrder::Big, expected.data());
+                auto extents = src.big_endian_extents(first, count);
+                ASSERT_TRUE(extents.has_value());
+                for (const auto& e : *extents) {
+                    std::vector<uint8_t> part(e.length);
+                    e.file->pread_exact(part.data(), e.length, e.offset);
+                    got.insert(got.end(), part.begin(), part.end());
+                }
+                ASSERT_EQ(got, expected) << var.name;
+            }
+        }
+    }
+}
+
+TEST(CdfReader, SpecProductVectorExamples) {
+    // Spec "Notes on Computing File Offsets": [5 3 2 7] -> [210 42 14 7], vsize 212 (bytes);
+    // record [0 2 9 4] -> [. 72 36 4] (the record entry holds the elements per record).
+    CdfHeader h;
+    h.dimensions = {{"r", 0, true}, {"a", 5}, {"b", 3}, {"c", 2}, {"d", 7}, {"e", 2}, {"f", 9}, {"g", 4}};
+    h.variables.push_back({"fixed", {1, 2, 3, 4}, {}, NcType::Byte, 0, 100, 0});
+    h.variables.push_back({"rec", {0, 5, 6, 7}, {}, NcType::Byte, 0, 400, 0});
+    CdfLayout l = compute_layout(h, "spec");
+    EXPECT_EQ(l.variables[0].products, (std::vector<uint64_t>{210, 42, 14, 7}));
+    EXPECT_EQ(l.variables[0].padded_bytes, 212u);
+    EXPECT_EQ(l.variables[1].products, (std::vector<uint64_t>{72, 72, 36, 4}));
+    EXPECT_EQ(l.variables[1].padded_bytes, 72u);
+}
+
+TEST(CdfReader, StreamingNumrecsFollowsFromFileSize) {
+    for (const char* cdl : {"several_record_vars", "one_record_var_byte", "one_record_var_1d_byte", "fill_values"}) {
+        for (const char* kind : {"nc3", "nc5"}) {
+            const CorpusFile& f = cdftest::corpus_file(cdl, kind);
+            SCOPED_TRACE(f.label());
+            auto bytes = cdftest::read_file(f.path);
+            CdfHeader original = parse_cdf_header(bytes, f.path);
+            ASSERT_GT(original.numrecs, 0u);
+            std::fill(bytes.begin() + 4, bytes.begin() + (f.version == 5 ? 12 : 8), 0xFF);
+            CdfHeader streamed = parse_cdf_header(bytes, f.path);
+            EXPECT_TRUE(streamed.streaming);
+            EXPECT_EQ(streamed.numrecs, original.numrecs);
+            EXPECT_EQ(streamed.dimensions[*streamed.record_dimension()].length, original.numrecs);
+        }
+    }
+}
+
+TEST(CdfReader, FileThatShrinksGivesSourceError) {
+    const CorpusFile& f = cdftest::corpus_file("several_record_vars", "nc6");
+    std::string copy = cdftest::temp_dir() + "/shrinking.nc";
+    auto bytes = cdftest::read_file(f.path);
+    cdftest::write_file(copy, bytes);
+    Dataset ds = open_cdf_dataset(copy);
+    const Variable* rf = ds.find_variable("rf");
+    ASSERT_NE(rf, nullptr);
+    std::vector<float> values(rf->source->element_count());
+    rf->source->read_linear(0, values.size(), ByteOrder::Native, values.data());
+    ASSERT_EQ(::truncate(copy.c_str(), static_cast<off_t>(bytes.size() - 20)), 0);
+    EXPECT_THROW(rf->source->read_linear(0, values.size(), ByteOrder::Native, values.data()), SourceError);
+    EXPECT_THROW((void)rf->source->big_endian_extents(0, 1), SourceError);
+    // Back to the same size but rewritten: still an error, never other bytes.
+    bytes[bytes.size() - 1] ^= 1;
+    cdftest::write_file(copy, bytes);
+    EXPECT_THROW(rf->source->read_linear(0, values.size(), ByteOrder::Native, values.data()), SourceError);
+}
+
+TEST(CdfReader, FileAndMemoryParsesAgree) {
+    for (const CorpusFile& f : corpus()) {
+        auto file = OpenFile::open(f.path);
+        CdfHeader a = read_cdf_header(*file);
+        CdfHeader b = parse_cdf_header(cdftest::read_file(f.path), f.path);
+        EXPECT_EQ(a.header_size, b.header_size) << f.label();
+        EXPECT_EQ(a.variables.size(), b.variables.size()) << f.label();
+    }
+}
+
+}  // namespace
+}  // namespace ncafs::cdf
