@@ -246,10 +246,16 @@ CfRules cf_rules_for(const Variable& v) {
         else r.fill = TypedValue{NcType::Char, {}};  // default fill '\0'
         return r;
     }
+    // netCDF4-python 1.6.2 (Debian 12, the suite's reference) tests the
+    // attribute's truth value: any non-empty text (even "false") or a
+    // non-zero number. Later releases accept only "true"/"True".
     bool is_unsigned = false;
-    if (const Attribute* u = v.find_attribute("_Unsigned"); u && u->type == NcType::Char) {
-        const std::string s = u->as_text();
-        is_unsigned = s == "true" || s == "True";
+    if (const Attribute* u = v.find_attribute("_Unsigned")) {
+        if (u->type == NcType::Char) {
+            for (uint8_t c : u->values) is_unsigned = is_unsigned || c != 0;  // getncattr drops NULs
+        } else if (u->length() == 1) {
+            is_unsigned = u->as_double() != 0;
+        }
     }
     const bool unsigned_view = is_unsigned && is_integer_type(v.type) && !is_unsigned_type(v.type);
     if (unsigned_view) r.viewed = unsigned_of(v.type);
