@@ -1,0 +1,182 @@
+// Random aggregations (generate_aggregation.py) read through open_aggregation
+// and compared element for element with netcdf-c reads of the oracle file the
+// generator wrote from the master array it generated.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <random>
+#include <thread>
+
+#include "aggregation/aggregated_source.hpp"
+#include "aggregation/aggregation_dataset.hpp"
+#include "aggregation/dataset_cache.hpp"
+#include "codecs/array_source.hpp"
+#include "tests/aggregation/aggregation_test_util.hpp"
+
+using namespace ncafs;
+
+namespace {
+
+struct Generated {
+    std::string dir;
+    nlohmann::json manifest;
+};
+
+const Generated& generated() {
+    static Generated g = [] {
+        Generated r;
+        r.dir = test::fresh_dir("oracle");
+        test::run_generator(r.dir, "--cases 60 --seed 20261121");
+        std::ifstream in(r.dir + "/manifest.json");
+        r.manifest = nlohmann::json::parse(in);
+        return r;
+    }();
+    return g;
+}
+
+// Element-wise comparison; floating values within a tiny relative tolerance
+// (units conversions go through double), integers exactly.
+void expect_same(NcType t, const std::vector<uint8_t>& got, const std::vector<uint8_t>& want, const std::string& what) {
+    ASSERT_EQ(got.size(), want.size()) << what;
+    const size_t n = got.size() / type_size(t);
+    size_t bad = 0;
+    for (size_t i = 0; i < n && bad < 5; ++i) {
+        if (t == NcType::Float || t == NcType::Double) {
+            double a = element_as_double(t, got.data(), i), b = element_as_double(t, want.data(), i);
+            if (!(std::fabs(a - b) <= 1e-6 * std::max(1.0, std::fabs(b)))) {
+                ADD_FAILURE() << what << " element " << i << ": got " << a << " want " << b;
+                ++bad;
+            }
+        } else if (std::memcmp(got.data() + i * type_size(t), want.data() + i * type_size(t), type_size(t)) != 0) {
+            ADD_FAILURE() << what << " element " << i << ": got " << element_as_double(t, got.data(), i) << " want "
+                          << element_as_double(t, want.data(), i);
+            ++bad;
+        }
+    }
+}
+
+}  // namespace
+
+TEST(AggregationOracle, RandomHyperslabsMatchTheOracle) {
+    const auto& g = generated();
+    ASSERT_GE(g.manifest.size(), 50u);
+    std::mt19937_64 rng(7);
+    size_t slabs = 0;
+    for (const auto& c : g.manifest) {
+        const std::string nca = c["nca"], oracle = c["oracle"];
+        SCOPED_TRACE(nca);
+        std::shared_ptr<const Dataset> ds;
+        ASSERT_NO_THROW(ds = open_aggregation(nca, AggregationOptions{})) << nca;
+        const Variable* v = ds->find_variable("v");
+        ASSERT_NE(v, nullptr);
+        auto oshape = test::nc_shape(oracle, "v");
+        auto shape = ds->shape(*v);
+        ASSERT_EQ(shape, std::vector<uint64_t>(oshape.begin(), oshape.end()));
+        ASSERT_EQ(v->source->shape(), shape);
+        // Whole array, then random hyperslabs.
+        for (int k = 0; k < 12; ++k, ++slabs) {
+            std::vector<uint64_t> start(shape.size()), count(shape.size());
+            for (size_t d = 0; d < shape.size(); ++d) {
+                if (k == 0) {
+                    start[d] = 0, count[d] = shape[d];
+                    continue;
+                }
+                start[d] = rng() % shape[d];
+                count[d] = 1 + rng() % (shape[d] - start[d]);
+            }
+            NcType t;
+            auto want = test::nc_read(oracle, "v", std::vector<size_t>(start.begin(), start.end()),
+                                      std::vector<size_t>(count.begin(), count.end()), &t);
+            ASSERT_EQ(t, v->type);
+            std::vector<uint8_t> got(want.size());
+            ASSERT_NO_THROW(v->source->read(start, count, ByteOrder::Native, got.data()));
+            expect_same(t, got, want, nca + " slab " + std::to_string(k));
+            if (k == 1) {  // big-endian reads are the native ones swapped
+                std::vector<uint8_t> big(want.size());
+                v->source->read(start, count, ByteOrder::Big, big.data());
+                swap_from_big_endian(t, big.data(), big.size() / type_size(t));
+                EXPECT_EQ(big, got);
+            }
+        }
+        // Linear runs (what a classic layout asks for).
+        const uint64_t total = v->source->element_count();
+        for (int k = 0; k < 4; ++k) {
+            uint64_t first = rng() % total, n = 1 + rng() % (total - first);
+            std::vector<uint8_t> got(n * type_size(v->type));
+            v->source->read_linear(first, n, ByteOrder::Native, got.data());
+            std::vector<size_t> all(shape.begin(), shape.end()), zero(shape.size(), 0);
+            auto whole = test::nc_read(oracle, "v", zero, all);
+            std::vector<uint8_t> want(whole.begin() + static_cast<long>(first * type_size(v->type)),
+                                      whole.begin() + static_cast<long>((first + n) * type_size(v->type)));
+            expect_same(v->type, got, want, nca + " linear run");
+        }
+    }
+    EXPECT_GE(slabs, 600u);
+}
+
+TEST(AggregationOracle, PresentedDatasetHidesMachineryAndKeepsOrdinaryVariables) {
+    const auto& g = generated();
+    for (const auto& c : g.manifest) {
+        const std::string nca = c["nca"];
+        auto ds = open_aggregation(nca, AggregationOptions{});
+        const Variable* v = ds->find_variable("v");
+        ASSERT_NE(v, nullptr);
+        for (const auto& a : v->attributes) {
+            EXPECT_NE(a.name.rfind("nca_", 0), 0u) << nca << " " << a.name;
+            EXPECT_NE(a.name.rfind("cfa_", 0), 0u) << nca << " " << a.name;
+            EXPECT_NE(a.name, "cf_role") << nca;
+        }
+        EXPECT_NE(v->find_attribute("long_name"), nullptr);
+        for (const auto& var : ds->variables) EXPECT_EQ(var.name.rfind("nca_p", 0), std::string::npos) << nca << " shows private " << var.name;
+        for (const auto& d : ds->dimensions) EXPECT_EQ(d.name.find("nca_p"), std::string::npos) << nca << " shows private dim " << d.name;
+        ASSERT_NE(ds->find_variable("time"), nullptr);  // ordinary variables read from the file itself
+        auto tvals = test::nc_read(nca, "time", {0}, {1});
+        double t0;
+        ds->find_variable("time")->source->read(std::vector<uint64_t>{0}, std::vector<uint64_t>{1}, ByteOrder::Native, &t0);
+        EXPECT_EQ(std::memcmp(&t0, tvals.data(), 8), 0);
+        const Attribute* conv = ds->find_attribute("Conventions");
+        ASSERT_NE(conv, nullptr);
+        EXPECT_EQ(conv->as_text().find("NCA"), std::string::npos);
+        EXPECT_EQ(conv->as_text().find("CFA"), std::string::npos);
+        EXPECT_TRUE(is_aggregation_file(nca));
+        EXPECT_FALSE(is_aggregation_file(c["oracle"].get<std::string>()));
+    }
+}
+
+TEST(AggregationOracle, ConstructionOpensNoPartitionAndReadsOpenLazily) {
+    const auto& g = generated();
+    for (const auto& c : g.manifest) {
+        agg::DatasetCache cache(8);
+        auto loaded = agg::load_aggregation(c["nca"], AggregationOptions{}, cache);
+        EXPECT_EQ(cache.opens(), 1u) << "only the aggregation file itself";
+        const Variable* v = loaded.dataset->find_variable("v");
+        std::vector<uint8_t> all(v->source->element_count() * type_size(v->type));
+        v->source->read_linear(0, v->source->element_count(), ByteOrder::Native, all.data());
+        EXPECT_LE(cache.size(), 8u);
+    }
+}
+
+TEST(AggregationOracle, ConcurrentReadsAgree) {
+    const auto& g = generated();
+    const auto& c = g.manifest[0];
+    auto ds = open_aggregation(c["nca"], AggregationOptions{});
+    const Variable* v = ds->find_variable("v");
+    auto shape = ds->shape(*v);
+    std::vector<size_t> zero(shape.size(), 0), all(shape.begin(), shape.end());
+    auto want = test::nc_read(c["oracle"], "v", zero, all);
+    std::vector<std::thread> threads;
+    std::atomic<int> failures{0};
+    for (int t = 0; t < 4; ++t)
+        threads.emplace_back([&] {
+            for (int k = 0; k < 50; ++k) {
+                std::vector<uint8_t> got(want.size());
+                v->source->read_linear(0, v->source->element_count(), ByteOrder::Native, got.data());
+                if (v->type != NcType::Float && v->type != NcType::Double && got != want) ++failures;
+            }
+        });
+    for (auto& th : threads) th.join();
+    EXPECT_EQ(failures.load(), 0);
+}
