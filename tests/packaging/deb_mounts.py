@@ -109,6 +109,9 @@ def check(argv):
     require_root()
     require_file("/usr/bin/ncafs", "the installed ncafs program (run deb_build_install.py first)")
     require_file("/sbin/mount.ncafs", "the mount helper mount.ncafs")
+    if os.path.exists("/usr/local/bin/ncafs"):
+        log("WARNING: /usr/local/bin/ncafs exists and comes first on the search path mount.fuse3 "
+            "uses: the fuse.ncafs cases below run it, not the package's /usr/bin/ncafs")
     cases = [
         ("mount -t fuse.ncafs -o ro,allow_other",
          lambda r, s, m: mount_with_type("fuse.ncafs", "ro,allow_other", r, s, m)),
