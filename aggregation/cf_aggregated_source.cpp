@@ -4,6 +4,7 @@
 #include <cstring>
 #include <stdexcept>
 
+#include "aggregation/term_variables.hpp"
 #include "aggregation/units_conversion.hpp"
 #include "codecs/error.hpp"
 
@@ -101,8 +102,24 @@ std::shared_ptr<const CfAggregatedSource::Piece> CfAggregatedSource::resolve(siz
     if (i < agg_->fragment_problems.size() && !agg_->fragment_problems[i].empty()) throw fail(agg_->fragment_problems[i]);
     std::string name = f.variable;
     if (name.size() > 1 && name[0] == '/' && name.find('/', 1) == std::string::npos) name = name.substr(1);
-    if (name.find('/') != std::string::npos)
+    if (name.find('/') != std::string::npos) {
+        // The Dataset model holds root-group variables only: check what can be
+        // checked (existence, shape) so that a defective file gets its real
+        // error, then refuse.
+        std::vector<uint64_t> shape;
+        {
+            TermFile file(f.path);
+            auto full = file.find(name);
+            if (!full) throw fail("has no variable \"" + name + "\"");
+            shape = file.shape_of(*full);
+        }
+        try {
+            align_fragment_axes(shape, f.count);
+        } catch (const std::exception& e) {
+            throw fail("variable \"" + name + "\" " + e.what());
+        }
         throw fail("variable \"" + f.variable + "\" lies in a group; fragment variables inside groups are not supported yet");
+    }
     if (f.kind == FragmentKind::File && !paths_->physically_allowed(f.path))
         throw fail("resolves (through symlinks) outside the allowed roots: refused");
 
@@ -129,7 +146,14 @@ std::shared_ptr<const CfAggregatedSource::Piece> CfAggregatedSource::resolve(siz
     }
     // Units: none on the fragment means the aggregation's (CFA-0.6.2 3.4); a
     // fragment without a calendar is taken to use the aggregation's calendar.
-    const std::string fu = text_attribute(*var, "units"), fc = text_attribute(*var, "calendar");
+    std::string fu = text_attribute(*var, "units"), fc = text_attribute(*var, "calendar");
+    if (fu.empty())  // CF 7.1: boundary variables inherit their parent coordinate's units and calendar
+        for (const auto& parent : ds->variables)
+            if (text_attribute(parent, "bounds") == name) {
+                fu = text_attribute(parent, "units");
+                if (fc.empty()) fc = text_attribute(parent, "calendar");
+                break;
+            }
     try {
         g.units = units_converter(fu, fc.empty() ? a.calendar : fc, a.units, a.calendar);
     } catch (const std::exception& e) {

@@ -434,7 +434,7 @@ CfAggregate parse_one(const std::string& path, const Dataset& file, const Variab
     const TermArray* ids = arrays.count(Role::Ids) ? &arrays.at(Role::Ids) : nullptr;
     const TermArray* values = arrays.count(Role::Values) ? &arrays.at(Role::Values) : nullptr;
     const TermArray* format = arrays.count(Role::Format) ? &arrays.at(Role::Format) : nullptr;
-    Layout names_l{}, ids_l{}, values_l{}, format_l{};
+    Layout names_l{}, ids_l{}, format_l{};
     std::vector<std::pair<std::string, std::string>> subs;
     if (names) {
         if (!names->is_text) throw AggregationError(path, where_of(Role::Names), "variable " + names->path + " must hold strings");
@@ -451,7 +451,7 @@ CfAggregate parse_one(const std::string& path, const Dataset& file, const Variab
         ids_l = term_layout(*ids, nf, versions_allowed, true, path, where_of(Role::Ids));
         if (!ids->is_text) ids = nullptr;  // non-netCDF addresses (G3 `um`): no use for netCDF reading
     }
-    if (values) values_l = term_layout(*values, nf, false, false, path, where_of(Role::Values));
+    if (values) term_layout(*values, nf, false, false, path, where_of(Role::Values));  // shape check only
     if (format) {
         if (!format->is_text) throw AggregationError(path, where_of(Role::Format), "variable " + format->path + " must hold strings");
         format_l = term_layout(*format, nf, true, true, path, where_of(Role::Format));
@@ -528,6 +528,13 @@ CfAggregate parse_one(const std::string& path, const Dataset& file, const Variab
                     f.kind = FragmentKind::Self;
                     f.path = paths.aggregation_file();
                     f.variable = *addr;
+                    // CF group search starts in the group of the referring
+                    // variable - the address variable (CFA Ex. 3/4 keep both
+                    // it and the fragments in /aggregation).
+                    const std::string& ap = arrays.at(Role::Ids).path;
+                    const std::string group = ap.substr(0, ap.rfind('/'));
+                    if (addr->find('/') == std::string::npos && !group.empty())
+                        if (auto full = terms.find(group + "/" + *addr)) f.variable = *full;
                 } else {
                     f.kind = FragmentKind::Missing;
                     f.path = path;
@@ -602,6 +609,18 @@ CfAggregations parse_cf_file(const std::string& path, const Dataset& file, const
             }
         for (const auto& w : a.aggregate.warnings) out.warnings.push_back(w);
         out.aggregates.push_back(std::move(a));
+    }
+    // CF 7.1: a boundary variable without units has its parent coordinate's
+    // (needed to convert fragments whose parent uses other reference times).
+    for (auto& ca : out.aggregates) {
+        Aggregate& a = ca.aggregate;
+        if (!a.units.empty()) continue;
+        for (const auto& parent : file.variables)
+            if (text_of(parent.find_attribute("bounds")) == a.name) {
+                a.units = text_of(parent.find_attribute("units"));
+                if (a.calendar.empty()) a.calendar = text_of(parent.find_attribute("calendar"));
+                break;
+            }
     }
     // Carriers the Dataset model does not show (string variables such as CF
     // L.5 `uid`): their feature variables are hidden all the same.

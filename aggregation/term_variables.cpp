@@ -227,6 +227,27 @@ TermArray TermFile::read(const std::string& full) const {
     return out;
 }
 
+std::vector<uint64_t> TermFile::shape_of(const std::string& full) const {
+    auto slash = full.rfind('/');
+    std::string group = slash == 0 || slash == std::string::npos ? "/" : full.substr(0, slash);
+    std::string var = full.substr(slash == std::string::npos ? 0 : slash + 1);
+    std::lock_guard lock(netcdf_library_mutex());
+    int gid = ncid_, varid = -1, ndims = 0;
+    if ((group != "/" && nc_inq_grp_full_ncid(ncid_, group.c_str(), &gid) != NC_NOERR) ||
+        nc_inq_varid(gid, var.c_str(), &varid) != NC_NOERR || nc_inq_varndims(gid, varid, &ndims) != NC_NOERR ||
+        ndims < 0 || ndims > NC_MAX_VAR_DIMS)
+        throw SourceError(path_, "variable " + full + ": no such variable");
+    std::vector<int> ids(static_cast<size_t>(ndims));
+    if (ndims > 0) nc_inq_vardimid(gid, varid, ids.data());
+    std::vector<uint64_t> shape;
+    for (int id : ids) {
+        size_t len = 0;
+        nc_inq_dimlen(gid, id, &len);
+        shape.push_back(len);
+    }
+    return shape;
+}
+
 std::vector<TermFile::VariableDims> TermFile::root_variables() const {
     std::lock_guard lock(netcdf_library_mutex());
     std::vector<VariableDims> out;

@@ -54,6 +54,9 @@ public:
     // for text). Throws SourceError.
     TermArray read(const std::string& full_path) const;
 
+    // Dimension lengths of the variable at a path `find` returned.
+    std::vector<uint64_t> shape_of(const std::string& full_path) const;
+
     // Root-group variables with their dimension names (every type, also
     // string/vlen ones that the Dataset model skips) - for hiding.
     struct VariableDims {
