@@ -92,7 +92,7 @@ std::shared_ptr<const VirtualFile> build_layout(const Dataset& d, bool cf) {
         lv.size = shape;
         if (!cf) {
             lv.type = std::string(ds::ds_type_name(ds::ds_type_for(v->type)));
-            lv.endian = "b";
+            lv.endian.emplace(1, 'b');  // (not = "b": GCC 12 -Wrestrict false positive)
             if (n > 0) {
                 ds::ValueBlockPlan plan{n, is_char, false, {}};
                 lv.block = std::make_shared<ds::ValueBlock>(std::make_shared<RawProducer>(v->source), plan);
@@ -115,7 +115,7 @@ std::shared_ptr<const VirtualFile> build_layout(const Dataset& d, bool cf) {
         lv.type = std::string(ds::ds_type_name(t));
         lv.missing = plan.has_mask();
         // numpy byte order '|' (1-byte) -> "b"; native ('=') and strings -> "l" on x86.
-        lv.endian = (type_size(rules.out) == 1 && !is_char) ? "b" : "l";
+        lv.endian.emplace(1, (type_size(rules.out) == 1 && !is_char) ? 'b' : 'l');
         if (n > 0) lv.block = std::make_shared<ds::ValueBlock>(producer, std::move(plan));
         out.push_back(std::move(lv));
     }
