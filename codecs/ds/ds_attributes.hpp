@@ -19,7 +19,8 @@ Json attribute_to_json(const Attribute& attribute);
 //   string                      -> char (UTF-8 bytes)
 //   true/false                  -> byte 1/0
 //   integer(s)                  -> int if all fit in int32, else int64 if all
-//                                  fit, else uint64 (when all are >= 0)
+//                                  fit, else uint64 (when all are >= 0),
+//                                  else double
 //   number(s) with a fraction,
 //   exponent, NaN or Infinity   -> double
 //   [] (empty list)             -> char ""
