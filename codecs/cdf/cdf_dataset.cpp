@@ -8,8 +8,9 @@ namespace ncafs::cdf {
 
 Dataset open_cdf_dataset(const std::string& path) {
     auto file = OpenFile::open(path);
-    CdfHeader header = read_cdf_header(*file);
-    auto layout = std::make_shared<const CdfLayout>(compute_layout(header, path));
+    auto computed = std::make_shared<CdfLayout>();
+    CdfHeader header = read_cdf_header(*file, computed.get());
+    std::shared_ptr<const CdfLayout> layout = std::move(computed);
     Dataset ds;
     ds.origin = path;
     ds.dimensions = std::move(header.dimensions);

@@ -106,7 +106,17 @@ public:
                     uint64_t pos = s.pos + head;
                     for (auto& e : *extents) {
                         if (e.length == 0) continue;
-                        out.push_back({pos, e.length, e});
+                        // Neighbouring extents that are neighbours in the same file too
+                        // (consecutive variables, packed records) become one piece.
+                        ViewPiece* last = out.empty() ? nullptr : &out.back();
+                        if (last && last->extent && last->extent->file == e.file &&
+                            last->offset + last->length == pos &&
+                            last->extent->offset + last->extent->length == e.offset) {
+                            last->length += e.length;
+                            last->extent->length += e.length;
+                        } else {
+                            out.push_back({pos, e.length, e});
+                        }
                         pos += e.length;
                     }
                 } else {

@@ -15,6 +15,23 @@ constexpr uint32_t kTagVariable = 0x0B;
 constexpr uint32_t kTagAttribute = 0x0C;
 constexpr uint64_t kFirstReadBytes = 64 * 1024;
 
+// What is being read, formatted only when an error is reported (building
+// strings for every field would dominate the parse time of big headers).
+struct Label {
+    const char* kind = "";
+    uint64_t index = 0;
+    const std::string* name = nullptr;  // once read
+    const Label* owner = nullptr;       // the variable owning an attribute
+    std::string text() const {
+        std::string s = owner ? owner->text() + " " : std::string();
+        s += kind;
+        s += name ? " '" + *name + "'" : " " + std::to_string(index);
+        return s;
+    }
+};
+
+std::string describe(const Label* l, const char* field) { return l ? l->text() + " " + field : std::string(field); }
+
 // The bytes of the file seen so far: either all of an in-memory file, or a
 // prefix of an OpenFile that grows (doubling) when the parser needs more.
 class ByteWindow {
@@ -29,11 +46,12 @@ public:
     uint64_t total() const { return total_; }
 
     // Pointer to bytes [pos, pos+n); FormatError when the file ends before.
-    const uint8_t* need(uint64_t pos, uint64_t n, const std::string& what) {
+    const uint8_t* need(uint64_t pos, uint64_t n, const Label* l, const char* field) {
         if (pos > total_ || n > total_ - pos)
             throw FormatError(name_, pos,
-                              "header truncated: " + what + " needs " + std::to_string(n) + " bytes but the file has " +
-                                  std::to_string(pos > total_ ? 0 : total_ - pos) + " left");
+                              "header truncated: " + describe(l, field) + " needs " + std::to_string(n) +
+                                  " bytes but the file has " + std::to_string(pos > total_ ? 0 : total_ - pos) +
+                                  " left");
         if (pos + n > loaded_) grow(std::min(total_, std::max(pos + n, 2 * loaded_)));
         return data_ + pos;
     }
@@ -66,7 +84,7 @@ public:
     explicit HeaderParser(ByteWindow& w) : w_(w) {}
 
     CdfHeader parse() {
-        const uint8_t* magic = w_.need(0, 4, "magic number");
+        const uint8_t* magic = w_.need(0, 4, nullptr, "magic number");
         if (!has_cdf_magic({magic, 4})) {
             if (magic[0] == 'C' && magic[1] == 'D' && magic[2] == 'F')
                 fail(3, "unknown CDF version byte " + std::to_string(magic[3]));
@@ -77,7 +95,8 @@ public:
         pos_ = 4;
 
         const uint64_t numrecs_at = pos_;
-        uint64_t raw = word_ == 8 ? load_be64(w_.need(pos_, 8, "numrecs")) : load_be32(w_.need(pos_, 4, "numrecs"));
+        uint64_t raw = word_ == 8 ? load_be64(w_.need(pos_, 8, nullptr, "numrecs"))
+                                  : load_be32(w_.need(pos_, 4, nullptr, "numrecs"));
         pos_ += word_;
         const uint64_t streaming = word_ == 8 ? UINT64_MAX : 0xFFFFFFFFu;
         if (raw == streaming) {
@@ -88,7 +107,7 @@ public:
         }
 
         read_dimensions();
-        read_attributes(h_.attributes, "global attribute");
+        read_attributes(h_.attributes, "global attribute", nullptr);
         read_variables();
         h_.header_size = pos_;
         return std::move(h_);
@@ -99,90 +118,94 @@ private:
 
     uint64_t remaining() const { return w_.total() - pos_; }
 
-    uint32_t u32(const std::string& what) {
-        uint32_t v = load_be32(w_.need(pos_, 4, what));
+    uint32_t u32(const Label* l, const char* field) {
+        uint32_t v = load_be32(w_.need(pos_, 4, l, field));
         pos_ += 4;
         return v;
     }
 
     // NON_NEG: unsigned 32 bits in CDF-1/2 (as netcdf-c reads it: dimensions
     // up to 2^32-4 exist in CDF-2 files), non-negative 64 bits in CDF-5.
-    uint64_t non_neg(const std::string& what) {
-        if (word_ == 4) return u32(what);
+    uint64_t non_neg(const Label* l, const char* field) {
+        if (word_ == 4) return u32(l, field);
         const uint64_t at = pos_;
-        uint64_t v = load_be64(w_.need(pos_, 8, what));
+        uint64_t v = load_be64(w_.need(pos_, 8, l, field));
         pos_ += 8;
-        if (v > uint64_t{INT64_MAX}) fail(at, what + " is negative");
+        if (v > uint64_t{INT64_MAX}) fail(at, describe(l, field) + " is negative");
         return v;
     }
 
     // A count of items each taking at least min_bytes: rejected when the
     // rest of the file could not hold them, so no allocation outgrows the file.
-    uint64_t count(const std::string& what, uint64_t min_bytes) {
+    uint64_t count(const Label* l, const char* field, uint64_t min_bytes) {
         const uint64_t at = pos_;
-        uint64_t n = non_neg(what);
+        uint64_t n = non_neg(l, field);
         if (n > remaining() / min_bytes)
-            fail(at, what + " " + std::to_string(n) + " exceeds what the remaining " + std::to_string(remaining()) +
-                         " bytes of the file can hold");
+            fail(at, describe(l, field) + " " + std::to_string(n) + " exceeds what the remaining " +
+                         std::to_string(remaining()) + " bytes of the file can hold");
         return n;
     }
 
     void skip_padding(uint64_t n) {
         uint64_t pad = (4 - n % 4) % 4;
-        w_.need(pos_, pad, "padding");
+        w_.need(pos_, pad, nullptr, "padding");
         pos_ += pad;
     }
 
-    std::string name(const std::string& what) {
+    std::string name(const Label& l) {
         const uint64_t at = pos_;
-        uint64_t n = count(what + " name length", 1);
-        if (n == 0) fail(at, what + " has an empty name");
-        const uint8_t* p = w_.need(pos_, n, what + " name");
+        uint64_t n = count(&l, "name length", 1);
+        if (n == 0) fail(at, l.text() + " has an empty name");
+        const uint8_t* p = w_.need(pos_, n, &l, "name");
         std::string s(reinterpret_cast<const char*>(p), n);
         // The spec allows any bytes in names when reading, but netcdf's C API
         // cannot represent a NUL inside one.
-        if (s.find('\0') != std::string::npos) fail(pos_, what + " name contains a NUL byte");
+        if (s.find('\0') != std::string::npos) fail(pos_, l.text() + " name contains a NUL byte");
         pos_ += n;
         skip_padding(n);
         return s;
     }
 
-    NcType type(const std::string& what) {
+    NcType type(const Label& l) {
         const uint64_t at = pos_;
-        uint32_t tag = u32(what + " type");
-        if (!is_valid_type_tag(tag)) fail(at, "bad type tag " + std::to_string(tag) + " for " + what);
+        uint32_t tag = u32(&l, "type");
+        if (!is_valid_type_tag(tag)) fail(at, "bad type tag " + std::to_string(tag) + " for " + l.text());
         auto t = static_cast<NcType>(tag);
         // The spec adds ubyte..uint64 in CDF-5 only (netcdf-c is laxer).
         if (h_.version != kData64 && is_cdf5_only(t))
-            fail(at, what + " has type " + std::string(type_name(t)) + " which exists only in CDF-5");
+            fail(at, l.text() + " has type " + std::string(type_name(t)) + " which exists only in CDF-5");
         return t;
     }
 
     // Reads a list header: tag and nelems; 0 when ABSENT.
-    uint64_t list_header(uint32_t expected_tag, const std::string& what, uint64_t min_item_bytes) {
+    uint64_t list_header(uint32_t expected_tag, const char* what, const char* count_field, const Label* owner,
+                         uint64_t min_item_bytes) {
         const uint64_t at = pos_;
-        uint32_t tag = u32(what + " list tag");
+        uint32_t tag = u32(owner, "list tag");
         if (tag == 0) {
             const uint64_t count_at = pos_;
-            if (non_neg(what + " count") != 0) fail(count_at, "ABSENT " + what + " list with a nonzero count");
+            if (non_neg(owner, "list count") != 0)
+                fail(count_at, "ABSENT " + std::string(what) + " list with a nonzero count");
             return 0;
         }
         if (tag != expected_tag)
             fail(at, "unknown tag " + std::to_string(tag) + " where the " + what + " list tag (" +
                          std::to_string(expected_tag) + ") or ABSENT was expected");
-        return count(what + " count", min_item_bytes);
+        return count(owner, count_field, min_item_bytes);
     }
 
     void read_dimensions() {
         // name count + >=1 padded name byte + length
-        uint64_t n = list_header(kTagDimension, "dimension", 2 * word_ + 4);
+        uint64_t n = list_header(kTagDimension, "dimension", "dimension count", nullptr, 2 * word_ + 4);
         h_.dimensions.reserve(n);
         std::optional<size_t> record;
         for (uint64_t i = 0; i < n; ++i) {
             const uint64_t at = pos_;
+            Label l{"dimension", i};
             Dimension d;
-            d.name = name("dimension " + std::to_string(i));
-            d.length = non_neg("length of dimension '" + d.name + "'");
+            d.name = name(l);
+            l.name = &d.name;
+            d.length = non_neg(&l, "length");
             if (d.length == 0) {
                 if (record)
                     fail(at, "second record dimension '" + d.name + "' (the first is '" + h_.dimensions[*record].name +
@@ -194,23 +217,24 @@ private:
         }
     }
 
-    void read_attributes(std::vector<Attribute>& out, const std::string& what) {
-        // name count + name + type + nelems
-        uint64_t n = list_header(kTagAttribute, what, 2 * word_ + 8);
+    void read_attributes(std::vector<Attribute>& out, const char* kind, const Label* owner) {
+        // name count + >=1 padded name byte + type + nelems
+        uint64_t n = list_header(kTagAttribute, kind, "attribute count", owner, 2 * word_ + 8);
         out.reserve(n);
         for (uint64_t i = 0; i < n; ++i) {
+            Label l{kind, i, nullptr, owner};
             Attribute a;
-            a.name = name(what + " " + std::to_string(i));
-            const std::string label = what + " '" + a.name + "'";
-            a.type = type(label);
+            a.name = name(l);
+            l.name = &a.name;
+            a.type = type(l);
             const uint64_t at = pos_;
-            uint64_t nelems = non_neg(label + " length");
+            uint64_t nelems = non_neg(&l, "length");
             const uint64_t esize = type_size(a.type);
             if (nelems > remaining() / esize)
-                fail(at, label + " length " + std::to_string(nelems) + " exceeds the remaining " +
+                fail(at, l.text() + " length " + std::to_string(nelems) + " exceeds the remaining " +
                              std::to_string(remaining()) + " bytes of the file");
             const uint64_t bytes = nelems * esize;
-            const uint8_t* p = w_.need(pos_, bytes, label + " values");
+            const uint8_t* p = w_.need(pos_, bytes, &l, "values");
             a.values.assign(p, p + bytes);
             swap_from_big_endian(a.type, a.values.data(), nelems);
             pos_ += bytes;
@@ -222,40 +246,41 @@ private:
     void read_variables() {
         // name count + >=1 padded name byte + ndims + ABSENT attributes + type + vsize + begin
         const uint64_t offset_bytes = h_.version == kClassic ? 4 : 8;
-        uint64_t n = list_header(kTagVariable, "variable", 4 * word_ + 12 + offset_bytes);
+        uint64_t n = list_header(kTagVariable, "variable", "variable count", nullptr, 4 * word_ + 12 + offset_bytes);
         h_.variables.reserve(n);
         const auto record = h_.record_dimension();
         for (uint64_t i = 0; i < n; ++i) {
             CdfVariable v;
             v.entry_offset = pos_;
-            v.name = name("variable " + std::to_string(i));
-            const std::string label = "variable '" + v.name + "'";
-            uint64_t rank = count(label + " rank", word_);
+            Label l{"variable", i};
+            v.name = name(l);
+            l.name = &v.name;
+            uint64_t rank = count(&l, "rank", word_);
             v.dimids.reserve(rank);
             for (uint64_t d = 0; d < rank; ++d) {
                 const uint64_t at = pos_;
-                uint64_t id = non_neg(label + " dimension id");
+                uint64_t id = non_neg(&l, "dimension id");
                 if (id >= h_.dimensions.size())
-                    fail(at, label + ": dimension id " + std::to_string(id) + " out of range (" +
+                    fail(at, l.text() + ": dimension id " + std::to_string(id) + " out of range (" +
                                  std::to_string(h_.dimensions.size()) + " dimensions)");
                 if (record && id == *record && d != 0)
-                    fail(at, label + ": the record dimension '" + h_.dimensions[id].name +
+                    fail(at, l.text() + ": the record dimension '" + h_.dimensions[id].name +
                                  "' is not its first dimension");
                 v.dimids.push_back(static_cast<size_t>(id));
             }
-            read_attributes(v.attributes, label + " attribute");
-            v.type = type(label);
+            read_attributes(v.attributes, "attribute", &l);
+            v.type = type(l);
             // vsize is NON_NEG but netcdf-c writes it unsigned (2^32-1 when saturated); readers ignore it.
-            v.vsize = word_ == 8 ? non_neg(label + " vsize") : u32(label + " vsize");
+            v.vsize = word_ == 8 ? non_neg(&l, "vsize") : u32(&l, "vsize");
             const uint64_t begin_at = pos_;
             if (h_.version == kClassic) {
-                uint32_t b = u32(label + " begin");
-                if (b > uint32_t{INT32_MAX}) fail(begin_at, label + ": negative begin offset");
+                uint32_t b = u32(&l, "begin");
+                if (b > uint32_t{INT32_MAX}) fail(begin_at, l.text() + ": negative begin offset");
                 v.begin = b;
             } else {
-                v.begin = load_be64(w_.need(pos_, 8, label + " begin"));
+                v.begin = load_be64(w_.need(pos_, 8, &l, "begin"));
                 pos_ += 8;
-                if (v.begin > uint64_t{INT64_MAX}) fail(begin_at, label + ": negative begin offset");
+                if (v.begin > uint64_t{INT64_MAX}) fail(begin_at, l.text() + ": negative begin offset");
             }
             h_.variables.push_back(std::move(v));
         }
@@ -269,7 +294,7 @@ private:
 
 // Offset of the begin field of a variable entry, for messages: the entry offset
 // is close enough and always known.
-void check_data_placement(CdfHeader& h, const std::string& file, uint64_t file_size) {
+CdfLayout check_data_placement(CdfHeader& h, const std::string& file, uint64_t file_size) {
     CdfLayout layout = compute_layout(h, file);
     if (h.streaming) {
         // Spec "Note on streaming data": the record count follows from the file length.
@@ -284,10 +309,10 @@ void check_data_placement(CdfHeader& h, const std::string& file, uint64_t file_s
     for (size_t i = 0; i < h.variables.size(); ++i) {
         const CdfVariable& v = h.variables[i];
         const VariableLayout& vl = layout.variables[i];
-        const std::string label = "variable '" + v.name + "'";
+        auto label = [&] { return "variable '" + v.name + "'"; };
         if (v.begin < h.header_size)
             throw FormatError(file, v.entry_offset,
-                              label + ": data begins at " + std::to_string(v.begin) + ", inside the header (which ends at " +
+                              label() + ": data begins at " + std::to_string(v.begin) + ", inside the header (which ends at " +
                                   std::to_string(h.header_size) + ")");
         // The last element's end; padding may be missing at the end of a file.
         uint64_t end = 0;
@@ -304,10 +329,10 @@ void check_data_placement(CdfHeader& h, const std::string& file, uint64_t file_s
                        __builtin_add_overflow(v.begin, records, &end) ||
                        __builtin_add_overflow(end, vl.data_bytes, &end);
         }
-        if (overflow) throw FormatError(file, v.entry_offset, label + ": data end overflows 64 bits");
+        if (overflow) throw FormatError(file, v.entry_offset, label() + ": data end overflows 64 bits");
         if (end > file_size)
             throw FormatError(file, v.entry_offset,
-                              label + (vl.is_record ? ": record data" : ": data") + " ends at byte " +
+                              label() + (vl.is_record ? ": record data" : ": data") + " ends at byte " +
                                   std::to_string(end) + ", beyond the end of the file (" + std::to_string(file_size) +
                                   " bytes)");
     }
@@ -317,6 +342,7 @@ void check_data_placement(CdfHeader& h, const std::string& file, uint64_t file_s
         throw FormatError(file, 4,
                           "record data begins at " + std::to_string(layout.begin_rec) +
                               ", before the end of the non-record data (" + std::to_string(end_of_last_fixed) + ")");
+    return layout;
 }
 
 }  // namespace
@@ -334,11 +360,12 @@ CdfHeader parse_cdf_header(std::span<const uint8_t> bytes, const std::string& fi
     return h;
 }
 
-CdfHeader read_cdf_header(const OpenFile& file) {
+CdfHeader read_cdf_header(const OpenFile& file, CdfLayout* layout) {
     ByteWindow w(file);
     CdfHeader h = HeaderParser(w).parse();
     if (auto r = h.record_dimension()) h.dimensions[*r].length = h.numrecs;
-    check_data_placement(h, file.path(), file.size());
+    CdfLayout l = check_data_placement(h, file.path(), file.size());
+    if (layout) *layout = std::move(l);
     return h;
 }
 

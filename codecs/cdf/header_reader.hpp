@@ -8,6 +8,7 @@
 #include <string>
 
 #include "codecs/cdf/header.hpp"
+#include "codecs/cdf/layout.hpp"
 #include "codecs/open_file.hpp"
 
 namespace ncafs::cdf {
@@ -21,7 +22,8 @@ CdfHeader parse_cdf_header(std::span<const uint8_t> bytes, const std::string& fi
 
 // Reads the header with a few preads (a buffer that doubles as needed, never
 // beyond the file size). Throws FormatError for invalid headers, SourceError
-// for I/O errors.
-CdfHeader read_cdf_header(const OpenFile& file);
+// for I/O errors. When `layout` is given it receives compute_layout(header),
+// which the reader computes anyway to check the data placement.
+CdfHeader read_cdf_header(const OpenFile& file, CdfLayout* layout = nullptr);
 
 }  // namespace ncafs::cdf
