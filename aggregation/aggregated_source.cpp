@@ -95,7 +95,9 @@ std::shared_ptr<const AggregatedSource::Resolved> AggregatedSource::resolve(size
     try {
         ds = cache_.get(path);  // stats the file: a changed file gets a new entry
     } catch (const SourceError& e) {
-        throw SourceError(path, e.what() + std::string(" (partition ") + f.where + ")");
+        std::string reason = e.what();
+        if (reason.rfind(e.file() + ": ", 0) == 0) reason = reason.substr(e.file().size() + 2);
+        throw SourceError(path, reason + " (partition " + f.where + ")");
     }
     {
         std::lock_guard lock(mutex_);

@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include "codecs/cdf/cdf_dataset.hpp"
 #include "codecs/netcdf/netcdf_dataset.hpp"
 
 namespace ncafs {
@@ -18,8 +19,8 @@ bool has_cdf_magic(const std::string& path) {
 }
 
 Dataset open_dataset(const std::string& path) {
-    // TODO(cdf): switch CDF files to ncafs::cdf::open_cdf_dataset once
-    // codecs/cdf/cdf_dataset.hpp lands; netcdf-c reads them correctly meanwhile.
+    // CDF files by pread (no netcdf-c mutex, file extents for splicing).
+    if (has_cdf_magic(path)) return cdf::open_cdf_dataset(path);
     return netcdf::open_netcdf_dataset(path);
 }
 
