@@ -5,8 +5,10 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <memory>
 #include <random>
+#include <thread>
 
 #include "codecs/array_source.hpp"
 #include "codecs/error.hpp"
@@ -46,8 +48,8 @@ void expect_attributes_equal(const std::vector<Attribute>& ours, const std::vect
 }
 
 // Everything our reader returns for `ncs` equals netcdf-c's reading of `nc`.
-void expect_same_as_netcdf_c(const std::string& ncs, const std::string& nc) {
-    const Dataset ours = open_ncstream_dataset(ncs);
+void expect_same_as_netcdf_c(const std::string& ncs, const std::string& nc, const ReaderOptions& options = {}) {
+    const Dataset ours = open_ncstream_dataset(ncs, options);
     const NetcdfFileContents theirs = read_with_netcdf_c(nc);
     ASSERT_EQ(ours.dimensions.size(), theirs.dims.size()) << ncs;
     for (size_t i = 0; i < theirs.dims.size(); ++i) {
@@ -110,6 +112,9 @@ TEST_P(NcstreamRoundTrip, DeflatedExportThenReaderEqualsNetcdfC) {
         export_ncstream(ds, fd, level);
         ::close(fd);
         expect_same_as_netcdf_c(ncs, nc);
+        ReaderOptions streamed;  // payloads over 16 bytes inflated as streams, on every read
+        streamed.inflate_cache_bytes = 64;
+        expect_same_as_netcdf_c(ncs, nc, streamed);
     }
 }
 
@@ -172,6 +177,39 @@ TEST_P(NcstreamRoundTrip, RandomAccessAndPieces) {
     }
     std::vector<uint8_t> one(1);
     EXPECT_THROW(view->read(all.size(), one), UsageError);
+}
+
+
+// Several threads reading one view of a deflated .ncs (shared inflate cache,
+// a cache small enough to evict and to stream the larger payloads).
+TEST(NcstreamConcurrency, ThreadsReadTheSameView) {
+    const std::string dir = make_temp_dir();
+    const std::string nc = make_corpus_file(dir, "classic_types");
+    const std::string ncs = dir + "/deflated.ncs";
+    int fd = ::open(ncs.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    ASSERT_GE(fd, 0);
+    export_ncstream(open_dataset(nc), fd, 6);
+    ::close(fd);
+    ReaderOptions small;
+    small.inflate_cache_bytes = 256;  // payloads above 64 bytes are streamed, the rest evicted often
+    auto view = make_ncstream_view(std::make_shared<const Dataset>(open_ncstream_dataset(ncs, small)), "c");
+    const std::vector<uint8_t> all = view_bytes(*make_ncstream_view(
+        std::make_shared<const Dataset>(open_dataset(nc)), "c"));
+    ASSERT_EQ(view->size(), all.size());
+    std::vector<std::thread> threads;
+    std::atomic<int> mismatches{0};
+    for (int t = 0; t < 4; ++t)
+        threads.emplace_back([&, t] {
+            std::mt19937_64 rng(static_cast<uint64_t>(t));
+            for (int k = 0; k < 200; ++k) {
+                uint64_t off = rng() % all.size();
+                std::vector<uint8_t> part(rng() % (all.size() - off + 1));
+                view->read(off, part);
+                if (!std::equal(part.begin(), part.end(), all.begin() + static_cast<std::ptrdiff_t>(off))) ++mismatches;
+            }
+        });
+    for (auto& th : threads) th.join();
+    EXPECT_EQ(mismatches.load(), 0);
 }
 
 INSTANTIATE_TEST_SUITE_P(Corpus, NcstreamRoundTrip, ::testing::ValuesIn(corpus_names()));
