@@ -23,9 +23,14 @@ struct Label {
     const std::string* name = nullptr;  // once read
     const Label* owner = nullptr;       // the variable owning an attribute
     std::string text() const {
-        std::string s = owner ? owner->text() + " " : std::string();
-        s += kind;
-        s += name ? " '" + *name + "'" : " " + std::to_string(index);
+        std::string s = owner ? owner->text() : std::string();
+        if (owner) s.append(" ");
+        s.append(kind);
+        if (name) {
+            s.append(" '").append(*name).append("'");
+        } else {
+            s.append(" ").append(std::to_string(index));
+        }
         return s;
     }
 };
