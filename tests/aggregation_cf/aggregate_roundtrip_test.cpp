@@ -1,0 +1,182 @@
+// `ncafs aggregate` round trips: partition files from make_partitions.py
+// (netCDF4-python), aggregated by aggregate_command, read back through the CF
+// reader (CfAggregatedSource) and compared with NCO ncrcat's concatenation of
+// the same files, read with netcdf-c - or with netCDF4-python's own unpacking
+// where ncrcat cannot be right (per-file packing).
+#include <gtest/gtest.h>
+#include <netcdf.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <sstream>
+
+#include "aggregation/aggregate_command.hpp"
+#include "aggregation/cf_aggregated_source.hpp"
+#include "aggregation/cf_aggregation_parser.hpp"
+#include "aggregation/cf_validation.hpp"
+#include "codecs/netcdf/netcdf_library.hpp"
+
+namespace fs = std::filesystem;
+using namespace ncafs;
+using namespace ncafs::agg;
+
+namespace {
+
+std::string make_dir(const std::string& kind) {
+    const char* b = std::getenv("NCAFS_BINARY_DIR");
+    fs::path dir = fs::path(b ? b : "/tmp") / "tests" / "aggregation_cf" / ("roundtrip_" + kind + "_" + std::to_string(::getpid()));
+    fs::remove_all(dir);
+    fs::create_directories(dir);
+    const char* script = std::getenv("NCAFS_CF_PARTITIONS_SCRIPT");
+    std::string cmd = std::string("/usr/bin/python3 ") + (script ? script : "make_partitions.py") + " " + dir.string() + " " + kind;
+    EXPECT_EQ(std::system(cmd.c_str()), 0) << cmd;
+    return dir.string();
+}
+
+std::vector<double> nc_values(const std::string& path, const std::string& var) {
+    std::lock_guard lock(netcdf_library_mutex());
+    int ncid = -1, varid = -1, ndims = 0;
+    EXPECT_EQ(nc_open(path.c_str(), NC_NOWRITE, &ncid), NC_NOERR) << path;
+    EXPECT_EQ(nc_inq_varid(ncid, var.c_str(), &varid), NC_NOERR) << var;
+    nc_inq_varndims(ncid, varid, &ndims);
+    std::vector<int> dims(static_cast<size_t>(ndims));
+    nc_inq_vardimid(ncid, varid, dims.data());
+    size_t n = 1;
+    for (int d : dims) {
+        size_t len = 0;
+        nc_inq_dimlen(ncid, d, &len);
+        n *= len;
+    }
+    std::vector<double> v(n);
+    EXPECT_EQ(nc_get_var_double(ncid, varid, v.data()), NC_NOERR);
+    nc_close(ncid);
+    return v;
+}
+
+std::vector<double> read_all(const ArraySource& s) {
+    std::vector<uint8_t> raw(s.element_count() * type_size(s.type()));
+    std::vector<uint64_t> start(s.shape().size(), 0);
+    s.read(start, s.shape(), ByteOrder::Native, raw.data());
+    std::vector<double> v(s.element_count());
+    for (size_t i = 0; i < v.size(); ++i) v[i] = element_as_double(s.type(), raw.data(), i);
+    return v;
+}
+
+struct Read {
+    std::shared_ptr<const Dataset> file;
+    std::map<std::string, std::shared_ptr<CfAggregatedSource>> sources;
+    CfAggregations parsed;
+};
+
+Read read_back(const std::string& path, DatasetCache& cache) {
+    Read r;
+    auto paths = std::make_shared<const PathPolicy>(path, std::vector<std::string>{}, std::vector<std::pair<std::string, std::string>>{});
+    r.file = cache.get(path);
+    r.parsed = parse_cf_file(path, *r.file, *paths);
+    for (const auto& a : r.parsed.aggregates)
+        r.sources[a.aggregate.name] = std::make_shared<CfAggregatedSource>(std::make_shared<const CfAggregate>(a), paths, cache);
+    return r;
+}
+
+void expect_near(const std::vector<double>& got, const std::vector<double>& want, const std::string& what, double rel = 1e-12) {
+    ASSERT_EQ(got.size(), want.size()) << what;
+    size_t bad = 0;
+    for (size_t i = 0; i < got.size(); ++i)
+        if (!(std::fabs(got[i] - want[i]) <= rel * std::max(1.0, std::fabs(want[i]))))
+            if (++bad <= 5) ADD_FAILURE() << what << "[" << i << "]: got " << got[i] << " want " << want[i];
+    EXPECT_EQ(bad, 0u) << what;
+}
+
+int aggregate(std::vector<std::string> args, std::string* err_text = nullptr) {
+    std::ostringstream out, err;
+    int rc = aggregate_command(args, out, err);
+    if (err_text) *err_text = err.str();
+    return rc;
+}
+
+}  // namespace
+
+class TimeSplit : public ::testing::TestWithParam<std::vector<std::string>> {};
+
+TEST_P(TimeSplit, EqualsNcrcat) {
+    const std::string dir = make_dir("time");
+    std::vector<std::string> parts;
+    for (int i = 0; i < 5; ++i) parts.push_back(dir + "/part_" + std::to_string(i) + ".nc");
+    // ncrcat wants the files in time order, and one time unit: convert part_3 first with ncap2? No:
+    // ncrcat rebases time units itself ("days since" vs "hours since") as NCO documents.
+    std::string cmd = "ncrcat -O -h";
+    for (const auto& p : parts) cmd += " " + p;
+    cmd += " " + dir + "/ncrcat.nc";
+    ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd;
+
+    std::vector<std::string> args = GetParam();
+    args.push_back("-o");
+    args.push_back(dir + "/agg.nc");
+    // Arguments shuffled: the writer orders fragments by time values.
+    for (int i : {3, 0, 4, 1, 2}) args.push_back(parts[static_cast<size_t>(i)]);
+    std::string err;
+    ASSERT_EQ(aggregate(args, &err), 0) << err;
+    EXPECT_NE(err.find("history"), std::string::npos) << "global attribute differences are reported";
+
+    DatasetCache cache;
+    auto r = read_back(dir + "/agg.nc", cache);
+    for (const char* v : {"tas", "time", "time_bnds"}) {
+        ASSERT_TRUE(r.sources.count(v)) << v;
+        expect_near(read_all(*r.sources[v]), nc_values(dir + "/ncrcat.nc", v), v, 1e-9);
+    }
+    EXPECT_EQ(r.sources["tas"]->shape(), (std::vector<uint64_t>{15, 4, 6}));
+    for (const char* v : {"lat", "lon", "crs"}) {
+        const Variable* plain = r.file->find_variable(v);
+        ASSERT_TRUE(plain && plain->source) << v;
+        expect_near(read_all(*plain->source), nc_values(dir + "/ncrcat.nc", v), v);
+    }
+    auto check = check_cf_aggregation(dir + "/agg.nc", {}, cache, true);
+    EXPECT_TRUE(check.problems.empty()) << (check.problems.empty() ? "" : check.problems.front());
+}
+
+INSTANTIATE_TEST_SUITE_P(Formats, TimeSplit,
+                         ::testing::Values(std::vector<std::string>{}, std::vector<std::string>{"--classic"},
+                                           std::vector<std::string>{"--absolute", "--dim", "time"}));
+
+TEST(AggregateCommand, PerFilePackingIsReportedAndUnpacked) {
+    const std::string dir = make_dir("packed");
+    std::string err;
+    ASSERT_EQ(aggregate({"-o", dir + "/agg.nc", dir + "/part_2.nc", dir + "/part_0.nc", dir + "/part_1.nc"}, &err), 0) << err;
+    EXPECT_NE(err.find("tas:scale_factor differs"), std::string::npos) << err;
+    EXPECT_NE(err.find("tas:add_offset differs"), std::string::npos) << err;
+    DatasetCache cache;
+    auto r = read_back(dir + "/agg.nc", cache);
+    EXPECT_EQ(r.sources["tas"]->type(), NcType::Float);
+    expect_near(read_all(*r.sources["tas"]), nc_values(dir + "/expected.nc", "tas"), "unpacked tas", 1e-6);
+}
+
+TEST(AggregateCommand, TilesAlongTwoDimensions) {
+    const std::string dir = make_dir("tiles");
+    std::string err;
+    ASSERT_EQ(aggregate({"--dim", "time", "--dim", "lat", "-o", dir + "/agg.nc", dir + "/tile_1_1.nc", dir + "/tile_0_0.nc",
+                         dir + "/tile_1_0.nc", dir + "/tile_0_1.nc"}, &err), 0) << err;
+    DatasetCache cache;
+    auto r = read_back(dir + "/agg.nc", cache);
+    ASSERT_EQ(r.sources["tas"]->shape(), (std::vector<uint64_t>{6, 4, 6}));
+    auto got = read_all(*r.sources["tas"]);
+    for (int ti = 0; ti < 2; ++ti)
+        for (int li = 0; li < 2; ++li) {
+            auto tile = nc_values(dir + "/tile_" + std::to_string(ti) + "_" + std::to_string(li) + ".nc", "tas");
+            for (size_t t = 0; t < 3; ++t)
+                for (size_t y = 0; y < 2; ++y)
+                    for (size_t x = 0; x < 6; ++x)
+                        EXPECT_EQ(got[((ti * 3 + t) * 4 + li * 2 + y) * 6 + x], tile[(t * 2 + y) * 6 + x]);
+        }
+    expect_near(read_all(*r.sources["lat"]), {60, 20, -20, -60}, "lat (decreasing)");
+}
+
+TEST(AggregateCommand, DisagreementIsRefusedNamingFileAndAttribute) {
+    const std::string dir = make_dir("mismatch");
+    std::string err;
+    EXPECT_EQ(aggregate({"-o", dir + "/agg.nc", dir + "/part_0.nc", dir + "/part_1.nc"}, &err), 1);
+    EXPECT_NE(err.find("part_1.nc: attribute lat:units"), std::string::npos) << err;
+    EXPECT_FALSE(fs::exists(dir + "/agg.nc"));
+    EXPECT_EQ(aggregate({"-o", dir + "/agg.nc"}, &err), 2);
+}
