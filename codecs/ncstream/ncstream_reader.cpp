@@ -199,7 +199,9 @@ Model decode_header(const pb::Header& h, const Cursor& c, uint64_t at, const Rea
         }
         v.elements = checked_product(v.shape, v.is_string ? 1 : type_size(v.type), c, at, what);
         if (v.is_string) {
-            if (v.elements > options.max_string_variable_bytes)
+            // The values are held as std::strings until the char array is built:
+            // the limit covers those objects too, before they are allocated.
+            if (v.elements > options.max_string_variable_bytes / sizeof(std::string))
                 throw c.error(at, what + ": STRING variable of " + std::to_string(v.elements) +
                                       " values is too large to hold in memory");
             v.strings.resize(v.elements);

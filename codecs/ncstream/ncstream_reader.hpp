@@ -37,7 +37,8 @@ struct ReaderOptions {
     // Inflated payloads kept per opened file; payloads larger than a quarter
     // of this are inflated as a stream on every read instead.
     uint64_t inflate_cache_bytes = uint64_t{64} << 20;
-    // STRING variables are held in memory as char arrays up to this size.
+    // STRING variables are held in memory as char arrays up to this size
+    // (and at most this / sizeof(std::string) values while reading).
     uint64_t max_string_variable_bytes = uint64_t{256} << 20;
 };
 

@@ -272,6 +272,13 @@ TEST(NcstreamHostile, StringCountsChecked) {
     b.start().header(h).raw({0xab, 0xec, 0xce, 0xba}).varint(ds.size()).raw(std::vector<uint8_t>(ds.begin(), ds.end()))
         .varint(25).varint(uint64_t{1} << 40).end();
     expect_format_error(b.bytes(), "in-memory limit");
+    // A STRING variable declared with 2^40 values is refused before allocation.
+    pb::Header huge = h;
+    huge.mutable_root()->mutable_dims(0)->set_length(uint64_t{1} << 40);
+    huge.mutable_root()->mutable_vars(0)->mutable_shape(0)->set_length(uint64_t{1} << 40);
+    StreamBuilder c;
+    c.start().header(huge).end();
+    expect_format_error(c.bytes(), "too large to hold in memory");
 }
 
 }  // namespace
