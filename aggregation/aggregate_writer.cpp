@@ -603,13 +603,20 @@ AggregateSummary write_cf_aggregation(const std::vector<std::string>& files_in, 
                 }
                 const bool unpacked = unpack.count(v.name) > 0;
                 NcType type = v.type;
+                // Attributes (units above all) of the first fragment in aggregation
+                // order: the aggregation then reads like its ncrcat concatenation.
+                const VarInfo& lead = [&]() -> const VarInfo& {
+                    for (const auto& x : files[static_cast<size_t>(grid[0])].vars)
+                        if (x.name == v.name) return x;
+                    return v;
+                }();
                 std::vector<Attribute> attrs;
                 if (unpacked) {
                     const Attribute* sf = v.find("scale_factor");
                     const Attribute* ao = v.find("add_offset");
                     type = sf ? sf->type : (ao ? ao->type : NcType::Float);
                     if (type != NcType::Double) type = NcType::Float;
-                    for (const auto& a : v.attributes)
+                    for (const auto& a : lead.attributes)
                         if (!kEncodingAttributes.count(a.name)) attrs.push_back(a);
                     std::vector<uint8_t> fill(type_size(type));
                     auto d = default_fill_big_endian(type);
@@ -617,7 +624,7 @@ AggregateSummary write_cf_aggregation(const std::vector<std::string>& files_in, 
                     swap_from_big_endian(type, fill.data(), 1);
                     attrs.push_back(Attribute{"_FillValue", type, fill});
                 } else {
-                    attrs = v.attributes;
+                    attrs = lead.attributes;
                 }
                 const Signature& s = sigs[sig_of.at(v.dims)];
                 std::string dims_text;

@@ -138,6 +138,7 @@ std::shared_ptr<const CfAggregatedSource::Piece> CfAggregatedSource::resolve(siz
     if (!var->source) throw fail("variable \"" + name + "\" has no readable values");
 
     Fragment g = f;
+    g.variable = name;  // "/temp1" -> "temp1": the Dataset model names root variables plainly
     g.start.assign(f.start.size(), 0);
     try {
         g.axis_to_master = align_fragment_axes(var->source->shape(), f.count);

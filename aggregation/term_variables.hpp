@@ -71,6 +71,7 @@ public:
 
 private:
     std::string path_;
+    std::vector<char> image_;  // the file's bytes when opened in memory (see the constructor)
     int ncid_ = -1;
 };
 
