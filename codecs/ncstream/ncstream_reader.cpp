@@ -42,6 +42,7 @@ public:
 
     void read(void* dst, uint64_t n, const std::string& what) {
         need(n, what);
+        if (n == 0) return;
         if (n > kBuffer) {
             file_->pread_exact(dst, n, pos_);
         } else {
