@@ -1,0 +1,258 @@
+// Bad aggregation metadata and broken partitions: every error names the file,
+// the JSON path and the reason; nothing is filled silently. Also the small
+// parsers (part grammar, lenient JSON, units, paths) against hand-computed values.
+#include <gtest/gtest.h>
+
+#include <unistd.h>
+
+#include <cstring>
+#include <filesystem>
+
+#include "aggregation/aggregation_dataset.hpp"
+#include "aggregation/aggregation_error.hpp"
+#include "aggregation/lenient_json.hpp"
+#include "aggregation/nca_parser.hpp"
+#include "aggregation/units_conversion.hpp"
+#include "codecs/array_source.hpp"
+#include "codecs/error.hpp"
+#include "tests/aggregation/aggregation_test_util.hpp"
+
+using namespace ncafs;
+
+namespace {
+
+// An NCA file with dims x=4, y=3 and a float master v(x, y) described by json.
+std::string write_nca(const std::string& dir, const std::string& json, const std::string& dims = "x y") {
+    std::string path = dir + "/agg.nca";
+    test::NcVarSpec v{"v", NC_FLOAT, {}, {{"cf_role", "nca_variable"}, {"nca_dimensions", dims}, {"nca_array", json}, {"units", "K"}}, {}};
+    test::nc_write(path, {{"x", 4}, {"y", 3}, {"one", 1}}, {v});
+    return path;
+}
+
+void write_part(const std::string& path, size_t nx, size_t ny, double base, nc_type t = NC_FLOAT) {
+    std::vector<double> vals;
+    for (size_t i = 0; i < nx * ny; ++i) vals.push_back(base + static_cast<double>(i));
+    if (t == NC_CHAR) vals.clear();  // text: left at its fill
+    test::nc_write(path, {{"a", nx}, {"b", ny}}, {test::NcVarSpec{"p", t, {"a", "b"}, {}, vals}});
+}
+
+std::string error_of(const std::string& path, const AggregationOptions& o = {}) {
+    try {
+        open_aggregation(path, o);
+    } catch (const Error& e) {
+        return e.what();
+    }
+    return "(no error)";
+}
+
+std::string read_error(const std::string& path, const AggregationOptions& o = {}) {
+    auto ds = open_aggregation(path, o);
+    std::vector<float> buf(12);
+    try {
+        ds->find_variable("v")->source->read_linear(0, 12, ByteOrder::Native, buf.data());
+    } catch (const SourceError& e) {
+        return e.what();
+    }
+    return "(no error)";
+}
+
+#define EXPECT_CONTAINS(haystack, needle) EXPECT_NE((haystack).find(needle), std::string::npos) << (haystack)
+
+const char* kTwoParts = R"({"pmshape": [2], "pmdimensions": ["x"], "Partitions": [
+  {"index": [0], "location": [[0, 2], [0, 3]], "subarray": {"file": "a.nc", "ncvar": "p", "shape": [2, 3]}},
+  {"index": [1], "location": [[2, 4], [0, 3]], "subarray": {"file": "b.nc", "ncvar": "p", "shape": [2, 3]}}]})";
+
+}  // namespace
+
+TEST(AggregationBadInput, GoodTwoPartitionFileReads) {
+    auto dir = test::fresh_dir("bad_good");
+    write_part(dir + "/a.nc", 2, 3, 0);
+    write_part(dir + "/b.nc", 2, 3, 100);
+    auto ds = open_aggregation(write_nca(dir, kTwoParts), {});
+    std::vector<float> got(12);
+    ds->find_variable("v")->source->read_linear(0, 12, ByteOrder::Native, got.data());
+    EXPECT_EQ(got, (std::vector<float>{0, 1, 2, 3, 4, 5, 100, 101, 102, 103, 104, 105}));
+}
+
+TEST(AggregationBadInput, MalformedJsonNamesVariableAndPosition) {
+    auto dir = test::fresh_dir("bad_json");
+    auto m = error_of(write_nca(dir, "{'Partitions': [{'location': [[0, 4] [0, 3]]}]}"));
+    EXPECT_CONTAINS(m, "agg.nca: v:nca_array: at character 37:");
+}
+
+TEST(AggregationBadInput, LocationOutsideTheMaster) {
+    auto dir = test::fresh_dir("bad_loc");
+    std::string j = kTwoParts;
+    j.replace(j.find("[[2, 4], [0, 3]]"), 16, "[[3, 5], [0, 3]]");
+    EXPECT_CONTAINS(error_of(write_nca(dir, j)), "v:nca_array Partitions[1].location[0]: [3, 5] runs past the master dimension 'x' of length 4");
+}
+
+TEST(AggregationBadInput, ShapeMismatch) {
+    auto dir = test::fresh_dir("bad_shape");
+    std::string j = kTwoParts;
+    j.replace(j.find("[[2, 4], [0, 3]]"), 16, "[[2, 4], [0, 1]]");
+    EXPECT_CONTAINS(error_of(write_nca(dir, j)), "v:nca_array Partitions[1].location[1]: [0, 1] spans 2 (inclusive) or 1 (half-open) indices of 'y' but the partition's data has 3");
+}
+
+TEST(AggregationBadInput, PmshapeDisagreesWithPartitions) {
+    auto dir = test::fresh_dir("bad_pm");
+    std::string j = kTwoParts;
+    j.replace(j.find("\"pmshape\": [2]"), 14, "\"pmshape\": [1]");
+    EXPECT_CONTAINS(error_of(write_nca(dir, j)), "v:nca_array Partitions: 2 partitions but pmshape has room for 1");
+    j = kTwoParts;
+    j.replace(j.find("\"index\": [1]"), 12, "\"index\": [5]");
+    EXPECT_CONTAINS(error_of(write_nca(dir, j)), "v:nca_array Partitions[1].index[0]: value 5 outside pmshape 2");
+    j = kTwoParts;
+    j.replace(j.find("\"index\": [1]"), 12, "\"index\": [0]");
+    EXPECT_CONTAINS(error_of(write_nca(dir, j)), "Partitions[1].index: repeats the index of another partition");
+}
+
+TEST(AggregationBadInput, UnknownDimensionNames) {
+    auto dir = test::fresh_dir("bad_dims");
+    EXPECT_CONTAINS(error_of(write_nca(dir, kTwoParts, "x nope")), "v:nca_dimensions: unknown dimension 'nope'");
+    std::string j = kTwoParts;
+    j.replace(j.find("\"index\": [1],"), 13, "\"index\": [1], \"pdimensions\": [\"x\", \"zz\"],");
+    EXPECT_CONTAINS(error_of(write_nca(dir, j)), "v:nca_array Partitions[1].pdimensions[1]: unknown dimension name 'zz'");
+    j = kTwoParts;
+    j.replace(j.find("\"pmdimensions\": [\"x\"]"), 21, "\"pmdimensions\": [\"q\"]");
+    EXPECT_CONTAINS(error_of(write_nca(dir, j)), "v:nca_array pmdimensions[0]: unknown dimension name 'q'");
+}
+
+TEST(AggregationBadInput, EscapingPathsAreRefused) {
+    auto dir = test::fresh_dir("bad_escape");
+    std::filesystem::create_directories(dir + "/inner");
+    std::filesystem::create_directories(dir + "/outside");
+    write_part(dir + "/outside/real.nc", 2, 3, 0);
+    std::string j = kTwoParts;
+    j.replace(j.find("\"a.nc\""), 6, "\"../outside/real.nc\"");
+    EXPECT_CONTAINS(error_of(write_nca(dir + "/inner", j)), "v:nca_array Partitions[0].subarray.file: path " + dir + "/outside/real.nc");
+    EXPECT_CONTAINS(error_of(write_nca(dir + "/inner", j)), "outside the allowed roots");
+    j = kTwoParts;
+    j.replace(j.find("\"a.nc\""), 6, "\"/etc/shadow\"");
+    EXPECT_CONTAINS(error_of(write_nca(dir + "/inner", j)), "Partitions[0].subarray.file: path /etc/shadow (from \"/etc/shadow\") is outside the allowed roots");
+    // An extra root allows it.
+    AggregationOptions o;
+    o.allowed_roots = {dir};
+    j = kTwoParts;
+    j.replace(j.find("\"a.nc\""), 6, "\"../outside/real.nc\"");
+    EXPECT_EQ(error_of(write_nca(dir + "/inner", j), o), "(no error)");
+    // A symlink inside the root that leads outside: refused when opened.
+    std::filesystem::create_symlink(dir + "/outside/real.nc", dir + "/inner/a.nc");
+    write_part(dir + "/inner/b.nc", 2, 3, 0);
+    auto m = read_error(write_nca(dir + "/inner", kTwoParts));
+    EXPECT_CONTAINS(m, dir + "/inner/a.nc: resolves (through symlinks) outside the allowed roots");
+}
+
+TEST(AggregationBadInput, OverlappingPartitions) {
+    auto dir = test::fresh_dir("bad_overlap");
+    std::string j = kTwoParts;
+    j.replace(j.find("[[2, 4], [0, 3]]"), 16, "[[1, 3], [0, 3]]");
+    EXPECT_CONTAINS(error_of(write_nca(dir, j)), "v:nca_array Partitions[1]: overlaps Partitions[0]");
+}
+
+TEST(AggregationBadInput, BrokenPartitionsRaiseSourceErrorNamingFileAndReason) {
+    auto dir = test::fresh_dir("bad_parts");
+    auto nca = write_nca(dir, kTwoParts);
+    write_part(dir + "/a.nc", 2, 3, 0);
+    EXPECT_CONTAINS(read_error(nca), dir + "/b.nc: does not exist");  // missing file
+    std::filesystem::copy_file(dir + "/agg.nca", dir + "/b.nc");          // no variable p
+    EXPECT_CONTAINS(read_error(nca), dir + "/b.nc: has no variable 'p' (partition v:nca_array Partitions[1])");
+    std::filesystem::remove(dir + "/b.nc");
+    write_part(dir + "/b.nc", 3, 2, 0);  // wrong shape
+    EXPECT_CONTAINS(read_error(nca), dir + "/b.nc: variable 'p' has shape [3, 2] but the aggregation declares [2, 3]");
+    std::filesystem::remove(dir + "/b.nc");
+    write_part(dir + "/b.nc", 2, 3, 0, NC_CHAR);  // type that does not convert
+    EXPECT_CONTAINS(read_error(nca), "type char cannot be converted to the master type float");
+    std::filesystem::remove(dir + "/b.nc");
+    {
+        std::FILE* f = std::fopen((dir + "/b.nc").c_str(), "w");
+        std::fputs("not a netCDF file", f);
+        std::fclose(f);
+    }
+    EXPECT_CONTAINS(read_error(nca), dir + "/b.nc: ");  // unreadable
+    // A changed partition is noticed (new identity -> reopened).
+    std::filesystem::remove(dir + "/b.nc");
+    write_part(dir + "/b.tmp", 2, 3, 500);
+    std::filesystem::rename(dir + "/b.tmp", dir + "/b.nc");
+    auto ds = open_aggregation(nca, {});
+    std::vector<float> got(12);
+    ds->find_variable("v")->source->read_linear(0, 12, ByteOrder::Native, got.data());
+    EXPECT_EQ(got[6], 500.f);
+    write_part(dir + "/b.tmp", 2, 3, 700);
+    std::filesystem::rename(dir + "/b.tmp", dir + "/b.nc");
+    ds->find_variable("v")->source->read_linear(0, 12, ByteOrder::Native, got.data());
+    EXPECT_EQ(got[6], 700.f);
+}
+
+TEST(AggregationParsers, PartGrammarByGeneration) {
+    auto p = agg::parse_part("[(2, 5, 1), [1, 3, 4, 7], (0, 11, 2)]", false);  // 0.2 rules
+    ASSERT_EQ(p.size(), 3u);
+    EXPECT_FALSE(p[0].is_list);
+    EXPECT_EQ(p[0].size(), 4u);
+    EXPECT_EQ(p[0].at(3), 5u);
+    EXPECT_TRUE(p[1].is_list);
+    EXPECT_EQ(p[1].list, (std::vector<uint64_t>{1, 3, 4, 7}));
+    EXPECT_EQ(p[2].size(), 6u);
+    EXPECT_EQ(p[2].at(5), 10u);
+    auto q = agg::parse_part("[[2, 5, 1], (1, 3, 4, 7), [10, 4, -2]]", true);  // 0.4 rules
+    EXPECT_EQ(q[0].size(), 4u);
+    EXPECT_EQ(q[1].list, (std::vector<uint64_t>{1, 3, 4, 7}));
+    EXPECT_EQ(q[2].size(), 4u);
+    EXPECT_EQ(q[2].at(0), 10u);
+    EXPECT_EQ(q[2].at(3), 4u);
+    EXPECT_TRUE(agg::parse_part("[]", true).empty());
+    EXPECT_EQ(agg::parse_part("[(3,)]", true)[0].list, (std::vector<uint64_t>{3}));
+    EXPECT_THROW(agg::parse_part("[(1, 2, 0)]", false), std::runtime_error);
+    EXPECT_THROW(agg::parse_part("[(1, 2]", false), std::runtime_error);
+}
+
+TEST(AggregationParsers, LenientJson) {
+    auto j = agg::parse_lenient_json("{'a': ['x', \"y\"], 'b': True, 'c': None, 'd': 'it\\'s'}");
+    EXPECT_EQ(j["a"][0], "x");
+    EXPECT_EQ(j["a"][1], "y");
+    EXPECT_EQ(j["b"], true);
+    EXPECT_TRUE(j["c"].is_null());
+    EXPECT_EQ(j["d"], "it's");
+    try {
+        agg::parse_lenient_json("{'a': [1, 2}");
+        FAIL();
+    } catch (const agg::JsonTextError& e) {
+        EXPECT_EQ(e.position, 11u);
+    }
+}
+
+TEST(AggregationParsers, UnitsAgainstHandComputedValues) {
+    auto c = agg::units_converter("K @ 273.15", "", "K", "");
+    EXPECT_DOUBLE_EQ(c.scale, 1.0);
+    EXPECT_NEAR(c.offset, 273.15, 1e-9);
+    c = agg::units_converter("days since 2002-01-01", "", "days since 2001-01-01", "standard");
+    EXPECT_NEAR(c.offset, 365, 1e-9);
+    c = agg::units_converter("days since 2000-03-01", "360_day", "days since 2000-01-01", "360_day");
+    EXPECT_NEAR(c.offset, 60, 1e-9);
+    c = agg::units_converter("days since 2000-03-01", "noleap", "days since 2000-01-01", "noleap");
+    EXPECT_NEAR(c.offset, 59, 1e-9);
+    c = agg::units_converter("hours since 2000-01-02", "proleptic_gregorian", "days since 2000-01-01", "proleptic_gregorian");
+    EXPECT_NEAR(c.scale, 1.0 / 24, 1e-12);
+    EXPECT_NEAR(c.offset, 1, 1e-9);
+    c = agg::units_converter("cm", "", "m", "");
+    EXPECT_NEAR(c.scale, 0.01, 1e-15);
+    EXPECT_TRUE(agg::units_converter("", "", "m", "").is_identity());
+    EXPECT_THROW(agg::units_converter("m", "", "K", ""), std::runtime_error);
+    EXPECT_THROW(agg::units_converter("days since 2000-01-01", "360_day", "days since 2000-01-01", "noleap"), std::runtime_error);
+    EXPECT_THROW(agg::units_converter("furlongs per fortnight squared", "", "m", ""), std::runtime_error);
+}
+
+TEST(AggregationParsers, ConventionsAndDetection) {
+    EXPECT_EQ(agg::conventions_without_aggregation("CF-1.5 NCA"), "CF-1.5");
+    EXPECT_EQ(agg::conventions_without_aggregation("CF-1.7 CFA-0.4"), "CF-1.7");
+    EXPECT_EQ(agg::conventions_without_aggregation("CF-1.7, CFA"), "CF-1.7");
+    auto dir = test::fresh_dir("detect");
+    {
+        std::FILE* f = std::fopen((dir + "/text.nc").c_str(), "w");
+        std::fputs("hello", f);
+        std::fclose(f);
+    }
+    EXPECT_FALSE(is_aggregation_file(dir + "/text.nc"));
+    EXPECT_FALSE(is_aggregation_file(dir + "/missing.nc"));
+    EXPECT_TRUE(is_aggregation_file(write_nca(dir, kTwoParts)));
+}
