@@ -241,7 +241,7 @@ bool extents_present(const std::vector<ViewPiece>& pieces) {
     return true;
 }
 
-void reply_view(fuse_req_t req, const FileHandle& h, size_t size, off_t offset, bool splice) {
+void reply_view(fuse_req_t req, Filesystem& fs, const FileHandle& h, size_t size, off_t offset, bool splice) {
     const VirtualFile& vf = *h.view;
     uint64_t file_size = vf.size();
     uint64_t off = static_cast<uint64_t>(offset);
@@ -288,7 +288,10 @@ void reply_view(fuse_req_t req, const FileHandle& h, size_t size, off_t offset, 
         }
         thread_local std::vector<uint8_t> buffer;
         buffer.resize(n);
-        read_view(vf, off, std::span<uint8_t>(buffer.data(), n));
+        if (any_extent)
+            read_view(vf, off, std::span<uint8_t>(buffer.data(), n));
+        else
+            fs.block_cache().read(h.view, off, std::span<uint8_t>(buffer.data(), n));
         fuse_reply_buf(req, reinterpret_cast<const char*>(buffer.data()), n);
     } catch (const std::exception& e) {
         log_rate_limited(LogLevel::Error, "read of " + h.real_path + " failed: " + e.what());
@@ -302,7 +305,7 @@ void op_read(fuse_req_t req, fuse_ino_t, size_t size, off_t offset, fuse_file_in
         const auto& h = *reinterpret_cast<FileHandle*>(fi->fh);
         bool splice = fs.catalog().options().splice;
         if (h.kind == EntryKind::RealFile) return reply_real_file(req, h, size, offset, splice);
-        reply_view(req, h, size, offset, splice);
+        reply_view(req, fs, h, size, offset, splice);
     });
 }
 

@@ -12,6 +12,7 @@
 
 #include "fs/catalog.hpp"
 #include "fs/inode_table.hpp"
+#include "fs/read_path.hpp"
 
 namespace ncafs::fs {
 
@@ -31,6 +32,7 @@ public:
     void stop();
 
     Catalog& catalog() { return catalog_; }
+    BlockCache& block_cache() { return block_cache_; }
     InodeTable& inodes() { return inodes_; }
     // Queues a kernel cache invalidation (page cache and attributes) of ino.
     void invalidate(fuse_ino_t ino);
@@ -40,6 +42,7 @@ private:
 
     Catalog& catalog_;
     InodeTable inodes_;
+    BlockCache block_cache_{32};  // 32 MiB of computed view bytes
     fuse_session* session_ = nullptr;
     std::mutex queue_mutex_;
     std::condition_variable queue_cv_;

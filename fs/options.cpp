@@ -163,7 +163,7 @@ MountOptions parse_mount_command_line(const std::vector<std::string>& args) {
         for (const auto& item : split_option_list(list)) {
             if (apply_view_option(item, o.view)) continue;
             if (is_dropped_mount_word(item)) continue;
-            if (item == "rw") throw UsageError("ncafs is read-only: option rw is not supported");
+            if (item == "rw") throw UsageError("ncafs is read-only: option rw is not supported (mount(8) passes rw unless given -o ro)");
             if (item == "ro") continue;  // always added
             if (item == "debug") {
                 o.debug = true;

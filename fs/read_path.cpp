@@ -1,5 +1,7 @@
 #include "fs/read_path.hpp"
 
+#include <cstring>
+
 #include "codecs/error.hpp"
 
 namespace ncafs::fs {
@@ -48,6 +50,45 @@ void read_view(const VirtualFile& vf, uint64_t offset, std::span<uint8_t> out) {
     if (covered != out.size())
         throw UsageError("VirtualFile::pieces covered " + std::to_string(covered) + " of " +
                          std::to_string(out.size()) + " bytes");
+}
+
+}  // namespace ncafs::fs
+
+namespace ncafs::fs {
+
+std::shared_ptr<const std::vector<uint8_t>> BlockCache::block(const std::shared_ptr<const VirtualFile>& vf,
+                                                              uint64_t index) {
+    {
+        std::lock_guard lock(mutex_);
+        for (auto it = blocks_.begin(); it != blocks_.end(); ++it) {
+            if (it->file == vf && it->index == index) {
+                blocks_.splice(blocks_.begin(), blocks_, it);
+                return blocks_.front().bytes;
+            }
+        }
+    }
+    uint64_t start = index * kBlockSize;
+    auto bytes = std::make_shared<std::vector<uint8_t>>(
+        static_cast<size_t>(std::min<uint64_t>(kBlockSize, vf->size() - start)));
+    read_view(*vf, start, *bytes);  // outside the lock: other readers go on
+    std::lock_guard lock(mutex_);
+    blocks_.push_front(Block{vf, index, bytes});
+    while (blocks_.size() > capacity_) blocks_.pop_back();
+    return bytes;
+}
+
+void BlockCache::read(const std::shared_ptr<const VirtualFile>& vf, uint64_t offset, std::span<uint8_t> out) {
+    if (offset > vf->size() || out.size() > vf->size() - offset)
+        throw UsageError("cached read outside the virtual file");
+    size_t done = 0;
+    while (done < out.size()) {
+        uint64_t position = offset + done;
+        auto bytes = block(vf, position / kBlockSize);
+        size_t within = static_cast<size_t>(position % kBlockSize);
+        size_t n = std::min(out.size() - done, bytes->size() - within);
+        std::memcpy(out.data() + done, bytes->data() + within, n);
+        done += n;
+    }
 }
 
 }  // namespace ncafs::fs

@@ -21,3 +21,34 @@ std::vector<ViewPiece> merged_pieces(const VirtualFile& vf, uint64_t offset, uin
 void read_view(const VirtualFile& vf, uint64_t offset, std::span<uint8_t> out);
 
 }  // namespace ncafs::fs
+
+#include <list>
+#include <memory>
+#include <mutex>
+
+namespace ncafs::fs {
+
+// Blocks of computed (not file-extent) view bytes, 1 MiB aligned, most
+// recently used kept. The kernel asks in readahead-sized pieces (128 KiB);
+// computing a view range has a fixed cost per call (partition lookup, library
+// calls), so one call per MiB serves the next seven requests from memory.
+class BlockCache {
+public:
+    static constexpr uint64_t kBlockSize = 1u << 20;
+    explicit BlockCache(size_t capacity_blocks) : capacity_(capacity_blocks) {}
+    // Fills out with [offset, offset + out.size()) of vf through the cache.
+    void read(const std::shared_ptr<const VirtualFile>& vf, uint64_t offset, std::span<uint8_t> out);
+
+private:
+    struct Block {
+        std::shared_ptr<const VirtualFile> file;  // held so the key pointer cannot be reused
+        uint64_t index = 0;
+        std::shared_ptr<const std::vector<uint8_t>> bytes;
+    };
+    std::shared_ptr<const std::vector<uint8_t>> block(const std::shared_ptr<const VirtualFile>& vf, uint64_t index);
+    size_t capacity_;
+    std::mutex mutex_;
+    std::list<Block> blocks_;  // most recent first
+};
+
+}  // namespace ncafs::fs

@@ -355,10 +355,18 @@ def case_helper(work):
     env["PATH"] = os.path.dirname(os.path.abspath(NCAFS)) + ":" + env.get("PATH", "")
     mnt = tempfile.mkdtemp(prefix="ncafs-mnt-")
     try:
-        r = subprocess.run(["mount", "-t", "fuse.ncafs", source, mnt, "-o",
+        # mount(8) hands its helper a fixed PATH (not ours), so `-t fuse.ncafs`
+        # only finds an installed ncafs; otherwise use the equivalent
+        # mount.fuse3 form that names the program: -t fuse PROGRAM#SOURCE.
+        default_path = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+        if shutil.which("ncafs", path=default_path):
+            how = ["-t", "fuse.ncafs", source]
+        else:
+            how = ["-t", "fuse", os.path.abspath(NCAFS) + "#" + source]
+        r = subprocess.run(["mount"] + how + [mnt, "-o",
                             "ro,nodev,nosuid,noatime,cdf_version=2,nofail,_netdev,x-systemd.automount"],
                            env=env, capture_output=True, text=True)
-        check(r.returncode == 0, "mount -t fuse.ncafs failed: %s %s" % (r.stdout, r.stderr))
+        check(r.returncode == 0, "mount %s failed: %s %s" % (" ".join(how), r.stdout, r.stderr))
         check(os.path.ismount(mnt), "not mounted after mount(8) returned")
         path = os.path.join(mnt, "m", "m.nc")
         with open(path, "rb") as f:
