@@ -67,7 +67,7 @@ def generate_big(folder):
         parts.append({"index": [p], "location": [[p * PER_PART, (p + 1) * PER_PART - 1], [0, NY - 1], [0, NX - 1]],
                       "subarray": {"file": name, "ncvar": "tas", "shape": [PER_PART, NY, NX]}})
     nca(os.path.join(folder, "big.nca"), ["time", "lat", "lon"], {"time": NPART * PER_PART, "lat": NY, "lon": NX},
-        "tas", "f4", parts, ["time"], [NPART], "time")
+        "tas", "f4", parts, ["time"], [NPART], None)  # fixed: an unlimited dim without variables has 0 records
     return sorted(os.path.join(folder, "part_%03d.nc" % p) for p in range(NPART))
 
 
