@@ -9,8 +9,10 @@
 namespace ncafs::agg {
 
 struct AggregatedSource::Resolved {
-    std::shared_ptr<const Dataset> dataset;  // keeps the file (and its sources) alive
-    std::shared_ptr<const ArraySource> source;
+    // Weak: the bounded cache alone decides how long a file stays open; a
+    // reader holds the dataset (returned by resolve) while it reads.
+    std::weak_ptr<const Dataset> dataset;
+    const ArraySource* source = nullptr;  // valid while that dataset lives
     NcType src_type = NcType::Double;
     std::vector<uint64_t> src_shape;
     // Missing-value rules of the partition variable, as netCDF4-python masks:
@@ -83,7 +85,8 @@ AggregatedSource::AggregatedSource(std::shared_ptr<const Aggregate> aggregate, s
 
 AggregatedSource::~AggregatedSource() = default;
 
-std::shared_ptr<const AggregatedSource::Resolved> AggregatedSource::resolve(size_t i) const {
+std::shared_ptr<const AggregatedSource::Resolved> AggregatedSource::resolve(size_t i,
+                                                                           std::shared_ptr<const Dataset>& keep) const {
     const Fragment& f = agg_->fragments[i];
     const std::string& path = f.path;
     auto fail = [&](const std::string& reason) -> void {
@@ -101,7 +104,10 @@ std::shared_ptr<const AggregatedSource::Resolved> AggregatedSource::resolve(size
     }
     {
         std::lock_guard lock(mutex_);
-        if (resolved_[i] && resolved_[i]->dataset == ds) return resolved_[i];
+        if (resolved_[i] && resolved_[i]->dataset.lock() == ds) {
+            keep = ds;
+            return resolved_[i];
+        }
     }
     auto r = std::make_shared<Resolved>();
     r->dataset = ds;
@@ -116,7 +122,7 @@ std::shared_ptr<const AggregatedSource::Resolved> AggregatedSource::resolve(size
         var = &ds->variables[static_cast<size_t>(*f.varid)];
     }
     if (!var->source) fail("variable '" + var->name + "' has no readable values");
-    r->source = var->source;
+    r->source = var->source.get();
     r->src_type = var->source->type();
     r->src_shape = var->source->shape();
     if ((r->src_type == NcType::Char) != (agg_->type == NcType::Char))
@@ -182,18 +188,21 @@ std::shared_ptr<const AggregatedSource::Resolved> AggregatedSource::resolve(size
 
     std::lock_guard lock(mutex_);
     resolved_[i] = r;
+    keep = ds;
     return r;
 }
 
 void AggregatedSource::verify_fragment(size_t i) const {
     const Fragment& f = agg_->fragments.at(i);
-    if (f.kind == FragmentKind::File || f.kind == FragmentKind::Self) resolve(i);
+    std::shared_ptr<const Dataset> keep;
+    if (f.kind == FragmentKind::File || f.kind == FragmentKind::Self) resolve(i, keep);
 }
 
 bool AggregatedSource::fragment_is_plain(size_t i) const {
     const Fragment& f = agg_->fragments.at(i);
     if (f.kind != FragmentKind::File && f.kind != FragmentKind::Self) return false;
-    return resolve(i)->plain;
+    std::shared_ptr<const Dataset> keep;
+    return resolve(i, keep)->plain;
 }
 
 void AggregatedSource::read_piece(const Fragment& f, const Resolved& r, const std::vector<uint64_t>& lo,
@@ -339,7 +348,8 @@ void AggregatedSource::read(std::span<const uint64_t> start, std::span<const uin
             if (len[d] != req_count[d]) whole = false;
         }
         std::shared_ptr<const Resolved> r;
-        if (f.kind == FragmentKind::File || f.kind == FragmentKind::Self) r = resolve(i);
+        std::shared_ptr<const Dataset> keep;
+        if (f.kind == FragmentKind::File || f.kind == FragmentKind::Self) r = resolve(i, keep);
         static const Resolved none{};
         const Resolved& rr = r ? *r : none;
         if (whole) {
@@ -379,7 +389,8 @@ std::optional<std::vector<FileExtent>> AggregatedSource::big_endian_extents(uint
             if (s[d] < f.start[d] || s[d] + c[d] > f.start[d] + f.count[d]) inside = false;
     });
     if (!inside) return std::nullopt;
-    auto r = resolve(*fi);
+    std::shared_ptr<const Dataset> keep;
+    auto r = resolve(*fi, keep);
     if (!r->plain) return std::nullopt;
     // Inside the box with source shape == box shape, a master run is a run of the source too.
     uint64_t src_first = 0;

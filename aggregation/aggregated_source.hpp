@@ -44,7 +44,8 @@ public:
     struct Resolved;
 
 private:
-    std::shared_ptr<const Resolved> resolve(size_t i) const;
+    // keep receives the fragment's dataset: hold it while using the result.
+    std::shared_ptr<const Resolved> resolve(size_t i, std::shared_ptr<const Dataset>& keep) const;
     void read_piece(const Fragment& f, const Resolved& r, const std::vector<uint64_t>& lo,
                     const std::vector<uint64_t>& len, void* dst) const;
 

@@ -3,6 +3,10 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <cerrno>
+#include <cstring>
+
+#include "codecs/error.hpp"
 #include "codecs/cdf/cdf_dataset.hpp"
 #include "codecs/netcdf/netcdf_dataset.hpp"
 
@@ -19,6 +23,11 @@ bool has_cdf_magic(const std::string& path) {
 }
 
 Dataset open_dataset(const std::string& path) {
+    // Fail here with the real reason (ENOENT, EACCES, EMFILE...) rather
+    // than let netcdf-c guess at a file we could not even open.
+    int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) throw SourceError(path, std::string("cannot open: ") + std::strerror(errno));
+    ::close(fd);
     // CDF files by pread (no netcdf-c mutex, file extents for splicing).
     if (has_cdf_magic(path)) return cdf::open_cdf_dataset(path);
     return netcdf::open_netcdf_dataset(path);

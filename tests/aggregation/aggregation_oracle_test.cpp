@@ -180,3 +180,26 @@ TEST(AggregationOracle, ConcurrentReadsAgree) {
     for (auto& th : threads) th.join();
     EXPECT_EQ(failures.load(), 0);
 }
+
+TEST(AggregationOracle, OpenFilesStayBoundedByTheCache) {
+    auto count_fds = [] {
+        size_t n = 0;
+        for ([[maybe_unused]] const auto& e : std::filesystem::directory_iterator("/proc/self/fd")) ++n;
+        return n;
+    };
+    const auto& g = generated();
+    const size_t before = count_fds();
+    {
+        agg::DatasetCache cache(2);
+        std::vector<agg::LoadedAggregation> all;
+        for (const auto& c : g.manifest) {
+            all.push_back(agg::load_aggregation(c["nca"], AggregationOptions{}, cache));
+            const Variable* v = all.back().dataset->find_variable("v");
+            std::vector<uint8_t> buf(v->source->element_count() * type_size(v->type));
+            v->source->read_linear(0, v->source->element_count(), ByteOrder::Native, buf.data());
+        }
+        // Datasets referenced by the presented datasets (the aggregation files'
+        // own ordinary variables) stay open; partitions only through the cache.
+        EXPECT_LE(count_fds(), before + g.manifest.size() * 2 + 4);
+    }
+}
