@@ -25,12 +25,10 @@ using namespace ncafs::agg;
 namespace {
 
 std::string make_dir(const std::string& kind) {
-    const char* b = std::getenv("NCAFS_BINARY_DIR");
-    fs::path dir = fs::path(b ? b : "/tmp") / "tests" / "aggregation_cf" / ("roundtrip_" + kind + "_" + std::to_string(::getpid()));
+    fs::path dir = fs::path(NCAFS_CF_WORK_DIR) / ("roundtrip_" + kind + "_" + std::to_string(::getpid()));
     fs::remove_all(dir);
     fs::create_directories(dir);
-    const char* script = std::getenv("NCAFS_CF_PARTITIONS_SCRIPT");
-    std::string cmd = std::string("/usr/bin/python3 ") + (script ? script : "make_partitions.py") + " " + dir.string() + " " + kind;
+    std::string cmd = std::string("/usr/bin/python3 ") + NCAFS_CF_PARTITIONS + " " + dir.string() + " " + kind;
     EXPECT_EQ(std::system(cmd.c_str()), 0) << cmd;
     return dir.string();
 }

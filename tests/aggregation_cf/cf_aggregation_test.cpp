@@ -26,12 +26,12 @@ namespace {
 
 std::string cases() {
     const char* b = std::getenv("NCAFS_CF_CASES");
-    return b ? b : "/tmp/cfcases";
+    return b ? b : NCAFS_CF_CASES_DIR;
 }
 
 std::string fixtures() {
     const char* f = std::getenv("NCAFS_AGG_FIXTURES");
-    return f ? f : "/work/shared/fixtures/aggregation-examples";
+    return f ? f : NCAFS_AGG_FIXTURES_DIR;
 }
 
 std::vector<double> expected(const std::string& name) {
@@ -122,6 +122,13 @@ TEST(CfGeneration3, Example1aReadsUnpacksConvertsAndInsertsSize1Dims) {
     for (const char* d : {"f_time", "f_level", "f_latitude", "f_longitude", "i", "j"})
         EXPECT_TRUE(contains(o.parsed.hidden_dimensions, d)) << d;
     EXPECT_FALSE(contains(o.parsed.hidden_dimensions, "time"));
+}
+
+TEST(CfGeneration3, WhollyMissingFragmentReadsAsFill) {
+    DatasetCache cache;
+    auto o = open_cf(cases() + "/g3/example1a_missing.nca", cache);
+    EXPECT_EQ(o.parsed.aggregates[0].aggregate.fragments[1].kind, FragmentKind::Missing);
+    expect_values(read_all(*o.sources["temp"]), expected("g3_example1a_missing"), "example1a missing");
 }
 
 TEST(CfGeneration3, PartialReadsAcrossFragmentsMatch) {

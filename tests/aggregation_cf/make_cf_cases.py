@@ -85,6 +85,12 @@ def g3_examples():
         t2 = ds["temp2"][...]  # netCDF4-python masks the fill values itself
     e2 = np.ma.filled(t2.astype("f8") + 273.15, DFILL)
     expected["g3_example2"] = np.concatenate([jj, e2[:, None, :, :]], axis=0)
+    # Example 1a with the second fragment wholly missing (no file, no address).
+    gap = src["example1a"].replace('aggregation_file = "January-June.nc", "July-December.nc" ;',
+                                   'aggregation_file = "January-June.nc", _ ;')
+    gap = gap.replace('aggregation_address = "temp", "temp" ;', 'aggregation_address = "temp", _ ;')
+    ncgen(gap, os.path.join(d, "example1a_missing.nca"))
+    expected["g3_example1a_missing"] = np.concatenate([jj, np.full((6, 1, 73, 144), DFILL)], axis=0)
     # Example 1c made local: the substitution points at this folder by a file URI.
     ncgen(src["example1c"].replace("file://data1/", "file://" + d + "/"), os.path.join(d, "example1c_local.nca"))
     # Example 7 with its fragments in the root group (packed aggregation variable, A7).
