@@ -3,6 +3,7 @@
 #pragma once
 
 #include <netcdf.h>
+#include <unistd.h>
 
 #include <cstdlib>
 #include <filesystem>
@@ -27,11 +28,22 @@ inline std::string source_dir() {
     return s ? s : NCAFS_SOURCE_DIR_FALLBACK;
 }
 
-// A fresh directory under the build tree.
+// A fresh directory under the build tree, per process (ctest -j runs each
+// test case in its own process, possibly at the same time).
 inline std::string fresh_dir(const std::string& name) {
-    auto d = std::filesystem::path(binary_dir()) / "tests" / "aggregation" / "work" / name;
+    auto d = std::filesystem::path(binary_dir()) / "tests" / "aggregation" / "work" /
+             (name + "." + std::to_string(::getpid()));
+    // Removed again when the test process ends.
+    static struct Cleanup {
+        std::vector<std::filesystem::path> dirs;
+        ~Cleanup() {
+            std::error_code ec;
+            for (const auto& p : dirs) std::filesystem::remove_all(p, ec);
+        }
+    } cleanup;
     std::filesystem::remove_all(d);
     std::filesystem::create_directories(d);
+    cleanup.dirs.push_back(d);
     return d.string();
 }
 
