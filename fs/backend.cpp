@@ -1,42 +1,79 @@
 #include "fs/backend.hpp"
 
-#include "codecs/error.hpp"
+#include <fcntl.h>
+#include <unistd.h>
 
-// The aggregation and CDF view layers are written in parallel with this one;
-// until their headers exist the backend refuses aggregations (plain files are
-// still served), so the daemon builds and runs at every step.
-#if __has_include("aggregation/aggregation_dataset.hpp") && __has_include("codecs/cdf/cdf_view.hpp")
-#define NCAFS_HAVE_AGGREGATION 1
+#include <cstring>
+
 #include "aggregation/aggregation_dataset.hpp"
 #include "codecs/cdf/cdf_view.hpp"
-#else
-#define NCAFS_HAVE_AGGREGATION 0
-#endif
+#include "codecs/ds/ds_reader.hpp"
+#include "codecs/ds/ds_view.hpp"
+#include "codecs/error.hpp"
+#include "codecs/ncstream/ncstream_reader.hpp"
+#include "codecs/ncstream/ncstream_view.hpp"
+#include "codecs/open_dataset.hpp"
 
 namespace ncafs::fs {
 
+SourceFormat source_format_of(std::span<const uint8_t> b) {
+    auto starts = [&](const char* magic, size_t n) { return b.size() >= n && std::memcmp(b.data(), magic, n) == 0; };
+    if (b.size() >= 4 && starts("CDF", 3) && (b[3] == 1 || b[3] == 2 || b[3] == 5)) return SourceFormat::Netcdf;
+    // HDF5 superblock at offset 0 (netCDF-4 files as netcdf-c writes them;
+    // a user block before it is not looked for: that would read 512..n KiB).
+    if (starts("\x89HDF\r\n\x1a\n", 8)) return SourceFormat::Netcdf;
+    // ncstream: MAGIC_START "CDFS" then MAGIC_HEADER or MAGIC_DATA, the test
+    // of has_ncstream_magic (netcdf-java NcStreamIosp.isValidFile) on bytes in hand.
+    if (starts("CDFS\xad\xec\xce\xda", 8) || starts("CDFS\xab\xec\xce\xba", 8)) return SourceFormat::Ncstream;
+    if (ds::has_ds_signature(b)) return SourceFormat::Ds;
+    return SourceFormat::None;
+}
+
+SourceFormat sniff_source_format(const std::string& path) {
+    // O_NONBLOCK: a FIFO that replaced a file between stat and open must not hang us.
+    int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+    if (fd < 0) return SourceFormat::None;
+    uint8_t b[16] = {};
+    ssize_t n = ::pread(fd, b, sizeof b, 0);
+    ::close(fd);
+    if (n <= 0) return SourceFormat::None;
+    return source_format_of(std::span<const uint8_t>(b, static_cast<size_t>(n)));
+}
+
 Backend make_backend(const ViewOptions& options, const std::vector<std::string>& allowed_roots) {
-#if NCAFS_HAVE_AGGREGATION
     AggregationOptions aggregation;
     aggregation.allowed_roots = allowed_roots;
     for (const auto& r : options.extra_allowed_roots) aggregation.allowed_roots.push_back(r);
     aggregation.path_rewrites = options.path_rewrites;
     CdfViewOptions cdf;
     cdf.version = options.cdf_version;
-    return Backend{
-        [](const std::string& path) { return is_aggregation_file(path); },
-        [aggregation, cdf](const std::string& path, const std::string& view) -> std::shared_ptr<const VirtualFile> {
-            if (view != "nc") throw UsageError("view '" + view + "' is not available in this build");
-            return make_cdf_view(open_aggregation(path, aggregation), cdf);
-        }};
-#else
-    (void)options;
-    (void)allowed_roots;
-    return Backend{[](const std::string&) { return false; },
-                   [](const std::string& path, const std::string&) -> std::shared_ptr<const VirtualFile> {
-                       throw UsageError(path + ": this build has no aggregation support");
-                   }};
-#endif
+    DsViewOptions ds_options;
+    ds_options.values = options.ds_values_cf ? DsViewOptions::Values::Cf : DsViewOptions::Values::Raw;
+
+    Backend b;
+    b.is_aggregation = [](const std::string& path) { return is_aggregation_file(path); };
+    b.open_dataset = [aggregation](const std::string& path, bool is_aggregation) -> std::shared_ptr<const Dataset> {
+        if (is_aggregation) return open_aggregation(path, aggregation);
+        switch (sniff_source_format(path)) {
+            case SourceFormat::Netcdf:  // routes classic to the pread reader, HDF5 to netcdf-c
+                return std::make_shared<const Dataset>(ncafs::open_dataset(path));
+            case SourceFormat::Ds:
+                return std::make_shared<const Dataset>(ds::open_ds_dataset(path));
+            case SourceFormat::Ncstream:
+                return std::make_shared<const Dataset>(ncstream::open_ncstream_dataset(path));
+            case SourceFormat::None:
+                break;
+        }
+        throw SourceError(path, "not a netCDF, ds or ncstream file (no known magic number)");
+    };
+    b.make_view = [cdf, ds_options](std::shared_ptr<const Dataset> dataset, const std::string& view,
+                                    const std::string& name) -> std::shared_ptr<const VirtualFile> {
+        if (view == "nc") return make_cdf_view(std::move(dataset), cdf);
+        if (view == "ds") return make_ds_view(std::move(dataset), ds_options);
+        if (view == "ncs") return make_ncstream_view(std::move(dataset), name);
+        throw UsageError("unknown view '" + view + "'");
+    };
+    return b;
 }
 
 }  // namespace ncafs::fs

@@ -1,27 +1,52 @@
-// What the catalog needs from the layers below (aggregation, codecs): whether
-// a file is an aggregation, and the virtual file of one of its views. A small
-// struct of functions so that the daemon mechanics can be tested with fakes.
+// What the catalog needs from the layers below (aggregation, codecs): which
+// reader a file belongs to (by magic number), whether it is an aggregation,
+// its dataset, and the virtual file of one view of a dataset. A small struct
+// of functions so that the daemon mechanics can be tested with fakes.
 #pragma once
 
 #include <functional>
 #include <memory>
+#include <span>
 #include <string>
 
+#include "codecs/dataset.hpp"
 #include "codecs/virtual_file.hpp"
 #include "fs/options.hpp"
 
 namespace ncafs::fs {
 
+// The reader a file's first bytes call for.
+enum class SourceFormat {
+    None,      // not a dataset file
+    Netcdf,    // CDF-1/2/5 or HDF5 magic: ncafs::open_dataset (or an aggregation)
+    Ds,        // ds signature: ds reader
+    Ncstream,  // ncstream MAGIC_START + header/data magic: ncstream reader
+};
+
+// Decides from the first bytes of a file alone (at least 8 wanted).
+SourceFormat source_format_of(std::span<const uint8_t> first_bytes);
+// Reads the first 16 bytes of path (one open, one pread); None on any error.
+SourceFormat sniff_source_format(const std::string& path);
+
 struct Backend {
     // The full (possibly slow) test; only called after precheck_aggregation said Maybe.
     std::function<bool(const std::string& path)> is_aggregation;
-    // Builds view `view` ("nc") of the aggregation at path from metadata alone.
-    // Throws ncafs::Error (or anything) when the aggregation cannot be served.
-    std::function<std::shared_ptr<const VirtualFile>(const std::string& path, const std::string& view)> open_view;
+    // The dataset of the file at path: open_aggregation when `aggregation`,
+    // else the reader of its magic. Metadata only; throws when it cannot be read.
+    std::function<std::shared_ptr<const Dataset>(const std::string& path, bool aggregation)> open_dataset;
+    // View `view` ("nc", "ds", "ncs") of a dataset; `name` is the virtual
+    // file's name (the ncstream header records it). Throws when the view
+    // cannot hold the dataset.
+    std::function<std::shared_ptr<const VirtualFile>(std::shared_ptr<const Dataset> dataset, const std::string& view,
+                                                     const std::string& name)>
+        make_view;
+    // Cheap magic sniff; defaults to sniff_source_format.
+    std::function<SourceFormat(const std::string& path)> sniff = sniff_source_format;
 };
 
-// The real backend: aggregation/ + codecs/cdf, with allowed roots
-// {allowed_roots..., options.extra_allowed_roots...} and the options' rewrites.
+// The real backend: aggregation/ + codecs/{cdf,ds,ncstream}, with allowed
+// roots {allowed_roots..., options.extra_allowed_roots...}, the options'
+// rewrites, cdf_version and ds_values.
 Backend make_backend(const ViewOptions& options, const std::vector<std::string>& allowed_roots);
 
 }  // namespace ncafs::fs

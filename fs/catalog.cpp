@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <climits>
+#include <cstring>
 #include <cstdlib>
 #include <set>
 #include <system_error>
@@ -72,19 +73,49 @@ Catalog::Catalog(std::string source_root, ViewOptions options, Backend backend)
     : root_(std::move(source_root)), options_(std::move(options)), backend_(std::move(backend)) {
     while (root_.size() > 1 && root_.back() == '/') root_.pop_back();
     classifications_.capacity = kClassificationCapacity;
+    formats_.capacity = kClassificationCapacity;
+    view_sizes_.capacity = kClassificationCapacity;
+    datasets_.capacity = options_.open_files;
     views_.capacity = options_.open_files;
-    for (const auto& v : options_.views)
-        if (v != "nc") log_once(LogLevel::Warning, "view '" + v + "' is not available in this build; serving nc only");
+    if (!backend_.sniff) backend_.sniff = sniff_source_format;
 }
 
-bool Catalog::nc_view_enabled() const {
-    return std::find(options_.views.begin(), options_.views.end(), "nc") != options_.views.end();
-}
+bool Catalog::nc_view_enabled() const { return options_.has_view("nc"); }
 
 size_t Catalog::classification_count() const {
     std::lock_guard lock(mutex_);
     return classification_count_;
 }
+
+size_t Catalog::sniff_count() const {
+    std::lock_guard lock(mutex_);
+    return sniff_count_;
+}
+
+size_t Catalog::dataset_open_count() const {
+    std::lock_guard lock(mutex_);
+    return dataset_open_count_;
+}
+
+namespace {
+
+// The names a dataset file may have, in the order that decides which source
+// gives a twin when several could: a NAME.nc first (it also owns the name
+// NAME.nc), then an aggregation NAME.nca, then NAME.ds, then NAME.ncs.
+const char* const kSourceSuffixes[] = {".nc", ".nca", ".ds", ".ncs"};
+const char* const kViewNames[] = {"nc", "ds", "ncs"};
+
+// The stem of a dataset file name (NAME of NAME.nc...) and the rank of its
+// suffix in kSourceSuffixes, or nullopt.
+std::optional<std::pair<std::string, int>> source_stem(const std::string& name) {
+    for (int rank = 0; rank < 4; ++rank) {
+        std::string s(kSourceSuffixes[rank]);
+        if (name.size() > s.size() && ends_with(name, s)) return std::make_pair(name.substr(0, name.size() - s.size()), rank);
+    }
+    return std::nullopt;
+}
+
+}  // namespace
 
 bool Catalog::stat_within_source(const std::string& path, struct stat& st) const {
     struct stat lst {};
@@ -104,6 +135,19 @@ bool Catalog::stat_within_source(const std::string& path, struct stat& st) const
     return ::stat(path.c_str(), &st) == 0;
 }
 
+SourceFormat Catalog::sniff(const std::string& path, const struct stat& st) {
+    std::string key = cache_key(path, st);
+    {
+        std::lock_guard lock(mutex_);
+        if (auto hit = formats_.get(key)) return *hit;
+    }
+    SourceFormat f = backend_.sniff(path);
+    std::lock_guard lock(mutex_);
+    ++sniff_count_;
+    formats_.put(key, f);
+    return f;
+}
+
 Classification Catalog::classify(const std::string& path, const struct stat& st) {
     std::string key = cache_key(path, st);
     {
@@ -112,10 +156,14 @@ Classification Catalog::classify(const std::string& path, const struct stat& st)
     }
     Classification c;
     std::shared_ptr<const VirtualFile> view;
-    if (precheck_aggregation(path) == Precheck::Maybe) {
+    std::shared_ptr<const Dataset> data;
+    SourceFormat format = sniff(path, st);
+    if (format != SourceFormat::None) c.kind = Classification::Dataset;
+    if (format == SourceFormat::Netcdf && has_aggregation_name(path) && precheck_aggregation(path) == Precheck::Maybe) {
         try {
             if (backend_.is_aggregation(path)) {
-                view = backend_.open_view(path, "nc");
+                data = backend_.open_dataset(path, true);
+                view = backend_.make_view(data, "nc", "");
                 c.kind = Classification::Aggregation;
                 c.nc_size = view->size();
             }
@@ -130,8 +178,43 @@ Classification Catalog::classify(const std::string& path, const struct stat& st)
     std::lock_guard lock(mutex_);
     ++classification_count_;
     classifications_.put(key, c);
-    if (view) views_.put(key + std::string("\0nc", 3), view);
+    if (view) {
+        ++dataset_open_count_;
+        datasets_.put(key + std::string("\0agg", 4), data);
+        views_.put(key + std::string("\0nc", 3), view);
+        view_sizes_.put(key + std::string("\0nc", 3), c.nc_size);
+    }
     return c;
+}
+
+std::shared_ptr<const Dataset> Catalog::dataset(const std::string& path, const struct stat& st, bool aggregation) {
+    std::string key = cache_key(path, st) + (aggregation ? std::string("\0agg", 4) : std::string("\0file", 5));
+    {
+        std::lock_guard lock(mutex_);
+        if (auto hit = datasets_.get(key)) return *hit;
+    }
+    auto d = backend_.open_dataset(path, aggregation);  // outside the lock: parsing may be slow
+    std::lock_guard lock(mutex_);
+    ++dataset_open_count_;
+    datasets_.put(key, d);
+    return d;
+}
+
+std::shared_ptr<const VirtualFile> Catalog::view_of(const std::string& path, const struct stat& st, bool aggregation,
+                                                    const std::string& view, const std::string& name) {
+    // Only the ncs view records its name; nc and ds views are the same for any name.
+    std::string key = cache_key(path, st) + std::string("\0", 1) + view + (aggregation ? "+agg" : "") +
+                      (view == "ncs" ? std::string("\0", 1) + name : std::string());
+    {
+        std::lock_guard lock(mutex_);
+        if (auto hit = views_.get(key)) return *hit;
+    }
+    auto vf = backend_.make_view(dataset(path, st, aggregation), view, name);
+    uint64_t size = vf->size();
+    std::lock_guard lock(mutex_);
+    views_.put(key, vf);
+    view_sizes_.put(key, size);
+    return vf;
 }
 
 std::optional<Entry> Catalog::resolve(const std::string& virtual_path) {
@@ -162,10 +245,13 @@ std::optional<Entry> Catalog::resolve_in(const std::string& real_dir, const std:
         e.size = static_cast<uint64_t>(e.st.st_size);
         if (!nc_view_enabled()) return e;
         if (ends_with(name, ".nc")) {
+            // A partition looked up costs the magic sniff and the attribute-name pre-check only.
             auto c = classify(e.real_path, e.st);
             if (c.kind == Classification::Aggregation) {
                 e.kind = EntryKind::View;
                 e.view = "nc";
+                e.name = name;
+                e.aggregation = true;
                 e.size = c.nc_size;
             }
             return e;
@@ -181,16 +267,54 @@ std::optional<Entry> Catalog::resolve_in(const std::string& real_dir, const std:
         }
         return e;
     }
-    if (!nc_view_enabled() || !ends_with(name, ".nc") || name.size() == 3) return std::nullopt;
-    Entry v;
-    v.real_path = join(real_dir, name.substr(0, name.size() - 3) + ".nca");
-    if (!stat_within_source(v.real_path, v.st) || !S_ISREG(v.st.st_mode)) return std::nullopt;
-    auto c = classify(v.real_path, v.st);
-    if (c.kind != Classification::Aggregation) return std::nullopt;
-    v.kind = EntryKind::View;
-    v.view = "nc";
-    v.size = c.nc_size;
-    return v;
+    return resolve_twin(real_dir, name);
+}
+
+// A name with no real file behind it: the twin view NAME.EXT of the first
+// dataset file NAME.nc, NAME.nca, NAME.ds, NAME.ncs (the order of list()).
+std::optional<Entry> Catalog::resolve_twin(const std::string& real_dir, const std::string& name) {
+    std::string view;
+    for (const char* v : kViewNames) {
+        std::string suffix = std::string(".") + v;
+        if (name.size() > suffix.size() && ends_with(name, suffix)) view = v;
+    }
+    if (view.empty() || !options_.has_view(view)) return std::nullopt;
+    std::string stem = name.substr(0, name.size() - view.size() - 1);
+    for (const char* suffix : kSourceSuffixes) {
+        std::string candidate = stem + suffix;
+        if (candidate == name) continue;
+        Entry v;
+        v.real_path = join(real_dir, candidate);
+        if (!stat_within_source(v.real_path, v.st) || !S_ISREG(v.st.st_mode)) continue;
+        auto c = classify(v.real_path, v.st);
+        if (!c.is_dataset()) continue;
+        v.kind = EntryKind::View;
+        v.view = view;
+        v.name = name;
+        v.aggregation = c.kind == Classification::Aggregation;
+        if (v.aggregation && view == "nc") {
+            v.size = c.nc_size;
+            return v;
+        }
+        std::string size_key = cache_key(v.real_path, v.st) + std::string("\0", 1) + view +
+                               (v.aggregation ? "+agg" : "") +
+                               (view == "ncs" ? std::string("\0", 1) + name : std::string());
+        {
+            std::lock_guard lock(mutex_);
+            if (auto hit = view_sizes_.get(size_key)) {
+                v.size = *hit;
+                return v;
+            }
+        }
+        try {
+            v.size = view_of(v.real_path, v.st, v.aggregation, view, name)->size();
+        } catch (const std::exception& ex) {
+            log_once(LogLevel::Warning, v.real_path + ": no " + name + " view: " + ex.what());
+            return std::nullopt;
+        }
+        return v;
+    }
+    return std::nullopt;
 }
 
 std::vector<DirEntry> Catalog::list(const std::string& virtual_dir) {
@@ -213,6 +337,14 @@ std::vector<DirEntry> Catalog::list(const std::string& virtual_dir) {
 
     std::vector<DirEntry> out;
     out.reserve(raw.size());
+    // Dataset files by stem, in kSourceSuffixes order, for the twins.
+    struct Source {
+        int rank;
+        std::string name;
+        std::string path;
+        struct stat st;
+    };
+    std::vector<Source> sources;
     for (auto& r : raw) {
         std::string path = join(real_dir, r.name);
         unsigned char type = r.type;
@@ -228,36 +360,47 @@ std::vector<DirEntry> Catalog::list(const std::string& virtual_dir) {
             continue;
         }
         if (type != DT_REG) continue;
-        // Only NAME.nca needs classifying to be listed: a NAME.nc keeps its
-        // name whatever it holds, so a directory of partitions costs no I/O.
-        if (nc_view_enabled() && ends_with(r.name, ".nca") && r.name.size() > 4) {
+        bool shown = true;
+        if (auto stem_rank = source_stem(r.name)) {
+            const auto& [stem, rank] = *stem_rank;
             if (!have_stat && ::stat(path.c_str(), &st) != 0) continue;
-            if (classify(path, st).kind == Classification::Aggregation) {
-                std::string nc_name = r.name.substr(0, r.name.size() - 4) + ".nc";
-                if (names.count(nc_name)) {
-                    log_once(LogLevel::Warning, path + ": aggregation shown under its own name because " + nc_name +
-                                                    " exists beside it (the real file wins)");
-                } else {
-                    out.push_back({nc_name, false});
-                    continue;
-                }
+            // NAME.nca is classified fully (it may be shown as NAME.nc); any
+            // other dataset name costs one magic sniff: a NAME.nc keeps its
+            // name whatever it holds, and its twins exist for any netCDF magic.
+            bool is_dataset;
+            if (rank == 1) {
+                auto c = classify(path, st);
+                is_dataset = c.is_dataset();
+                if (c.kind == Classification::Aggregation && nc_view_enabled() && !names.count(stem + ".nc"))
+                    shown = false;  // appears as its twin NAME.nc
+            } else {
+                is_dataset = sniff(path, st) != SourceFormat::None;
             }
+            if (is_dataset) sources.push_back({rank, r.name, path, st});
         }
-        out.push_back({r.name, false});
+        if (shown) out.push_back({r.name, false});
+    }
+    std::stable_sort(sources.begin(), sources.end(), [](const Source& a, const Source& b) { return a.rank < b.rank; });
+    std::set<std::string> twins;
+    for (const auto& s : sources) {
+        std::string stem = source_stem(s.name)->first;
+        for (const char* v : kViewNames) {
+            if (!options_.has_view(v)) continue;
+            std::string twin = stem + "." + v;
+            if (twin == s.name) continue;
+            if (names.count(twin)) {
+                log_once(LogLevel::Warning, s.path + ": its " + v + " view is not shown because " + twin +
+                                                " exists beside it (the real file wins)");
+                continue;
+            }
+            if (twins.insert(twin).second) out.push_back({twin, false});
+        }
     }
     return out;
 }
 
 std::shared_ptr<const VirtualFile> Catalog::open_view(const Entry& entry) {
-    std::string key = cache_key(entry.real_path, entry.st) + std::string("\0", 1) + entry.view;
-    {
-        std::lock_guard lock(mutex_);
-        if (auto hit = views_.get(key)) return *hit;
-    }
-    auto view = backend_.open_view(entry.real_path, entry.view);
-    std::lock_guard lock(mutex_);
-    views_.put(key, view);
-    return view;
+    return view_of(entry.real_path, entry.st, entry.aggregation, entry.view, entry.name);
 }
 
 struct stat Catalog::attributes(const Entry& entry) const {

@@ -1,8 +1,13 @@
 // The namespace of a mount: how the SOURCE tree appears. Directories are
 // mirrored; an aggregation NAME.nca or NAME.nc appears as NAME.nc (its nc
-// view); every other regular file appears as itself. Classification is lazy
-// (only names that can matter are examined, cheap pre-check first) and cached
-// by (path, device, inode, mtime, size); built views are cached, bounded.
+// view); every other regular file appears as itself. Every dataset file
+// (aggregation, netCDF, ds, ncstream; named *.nc, *.nca, *.ds, *.ncs and
+// recognised by magic number) also appears as its twins NAME.nc, NAME.ds,
+// NAME.ncs (the enabled views); a real file always wins a name, and where
+// several sources could give a twin, the first of NAME.nc, NAME.nca, NAME.ds,
+// NAME.ncs that is a dataset gives it. Listing reads magic numbers only (and
+// classifies *.nca fully); datasets are parsed when a twin is looked up.
+// Everything is cached by (path, device, inode, mtime, size), bounded.
 #pragma once
 
 #include <sys/stat.h>
@@ -27,7 +32,9 @@ enum class EntryKind { Directory, RealFile, View };
 struct Entry {
     EntryKind kind = EntryKind::RealFile;
     std::string real_path;  // the directory, the real file, or the aggregation file
-    std::string view;       // for View: "nc"
+    std::string view;       // for View: "nc", "ds" or "ncs"
+    std::string name;       // for View: the virtual file name (NAME.ncs records it)
+    bool aggregation = false;  // for View: real_path is an aggregation file
     struct stat st {};      // stat of real_path (symlinks followed)
     uint64_t size = 0;      // bytes served (the view's size for View)
     FileIdentity identity() const;
@@ -40,8 +47,12 @@ struct DirEntry {
 
 // How a regular file is served.
 struct Classification {
-    enum Kind { Plain, Aggregation, Broken } kind = Plain;
+    // Plain: no dataset; Aggregation; Broken: looks like an aggregation but
+    // cannot be served as one (shown as its bytes, no twins: a view of the
+    // aggregation file's own variables would mislead); Dataset: a netCDF, ds or ncstream file.
+    enum Kind { Plain, Aggregation, Broken, Dataset } kind = Plain;
     uint64_t nc_size = 0;  // size of the nc view (Aggregation)
+    bool is_dataset() const { return kind == Aggregation || kind == Dataset; }
 };
 
 class Catalog {
@@ -62,14 +73,22 @@ public:
     // bits removed), size served, 1 MiB st_blksize.
     struct stat attributes(const Entry& entry) const;
 
-    // Counters for tests and logging.
+    // Counters for tests and logging: full classifications, magic sniffs,
+    // datasets opened (parsed).
     size_t classification_count() const;
+    size_t sniff_count() const;
+    size_t dataset_open_count() const;
 
 private:
     std::optional<Entry> resolve_in(const std::string& real_dir, const std::string& name);
     // stat following symlinks, but only when the final target lies inside SOURCE.
     bool stat_within_source(const std::string& path, struct stat& st) const;
     Classification classify(const std::string& path, const struct stat& st);
+    SourceFormat sniff(const std::string& path, const struct stat& st);
+    std::shared_ptr<const Dataset> dataset(const std::string& path, const struct stat& st, bool aggregation);
+    std::shared_ptr<const VirtualFile> view_of(const std::string& path, const struct stat& st, bool aggregation,
+                                               const std::string& view, const std::string& name);
+    std::optional<Entry> resolve_twin(const std::string& real_dir, const std::string& name);
     bool nc_view_enabled() const;
 
     std::string root_;
@@ -87,8 +106,13 @@ private:
         void put(const std::string& key, Value value);
     };
     Lru<Classification> classifications_;
+    Lru<SourceFormat> formats_;
+    Lru<uint64_t> view_sizes_;
+    Lru<std::shared_ptr<const Dataset>> datasets_;
     Lru<std::shared_ptr<const VirtualFile>> views_;
     size_t classification_count_ = 0;
+    size_t sniff_count_ = 0;
+    size_t dataset_open_count_ = 0;
 };
 
 }  // namespace ncafs::fs

@@ -12,6 +12,7 @@
 #include <optional>
 
 #include "codecs/error.hpp"
+#include "codecs/ncstream/ncstream_export.hpp"
 #include "codecs/open_file.hpp"
 #include "fs/aggregation_precheck.hpp"
 #include "fs/backend.hpp"
@@ -44,7 +45,15 @@ struct ExportArgs {
     std::string file;
     std::optional<std::string> output;
     ViewOptions view;
+    std::optional<std::string> format;      // --format nc|ds|ncs
+    std::optional<int> deflate;             // --deflate[=LEVEL]: -1 is zlib's default (6)
 };
+
+int parse_deflate_level(const std::string& text) {
+    if (text.size() != 1 || text[0] < '0' || text[0] > '9')
+        throw UsageError("export: --deflate level must be 0..9, got '" + text + "'");
+    return text[0] - '0';
+}
 
 ExportArgs parse(const std::vector<std::string>& args) {
     ExportArgs a;
@@ -53,6 +62,32 @@ ExportArgs parse(const std::vector<std::string>& args) {
         const std::string& s = args[i];
         std::optional<std::string> value;
         bool is_o = false;
+        auto long_value = [&](const std::string& name) -> std::optional<std::string> {
+            if (s == name) {
+                if (i + 1 >= args.size()) throw UsageError(s + " needs an argument");
+                return args[++i];
+            }
+            if (s.rfind(name + "=", 0) == 0) return s.substr(name.size() + 1);
+            return std::nullopt;
+        };
+        if (auto f = long_value("--format")) {
+            if (*f != "nc" && *f != "ds" && *f != "ncs")
+                throw UsageError("export: --format must be nc, ds or ncs, got '" + *f + "'");
+            a.format = *f;
+            continue;
+        }
+        if (auto v = long_value("--values")) {
+            apply_view_option("ds_values=" + *v, a.view);
+            continue;
+        }
+        if (s == "--deflate") {
+            a.deflate = -1;
+            continue;
+        }
+        if (s.rfind("--deflate=", 0) == 0) {
+            a.deflate = parse_deflate_level(s.substr(10));
+            continue;
+        }
         if (s == "-o" || s == "--output") {
             if (i + 1 >= args.size()) throw UsageError(s + " needs an argument");
             value = args[++i];
@@ -91,6 +126,7 @@ ExportArgs parse(const std::vector<std::string>& args) {
     }
     if (positional.size() != 1) throw UsageError("export: give exactly one FILE");
     a.file = positional[0];
+    if (a.deflate && a.format != "ncs") throw UsageError("export: --deflate needs --format ncs");
     return a;
 }
 
@@ -121,11 +157,16 @@ void write_all(int fd, const uint8_t* data, size_t n, const std::string& what) {
 int export_command(const std::vector<std::string>& args, const char* program) {
     for (const auto& a : args)
         if (a == "-h" || a == "--help") {
-            std::printf("usage: %s export FILE [-o OUT] [-o opt[,opt...]]\n"
+            std::printf("usage: %s export FILE [--format nc|ds|ncs] [--values raw|cf]\n"
+                        "                    [--deflate[=LEVEL]] [-o OUT] [-o opt[,opt...]]\n"
                         "Writes the bytes the mount serves for FILE (an aggregation: its virtual\n"
-                        "netCDF file) to OUT, or to standard output. Options as for the mount\n"
-                        "(cdf_version=, allow_root=, rewrite=). Partition files may lie anywhere\n"
-                        "the caller can read unless allow_root= narrows it.\n",
+                        "netCDF file; NAME.ds or NAME.ncs beside a dataset file NAME.*: that view)\n"
+                        "to OUT, or to standard output. --format converts FILE's dataset: nc\n"
+                        "(netCDF classic), ds (ds-1.0; --values raw|cf as ds_values=), ncs\n"
+                        "(ncstream; --deflate[=LEVEL] compresses the data, LEVEL 0..9, default 6).\n"
+                        "Options as for the mount (cdf_version=, ds_values=, allow_root=,\n"
+                        "rewrite=). Partition files may lie anywhere the caller can read unless\n"
+                        "allow_root= narrows it.\n",
                         program);
             return 0;
         }
@@ -140,17 +181,43 @@ int export_command(const std::vector<std::string>& args, const char* program) {
         if (a.view.extra_allowed_roots.empty()) roots.push_back("/");
         Backend backend = make_backend(a.view, roots);
 
+        // FILE may be a name the mount would show: NAME.nc of NAME.nca, or a
+        // twin NAME.ds/NAME.ncs/NAME.nc of a dataset file beside it.
         std::string file = a.file;
+        std::string stem = file;
+        for (const char* suffix : {".nc", ".nca", ".ds", ".ncs"})
+            if (file.size() > std::strlen(suffix) && file.ends_with(suffix)) {
+                stem = file.substr(0, file.size() - std::strlen(suffix));
+                break;
+            }
         struct stat st {};
-        if (::stat(file.c_str(), &st) != 0 && file.size() > 3 && file.ends_with(".nc")) {
-            std::string nca = file.substr(0, file.size() - 3) + ".nca";  // the virtual name of NAME.nca
-            if (::stat(nca.c_str(), &st) == 0) file = nca;
+        if (::stat(file.c_str(), &st) != 0) {
+            std::string asked;
+            for (const char* v : {"nc", "ds", "ncs"})
+                if (file == stem + "." + v) asked = v;
+            for (const char* suffix : {".nc", ".nca", ".ds", ".ncs"}) {
+                std::string candidate = stem + suffix;
+                if (asked.empty() || candidate == file || ::stat(candidate.c_str(), &st) != 0) continue;
+                if (sniff_source_format(candidate) == SourceFormat::None) continue;
+                file = candidate;
+                if (!a.format) a.format = asked;
+                break;
+            }
         }
+        auto slash = stem.rfind('/');
+        std::string ncs_name = (slash == std::string::npos ? stem : stem.substr(slash + 1)) + ".ncs";
+        bool aggregation = sniff_source_format(file) == SourceFormat::Netcdf &&
+                           precheck_aggregation(file) == Precheck::Maybe && backend.is_aggregation(file);
+        std::shared_ptr<const Dataset> dataset;
         std::shared_ptr<const VirtualFile> view;
-        if (precheck_aggregation(file) == Precheck::Maybe && backend.is_aggregation(file))
-            view = backend.open_view(file, "nc");
-        else
+        if (a.format) {
+            dataset = backend.open_dataset(file, aggregation);
+            if (*a.format != "ncs") view = backend.make_view(dataset, *a.format, ncs_name);
+        } else if (aggregation) {
+            view = backend.make_view(backend.open_dataset(file, true), "nc", ncs_name);
+        } else {
             view = std::make_shared<PlainFileView>(OpenFile::open(file));
+        }
 
         if (a.output && *a.output != "-") {
             out_name = *a.output;
@@ -163,23 +230,31 @@ int export_command(const std::vector<std::string>& args, const char* program) {
         }
 
         bool progress = ::isatty(2);
-        uint64_t total = view->size();
-        std::vector<uint8_t> buffer(static_cast<size_t>(std::min<uint64_t>(kBlock, std::max<uint64_t>(total, 1))));
         auto start = std::chrono::steady_clock::now();
         auto last_report = start;
-        for (uint64_t done = 0; done < total;) {
-            size_t n = static_cast<size_t>(std::min<uint64_t>(buffer.size(), total - done));
-            read_view(*view, done, std::span<uint8_t>(buffer.data(), n));
-            write_all(out_fd, buffer.data(), n, out_name);
-            done += n;
+        auto report = [&](uint64_t done, uint64_t total) {
             auto now = std::chrono::steady_clock::now();
-            if (progress && (now - last_report > std::chrono::milliseconds(200) || done == total)) {
-                last_report = now;
-                double seconds = std::chrono::duration<double>(now - start).count();
-                std::fprintf(stderr, "\rexport %s: %3d%%  %s of %s  %s/s   ", a.file.c_str(),
-                             static_cast<int>(total ? 100.0 * double(done) / double(total) : 100),
-                             human(double(done)).c_str(), human(double(total)).c_str(),
-                             human(seconds > 0 ? double(done) / seconds : 0).c_str());
+            if (!progress || (now - last_report < std::chrono::milliseconds(200) && done != total)) return;
+            last_report = now;
+            double seconds = std::chrono::duration<double>(now - start).count();
+            std::fprintf(stderr, "\rexport %s: %3d%%  %s of %s  %s/s   ", a.file.c_str(),
+                         static_cast<int>(total ? 100.0 * double(done) / double(total) : 100),
+                         human(double(done)).c_str(), human(double(total)).c_str(),
+                         human(seconds > 0 ? double(done) / seconds : 0).c_str());
+        };
+        if (!view) {
+            // ncstream: streamed by the writer, which can also deflate; uncompressed
+            // it writes exactly the bytes of the .ncs view.
+            ncstream::export_ncstream(*dataset, out_fd, a.deflate, report, ncs_name);
+        } else {
+            uint64_t total = view->size();
+            std::vector<uint8_t> buffer(static_cast<size_t>(std::min<uint64_t>(kBlock, std::max<uint64_t>(total, 1))));
+            for (uint64_t done = 0; done < total;) {
+                size_t n = static_cast<size_t>(std::min<uint64_t>(buffer.size(), total - done));
+                read_view(*view, done, std::span<uint8_t>(buffer.data(), n));
+                write_all(out_fd, buffer.data(), n, out_name);
+                done += n;
+                report(done, total);
             }
         }
         if (progress) std::fprintf(stderr, "\n");

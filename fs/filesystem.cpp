@@ -190,7 +190,7 @@ void op_open(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
             try {
                 handle->view = fs.catalog().open_view(*entry);
             } catch (const std::exception& e) {
-                log_rate_limited(LogLevel::Error, entry->real_path + ": cannot open the aggregation: " + e.what());
+                log_rate_limited(LogLevel::Error, entry->real_path + ": cannot open the view: " + e.what());
                 return (void)fuse_reply_err(req, EIO);
             }
         }

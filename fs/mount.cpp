@@ -4,6 +4,7 @@
 #include "fs/catalog.hpp"
 #include "fs/filesystem.hpp"
 #include "fs/log.hpp"
+#include "fs/service_notify.hpp"
 
 #include <cstdio>
 #include <string>
@@ -73,6 +74,7 @@ int run_mount(const MountOptions& options, const char* program) {
             if (!options.foreground) log_to_syslog(options.debug);
             log_line(LogLevel::Info, "serving " + options.source + " at " + options.mountpoint);
             filesystem.start(session);
+            ncafs::notify_service("READY=1");
             int loop;
             if (options.single_thread) {
                 loop = fuse_session_loop(session);
@@ -83,6 +85,7 @@ int run_mount(const MountOptions& options, const char* program) {
                 loop = fuse_session_loop_mt(session, config);
                 fuse_loop_cfg_destroy(config);
             }
+            ncafs::notify_service("STOPPING=1");
             filesystem.stop();
             fuse_session_unmount(session);
             log_line(LogLevel::Info, "unmounted " + options.mountpoint);

@@ -42,6 +42,12 @@ uint64_t parse_unsigned(const std::string& text, const std::string& option) {
 
 }  // namespace
 
+bool ViewOptions::has_view(const std::string& name) const {
+    for (const auto& v : views)
+        if (v == name) return true;
+    return false;
+}
+
 bool is_known_view_name(const std::string& name) { return name == "nc" || name == "ds" || name == "ncs"; }
 
 std::vector<std::string> split_option_list(const std::string& list) {
@@ -95,6 +101,12 @@ bool apply_view_option(const std::string& item, ViewOptions& options) {
         }
         if (views.empty()) throw UsageError("option views: give at least one view (nc, ds, ncs)");
         options.views = views;
+        return true;
+    }
+    if (key == "ds_values") {
+        if (value != "raw" && value != "cf")
+            throw UsageError("option ds_values: expected raw or cf, got '" + value + "'");
+        options.ds_values_cf = value == "cf";
         return true;
     }
     if (key == "allow_root" && has_value) {  // bare allow_root is libfuse's own option
@@ -163,8 +175,9 @@ MountOptions parse_mount_command_line(const std::vector<std::string>& args) {
         for (const auto& item : split_option_list(list)) {
             if (apply_view_option(item, o.view)) continue;
             if (is_dropped_mount_word(item)) continue;
-            if (item == "rw") throw UsageError("ncafs is read-only: option rw is not supported (mount(8) passes rw unless given -o ro)");
-            if (item == "ro") continue;  // always added
+            // mount(8) passes rw whenever ro is not given; the mount is
+            // read-only whatever is asked, so rw is accepted and changes nothing.
+            if (item == "ro" || item == "rw") continue;  // ro is always added
             if (item == "debug") {
                 o.debug = true;
                 o.foreground = true;
@@ -186,13 +199,17 @@ MountOptions parse_mount_command_line(const std::vector<std::string>& args) {
 std::string usage_text(const std::string& program) {
     std::ostringstream s;
     s << "usage: " << program << " SOURCE MOUNTPOINT [-f] [-d] [-s] [-o opt[,opt...]]\n"
-      << "       " << program << " export FILE [-o OUT] [-o opt[,opt...]]\n"
+      << "       " << program << " export FILE [--format nc|ds|ncs] [--values raw|cf]\n"
+      << "                    [--deflate[=LEVEL]] [-o OUT] [-o opt[,opt...]]\n"
       << "       " << program << " inspect FILE\n"
       << "       " << program << " check FILE...\n"
       << "\n"
       << "Mounts SOURCE read-only at MOUNTPOINT: directories are mirrored, every\n"
       << "aggregation file NAME.nca (or NAME.nc) appears as NAME.nc, one netCDF classic\n"
       << "file computed on demand from its partitions; every other file appears as is.\n"
+      << "Every dataset (aggregation, netCDF file, .ds or .ncs file) also appears in the\n"
+      << "other formats: NAME.nc, NAME.ds (ds-1.0) and NAME.ncs (ncstream); a real file\n"
+      << "of the same name always wins.\n"
       << "\n"
       << "general options:\n"
       << "  -f                 stay in the foreground (log to stderr, not syslog)\n"
@@ -204,8 +221,10 @@ std::string usage_text(const std::string& program) {
       << "ncafs options (-o, also for export):\n"
       << "  cdf_version=1|2|5  format of the virtual netCDF files (default: the smallest\n"
       << "                     that holds the data: 1, else 2, else 5)\n"
-      << "  views=nc[,ds,ncs]  which views of each dataset appear (also views=nc:ds);\n"
-      << "                     this build serves nc\n"
+      << "  views=nc[,ds,ncs]  which views of each dataset appear (also views=nc:ds;\n"
+      << "                     default: nc,ds,ncs)\n"
+      << "  ds_values=raw|cf   values of the .ds views: raw as stored (default), or cf:\n"
+      << "                     as netCDF4-python shows them (masked, scaled)\n"
       << "  allow_root=DIR     also allow partition files under DIR (repeatable; by\n"
       << "                     default only files under SOURCE are read)\n"
       << "  rewrite=OLD=NEW    read partition paths starting with OLD from NEW instead\n"
@@ -217,12 +236,20 @@ std::string usage_text(const std::string& program) {
       << "\n"
       << "FUSE/mount options passed on: allow_other (forces default_permissions),\n"
       << "  allow_root, default_permissions, fsname=, subtype=, max_read=, dev, nodev,\n"
-      << "  suid, nosuid, exec, noexec, atime, noatime, ro; rw is refused;\n"
+      << "  suid, nosuid, exec, noexec, atime, noatime, ro; rw is accepted and ignored\n"
+      << "  (the mount is always read-only);\n"
       << "  nofail, _netdev, auto, noauto, user, users, defaults, x-* are ignored.\n"
       << "\n"
       << "mount -t fuse.ncafs SOURCE MOUNTPOINT -o OPTS and fstab lines of type\n"
       << "fuse.ncafs work through mount.fuse3 (ncafs must be on PATH).\n"
-      << "Unmount: fusermount3 -u MOUNTPOINT (or umount as root).\n";
+      << "Unmount: fusermount3 -u MOUNTPOINT (or umount as root).\n"
+      << "\n"
+      << "export options:\n"
+      << "  --format nc|ds|ncs FILE's dataset in that format (default: the bytes the\n"
+      << "                     mount serves under FILE's name)\n"
+      << "  --values raw|cf    values of a ds export (as ds_values=)\n"
+      << "  --deflate[=LEVEL]  ncs export with zlib-compressed data (LEVEL 0..9, default 6)\n"
+      << "  -o OUT             output file (default: standard output)\n";
     return s.str();
 }
 

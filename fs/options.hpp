@@ -13,9 +13,11 @@ namespace ncafs::fs {
 // Options that shape what the views contain; shared by mount and export.
 struct ViewOptions {
     std::optional<int> cdf_version;             // 1, 2 or 5; nullopt: smallest that fits
-    std::vector<std::string> views = {"nc"};    // view names in the order given
+    std::vector<std::string> views = {"nc", "ds", "ncs"};  // view names in the order given
+    bool ds_values_cf = false;                  // ds_values=cf: .ds views hold netCDF4-python's values
     std::vector<std::string> extra_allowed_roots;  // allow_root=DIR (absolute, repeatable)
     std::vector<std::pair<std::string, std::string>> path_rewrites;  // rewrite=OLD=NEW
+    bool has_view(const std::string& name) const;
     size_t open_files = 128;                    // bound of the cache of opened datasets
     double cache_timeout = 60.0;                // entry/attr timeout of unchanged files (seconds)
     bool splice = true;                         // pass file extents to the kernel by splice
@@ -35,8 +37,7 @@ struct MountOptions {
     bool show_version = false;
 };
 
-// The view names known to this build ("nc"); "ds" and "ncs" are accepted and
-// reported as not yet available.
+// The view names: "nc" (netCDF classic), "ds" (ds-1.0), "ncs" (ncstream).
 bool is_known_view_name(const std::string& name);
 
 // Splits one -o argument into items. Commas separate items, except that bare

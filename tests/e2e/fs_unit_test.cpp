@@ -12,6 +12,7 @@
 
 #include "codecs/error.hpp"
 #include "fs/aggregation_precheck.hpp"
+#include "codecs/dataset.hpp"
 #include "fs/catalog.hpp"
 #include "fs/options.hpp"
 #include "fs/read_path.hpp"
@@ -59,6 +60,23 @@ public:
     }
 };
 
+// Every file that passes the pre-check is an aggregation; paths containing
+// "bad" fail to open. Every view is a FakeView of 1000 bytes.
+Backend fake_backend(std::atomic<int>& full_tests) {
+    Backend b;
+    b.is_aggregation = [&](const std::string&) {
+        ++full_tests;
+        return true;
+    };
+    b.open_dataset = [](const std::string& path, bool) -> std::shared_ptr<const Dataset> {
+        if (path.find("bad") != std::string::npos) throw SourceError(path, "broken JSON");
+        return std::make_shared<Dataset>();
+    };
+    b.make_view = [](std::shared_ptr<const Dataset>, const std::string&, const std::string&)
+        -> std::shared_ptr<const VirtualFile> { return std::make_shared<FakeView>(); };
+    return b;
+}
+
 }  // namespace
 
 TEST(Options, ViewsListKeepsBareViewNames) {
@@ -84,7 +102,12 @@ TEST(Options, MountCommandLine) {
     EXPECT_TRUE(o.allow_other);
     EXPECT_EQ(o.view.open_files, 9u);
     EXPECT_EQ(o.fuse_options, (std::vector<std::string>{"allow_other"}));
-    EXPECT_THROW(parse_mount_command_line({src.path.string(), mnt.path.string(), "-o", "rw"}), UsageError);
+    // mount(8) passes rw unless ro is given: accepted, the mount stays read-only.
+    auto rw = parse_mount_command_line({src.path.string(), mnt.path.string(), "-o", "rw,ds_values=cf"});
+    EXPECT_TRUE(rw.fuse_options.empty());
+    EXPECT_TRUE(rw.view.ds_values_cf);
+    EXPECT_EQ(rw.view.views, (std::vector<std::string>{"nc", "ds", "ncs"}));  // the default
+    EXPECT_THROW(parse_mount_command_line({src.path.string(), mnt.path.string(), "-o", "ds_values=x"}), UsageError);
     EXPECT_THROW(parse_mount_command_line({src.path.string()}), UsageError);
 }
 
@@ -111,15 +134,10 @@ TEST(Catalog, ListingPartitionsClassifiesNothingAndNamesFollowTheRules) {
     d.write("b.nc", "real bytes");  // collision: the real file wins
     d.write("bad.nca", classic_with_attribute("nca_array"));
     std::atomic<int> full_tests{0};
-    Backend backend{[&](const std::string&) {
-                        ++full_tests;
-                        return true;
-                    },
-                    [](const std::string& path, const std::string&) -> std::shared_ptr<const VirtualFile> {
-                        if (path.find("bad") != std::string::npos) throw SourceError(path, "broken JSON");
-                        return std::make_shared<FakeView>();
-                    }};
-    Catalog catalog(d.path, ViewOptions{}, backend);
+    Backend backend = fake_backend(full_tests);
+    ViewOptions nc_only;
+    nc_only.views = {"nc"};
+    Catalog catalog(d.path, nc_only, backend);
     auto entries = catalog.list("");
     std::set<std::string> names;
     for (auto& e : entries) names.insert(e.name);
@@ -128,6 +146,7 @@ TEST(Catalog, ListingPartitionsClassifiesNothingAndNamesFollowTheRules) {
     EXPECT_TRUE(names.count("b.nc") && names.count("b.nca"));
     EXPECT_TRUE(names.count("bad.nca") && !names.count("bad.nc"));
     EXPECT_EQ(catalog.classification_count(), 3u);  // only the .nca files
+    EXPECT_EQ(catalog.sniff_count(), 504u);          // and a magic sniff of each dataset name
     EXPECT_EQ(full_tests.load(), 3);
 
     auto a = catalog.resolve("a.nc");
@@ -150,13 +169,57 @@ TEST(Catalog, ListingPartitionsClassifiesNothingAndNamesFollowTheRules) {
     EXPECT_THROW(read_view(*view, 950, bytes), UsageError);
 }
 
+TEST(Catalog, TwinViewsByNameAndMagicRealFilesWin) {
+    TempDir d;
+    for (int i = 0; i < 100; ++i) d.write("p" + std::to_string(i) + ".nc", classic_with_attribute("history"));
+    d.write("h.nc", std::string("\x89HDF\r\n\x1a\n", 8) + std::string(100, '\0'));
+    d.write("s.ds", "ds-1.0\n{}\n");
+    d.write("s.nc", "a real s.nc: wins over the twin of s.ds");
+    d.write("n.ncs", std::string("CDFS\xad\xec\xce\xda", 8));
+    d.write("text.ds", "not a ds file");
+    d.write("a.nca", classic_with_attribute("nca_array"));
+    std::atomic<int> full_tests{0};
+    Catalog catalog(d.path, ViewOptions{}, fake_backend(full_tests));
+    std::set<std::string> names;
+    for (auto& e : catalog.list("")) names.insert(e.name);
+    for (const char* n : {"p7.ds", "p7.ncs", "h.ds", "h.ncs", "s.ncs", "n.nc", "n.ds", "a.nc", "a.ds", "a.ncs", "s.ds",
+                          "s.nc", "text.ds"})
+        EXPECT_TRUE(names.count(n)) << n;
+    for (const char* n : {"text.nc", "a.nca", "p7.nc.ds", "h.nc.ds"}) EXPECT_FALSE(names.count(n)) << n;
+    EXPECT_EQ(names.size(), 100u * 3 + 3 + 3 + 3 + 3 + 1);  // p*, h.*, s.*, n.*, a.*, text.ds
+    EXPECT_EQ(catalog.dataset_open_count(), 1u);  // listing parsed only the aggregation
+    EXPECT_EQ(full_tests.load(), 1);
+
+    auto twin = catalog.resolve("p7.ds");
+    ASSERT_TRUE(twin);
+    EXPECT_EQ(twin->kind, EntryKind::View);
+    EXPECT_EQ(twin->view, "ds");
+    EXPECT_FALSE(twin->aggregation);
+    EXPECT_EQ(twin->size, 1000u);
+    EXPECT_EQ(catalog.resolve("s.nc")->kind, EntryKind::RealFile);
+    EXPECT_EQ(catalog.resolve("n.nc")->kind, EntryKind::View);
+    EXPECT_TRUE(catalog.resolve("a.ncs")->aggregation);
+    EXPECT_FALSE(catalog.resolve("text.nc"));
+    EXPECT_FALSE(catalog.resolve("zz.ds"));
+
+    ViewOptions nc_only;
+    nc_only.views = {"nc"};
+    Catalog plain(d.path, nc_only, fake_backend(full_tests));
+    names.clear();
+    for (auto& e : plain.list("")) names.insert(e.name);
+    EXPECT_FALSE(names.count("p7.ds") || names.count("h.ncs"));
+    EXPECT_FALSE(plain.resolve("p7.ds"));
+    EXPECT_TRUE(plain.resolve("n.nc"));
+}
+
 TEST(Catalog, SymlinksOutsideSourceAreHidden) {
     TempDir d, outside;
     outside.write("secret.nc", "secret");
     d.write("inside.nc", "inside");
     stdfs::create_symlink(outside.path / "secret.nc", d.path / "link-out.nc");
     stdfs::create_symlink(d.path / "inside.nc", d.path / "link-in.nc");
-    Catalog catalog(d.path, ViewOptions{}, Backend{[](const std::string&) { return false; }, nullptr});
+    std::atomic<int> full_tests{0};
+    Catalog catalog(d.path, ViewOptions{}, fake_backend(full_tests));
     EXPECT_FALSE(catalog.resolve("link-out.nc"));
     ASSERT_TRUE(catalog.resolve("link-in.nc"));
     EXPECT_EQ(catalog.resolve("link-in.nc")->kind, EntryKind::RealFile);
