@@ -245,8 +245,8 @@ std::string usage_text(const std::string& program) {
       << "Unmount: fusermount3 -u MOUNTPOINT (or umount as root).\n"
       << "\n"
       << "export options:\n"
-      << "  --format nc|ds|ncs FILE's dataset in that format (default: the bytes the\n"
-      << "                     mount serves under FILE's name)\n"
+      << "  --format nc|ds|ncs  FILE's dataset in that format (default: the bytes\n"
+      << "                     the mount serves under FILE's name)\n"
       << "  --values raw|cf    values of a ds export (as ds_values=)\n"
       << "  --deflate[=LEVEL]  ncs export with zlib-compressed data (LEVEL 0..9, default 6)\n"
       << "  -o OUT             output file (default: standard output)\n";
