@@ -155,7 +155,7 @@ def case_data(work):
     source = os.path.join(work, "src")
     infos = build_source(source)
     monthly = os.path.join(source, "monthly")
-    parts = sorted(os.path.join(monthly, n) for n in os.listdir(monthly) if n.startswith("part_"))
+    parts = sorted(os.path.join(monthly, n) for n in os.listdir(monthly) if n.startswith("part_") and n.endswith(".nc"))
     concatenated = os.path.join(work, "ncrcat.nc")
     subprocess.run(["ncrcat", "-O", "-h"] + parts + [concatenated], check=True)
 
@@ -163,7 +163,8 @@ def case_data(work):
         listing = sorted(os.listdir(m.path("monthly")))
         check("monthly.nc" in listing and "monthly.nca" not in listing,
               "monthly.nca should appear as monthly.nc: %s" % listing)
-        check(len([n for n in listing if n.startswith("part_")]) == 12, "partitions listed as themselves")
+        check(len([n for n in listing if n.startswith("part_") and n.endswith(".nc")]) == 12,
+              "partitions listed as themselves")
         with open(os.path.join(monthly, "part_00_00_00.nc"), "rb") as f:
             real = f.read()
         with open(m.path("monthly", "part_00_00_00.nc"), "rb") as f:
@@ -363,8 +364,9 @@ def case_helper(work):
             how = ["-t", "fuse.ncafs", source]
         else:
             how = ["-t", "fuse", os.path.abspath(NCAFS) + "#" + source]
+        # No ro: mount(8) then passes rw, which ncafs accepts (it is read-only anyway).
         r = subprocess.run(["mount"] + how + [mnt, "-o",
-                            "ro,nodev,nosuid,noatime,cdf_version=2,nofail,_netdev,x-systemd.automount"],
+                            "nodev,nosuid,noatime,cdf_version=2,nofail,_netdev,x-systemd.automount"],
                            env=env, capture_output=True, text=True)
         check(r.returncode == 0, "mount %s failed: %s %s" % (" ".join(how), r.stdout, r.stderr))
         check(os.path.ismount(mnt), "not mounted after mount(8) returned")
@@ -383,8 +385,12 @@ def case_helper(work):
     # A failing mount reports its error to the caller (before daemonizing).
     r = subprocess.run([NCAFS, source, "/nonexistent/mnt"], capture_output=True, text=True)
     check(r.returncode != 0 and "nonexistent" in r.stderr, "a bad mountpoint must fail in the foreground")
-    r = subprocess.run([NCAFS, source, work, "-o", "rw"], capture_output=True, text=True)
-    check(r.returncode != 0 and "read-only" in r.stderr, "rw must be refused")
+    with Mount(source, "rw") as m:
+        try:
+            open(m.path("m", "m.nc"), "r+b")
+            fail("-o rw must not make the mount writable")
+        except OSError as e:
+            check(e.errno in (errno.EROFS, errno.EACCES), "write open under -o rw: %s" % e)
 
     # SIGTERM and SIGINT unmount cleanly.
     for sig in (signal.SIGTERM, signal.SIGINT):
@@ -401,7 +407,180 @@ def case_helper(work):
         m.__exit__(None, None, None)
 
 
-CASES = {"data": case_data, "reads": case_reads, "errors": case_errors, "helper": case_helper}
+# ----------------------------------------------------------------- views
+
+CLASSIC_CDL = """netcdf plain {
+dimensions: time = UNLIMITED ; x = 4 ; y = 3 ;
+variables:
+  float t(time, x) ; t:units = "K" ; t:_FillValue = -999.f ;
+  double d(x, y) ; d:long_name = "a double" ;
+  short s(y) ; s:scale_factor = 0.5 ; s:_FillValue = -1s ;
+  byte b(x) ;
+  int i(time) ;
+  char c(x) ;
+  :title = "views test" ;
+data:
+  t = 1, 2, 3, 4, 5, -999, 7, 8, 9, 10, 11, 12 ;
+  d = 0.5, 1.5, 2.5, 3.5, 4.5, 5.5, 6.5, 7.5, 8.5, 9.5, 10.5, 11.5 ;
+  s = 10, -1, 30 ;
+  b = -128, 0, 1, 127 ;
+  i = 7, 8, 9 ;
+  c = "abcd" ;
+}
+"""
+
+NC4_CDL = """netcdf h4 {
+dimensions: n = 5 ;
+variables:
+  ubyte u(n) ;
+  uint w(n) ;
+  int64 l(n) ;
+  float f(n) ; f:_FillValue = 9.f ;
+data:
+  u = 0, 1, 2, 254, 255 ;
+  w = 0, 1, 4000000000, 3, 4 ;
+  l = -9000000000000, 0, 1, 2, 9000000000000 ;
+  f = 1.5, 9, 2.5, _, 3.5 ;
+}
+"""
+
+DS_DTYPES = {"int8": "i1", "int16": "i2", "int32": "i4", "int64": "i8", "uint8": "u1", "uint16": "u2",
+             "uint32": "u4", "uint64": "u8", "float32": "f4", "float64": "f8"}
+
+
+def decode_ds(path):
+    """{name: numpy array} of the numeric variables of a ds-1.0 file, decoded
+    here from the spec (version line, one JSON header line, blocks at
+    .offset from the body start; mask bits MSB first, 1 = missing, which
+    raw views never have)."""
+    import json
+    with open(path, "rb") as f:
+        data = f.read()
+    check(data.startswith(b"ds-1.0\n"), "%s: no ds-1.0 line" % path)
+    end = data.index(b"\n", 7)
+    header = json.loads(data[7:end].decode("utf-8"))
+    body = data[end + 1:]
+    out = {}
+    for key, v in header.items():
+        if key == "." or v.get(".type") not in DS_DTYPES:
+            continue
+        name = key[1:] if key.startswith("\\") else key
+        block = body[v[".offset"]:v[".offset"] + v[".len"]]
+        check(len(block) == v[".len"], "%s: block of %s runs past the end" % (path, name))
+        check(not v[".missing"], "%s: raw view has a mask on %s" % (path, name))
+        dtype = np.dtype(("<" if v[".endian"] == "l" else ">") + DS_DTYPES[v[".type"]])
+        shape = tuple(v[".size"] or [])
+        out[name] = np.frombuffer(block, dtype=dtype).reshape(shape)
+    return out
+
+
+def netcdf4_values(path, numeric_only=True):
+    import netCDF4
+    values = {}
+    with netCDF4.Dataset(path) as ds:
+        for name, v in ds.variables.items():
+            if numeric_only and v.dtype.kind not in "iuf":
+                continue
+            v.set_auto_maskandscale(False)
+            values[name] = np.array(v[...])
+    return values
+
+
+def same_values(got, want, what):
+    check(sorted(got) == sorted(want), "%s: variables %s, expected %s" % (what, sorted(got), sorted(want)))
+    for name in want:
+        check(got[name].shape == want[name].shape and np.array_equal(got[name], want[name]),
+              "%s: %s is %s, expected %s" % (what, name, got[name], want[name]))
+
+
+def read_file(path):
+    with open(path, "rb") as f:
+        return f.read()
+
+
+def export(*args):
+    subprocess.run([NCAFS, "export"] + list(args), check=True)
+
+
+def case_views(work):
+    source = os.path.join(work, "src")
+    v = os.path.join(source, "v")
+    os.makedirs(v)
+    for name, cdl, kind in [("plain", CLASSIC_CDL, "classic"), ("h4", NC4_CDL, "nc4")]:
+        cdl_path = os.path.join(work, name + ".cdl")
+        with open(cdl_path, "w") as f:
+            f.write(cdl)
+        subprocess.run(["ncgen", "-k", kind, "-b", "-o", os.path.join(v, name + ".nc"), cdl_path], check=True)
+    info = make_aggregations.monthly(os.path.join(source, "m"), "m")
+    plain = os.path.join(v, "plain.nc")
+    plain_values = netcdf4_values(plain)
+    # Real .ds and .ncs sources, written by export from the classic file.
+    export(plain, "--format", "ds", "-o", os.path.join(v, "fromds.ds"))
+    export(plain, "--format", "ncs", "-o", os.path.join(v, "fromncs.ncs"))
+    # A real file wins over a view: v/h4.ncs is a real text file.
+    with open(os.path.join(v, "h4.ncs"), "wb") as f:
+        f.write(b"real h4.ncs\n")
+
+    with Mount(source) as m:
+        names = set(os.listdir(m.path("v")))
+        for n in ("plain.nc", "plain.ds", "plain.ncs", "h4.nc", "h4.ds", "h4.ncs", "fromds.ds", "fromds.nc",
+                  "fromds.ncs", "fromncs.ncs", "fromncs.nc", "fromncs.ds"):
+            check(n in names, "%s missing from the listing %s" % (n, sorted(names)))
+        check(read_file(m.path("v", "h4.ncs")) == b"real h4.ncs\n", "the real h4.ncs must win over the view")
+        check(set(os.listdir(m.path("m"))) >= {"m.nc", "m.ds", "m.ncs"}, "aggregation views missing")
+
+        # cp of a view equals export --format of the same file.
+        for src, fmt, view in [(plain, "ds", m.path("v", "plain.ds")),
+                               (plain, "ncs", m.path("v", "plain.ncs")),
+                               (os.path.join(source, "m", "m.nca"), "ds", m.path("m", "m.ds")),
+                               (os.path.join(source, "m", "m.nca"), "ncs", m.path("m", "m.ncs")),
+                               (os.path.join(v, "h4.nc"), "ds", m.path("v", "h4.ds"))]:
+            copy = os.path.join(work, "copy." + fmt)
+            subprocess.run(["cp", view, copy], check=True)
+            exported = os.path.join(work, "export." + fmt)
+            export(src, "--format", fmt, "-o", exported)
+            check(read_file(copy) == read_file(exported), "cp of %s differs from export --format %s" % (view, fmt))
+
+        # The raw .ds views, decoded here, hold netCDF4-python's raw values.
+        same_values(decode_ds(m.path("v", "plain.ds")), plain_values, "plain.ds")
+        same_values(decode_ds(m.path("v", "h4.ds")), netcdf4_values(os.path.join(v, "h4.nc")), "h4.ds")
+        m_ds = decode_ds(m.path("m", "m.ds"))
+        check(np.array_equal(m_ds[info["var"]], info["master"]), "m.ds: the master array differs")
+
+        # .nc views of real .ds and .ncs sources read back by netcdf-c.
+        same_values(netcdf4_values(m.path("v", "fromds.nc")), plain_values, "fromds.nc")
+        same_values(netcdf4_values(m.path("v", "fromncs.nc")), plain_values, "fromncs.nc")
+        with open(m.path("v", "fromncs.nc"), "rb") as f:
+            check(f.read(3) == b"CDF", "the .nc view of a .ncs file is netCDF classic")
+        # ... and text survives the round trip through ds (char -> str -> char).
+        import netCDF4
+        with netCDF4.Dataset(m.path("v", "fromds.nc")) as ds:
+            check(ds.title == "views test", "global attribute lost through ds")
+            check(bytes(ds.variables["c"][:].tobytes()).rstrip(b"\0") == b"abcd", "char variable through ds")
+        check(m.alive(), "daemon died")
+
+    # A deflated export decodes (independent decoder) to netCDF4-python's values.
+    deflated = os.path.join(work, "deflated.ncs")
+    export(plain, "--format", "ncs", "--deflate=9", "-o", deflated)
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "ncstream"))
+    import decode_ncstream
+    proto = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "codecs", "ncstream", "ncstream.proto")
+    pb = decode_ncstream.load_schema(proto, os.path.join(work, "pb"))
+    decoded = decode_ncstream.decode(deflated, pb)
+    check(any(d.compress == 1 for d, _, _ in decoded.messages), "--deflate wrote no compressed payload")
+    same_values({k: a for k, a in decoded.arrays.items() if a.dtype.kind in "iuf"}, plain_values, "deflated ncs")
+    check(len(read_file(deflated)) != len(read_file(os.path.join(v, "fromncs.ncs"))), "deflate changed nothing")
+
+    # views=nc hides the twins.
+    with Mount(source, "views=nc") as m:
+        names = set(os.listdir(m.path("v")))
+        check(not any(n.endswith(".ds") and n != "fromds.ds" for n in names), "views=nc lists .ds views: %s" % names)
+        check("plain.ncs" not in names and "m.ds" not in os.listdir(m.path("m")), "views=nc lists twins")
+        check(not os.path.exists(m.path("v", "plain.ds")), "views=nc: plain.ds must not resolve")
+        check(os.path.exists(m.path("v", "fromds.nc")), "views=nc keeps the .nc view of a .ds file")
+
+
+CASES = {"data": case_data, "reads": case_reads, "errors": case_errors, "helper": case_helper, "views": case_views}
 
 
 def main():
