@@ -31,12 +31,17 @@ show ncdump -v time "$mnt/climate/monthly.nc"
 echo
 echo '$ ncks -H -C -v tas -d lat,0 -d lon,0 -d time,0,23,6 (a point time series)'
 ncks -H -C -v tas -d lat,0 -d lon,0 -d time,0,23,6 "$mnt/climate/monthly.nc"
+echo
+echo '$ head -2 monthly.ds (the same dataset as ds-1.0: one JSON header line, then the values)'
+head -2 "$mnt/climate/monthly.ds" | cut -c1-300
 
 cat <<MSG
 
 ncafs is still mounted: $source_dir is served at $mnt
 (monthly.nca appears as monthly.nc, one netCDF classic file built on demand
-from the twelve part_*.nc files). Explore it with ncdump, ncks, Python...
+from the twelve part_*.nc files; every dataset also appears as NAME.ds and
+NAME.ncs, ds-1.0 and ncstream). Explore it with ncdump, ncks, Python...
 Export the virtual file without FUSE: $ncafs export $source_dir/climate/monthly.nca -o /tmp/monthly.nc
+  (or --format ds|ncs, --deflate for compressed ncstream)
 Unmount with:  fusermount3 -u $mnt
 MSG
