@@ -5,10 +5,14 @@
 #include <unistd.h>
 
 #include <cstring>
+#include <map>
+#include <set>
 #include <mutex>
 #include <sstream>
 
 #include "aggregation/aggregated_source.hpp"
+#include "aggregation/cf_aggregated_source.hpp"
+#include "aggregation/cf_aggregation_parser.hpp"
 #include "aggregation/dataset_cache.hpp"
 #include "aggregation/nca_parser.hpp"
 #include "aggregation/path_policy.hpp"
@@ -51,7 +55,9 @@ bool is_aggregation_file(const std::string& path) {
                 nc_type t;
                 size_t len;
                 if (nc_inq_att(ncid, id, "nca_array", &t, &len) == NC_NOERR ||
-                    nc_inq_att(ncid, id, "cfa_array", &t, &len) == NC_NOERR) {
+                    nc_inq_att(ncid, id, "cfa_array", &t, &len) == NC_NOERR ||
+                    (nc_inq_att(ncid, id, "aggregated_dimensions", &t, &len) == NC_NOERR &&
+                     nc_inq_att(ncid, id, "aggregated_data", &t, &len) == NC_NOERR)) {
                     found = true;
                     break;
                 }
@@ -99,7 +105,30 @@ LoadedAggregation load_aggregation(const std::string& path, const AggregationOpt
     std::vector<const Variable*> visible;
     std::vector<Aggregate> aggregates;
     std::vector<bool> is_master;
+    // G3-G5 (CFA-0.6.x, CF drafts, CF-1.13): term-variable aggregations.
+    CfAggregations cf;
+    std::map<std::string, size_t> cf_index;
+    std::set<std::string> cf_hidden_vars, cf_hidden_dims;
+    bool any_cf = false;
+    for (const auto& v : file->variables) any_cf |= is_cf_aggregation_variable(v);
+    if (any_cf) {
+        cf = parse_cf_file(paths->aggregation_file(), *file, *paths);
+        for (size_t i = 0; i < cf.aggregates.size(); ++i) cf_index[cf.aggregates[i].aggregate.name] = i;
+        cf_hidden_vars.insert(cf.hidden_variables.begin(), cf.hidden_variables.end());
+        cf_hidden_dims.insert(cf.hidden_dimensions.begin(), cf.hidden_dimensions.end());
+        for (const auto& w : cf.warnings) out.warnings.push_back(paths->aggregation_file() + ": " + w);
+    }
     for (const auto& v : file->variables) {
+        if (cf_hidden_vars.count(v.name)) {
+            ++out.hidden_variables;
+            continue;
+        }
+        if (cf_index.count(v.name)) {
+            for (const auto& d : cf.aggregates[cf_index[v.name]].aggregate.dims) keep_dim[*file->find_dimension(d)] = true;
+            is_master.push_back(false);
+            visible.push_back(&v);
+            continue;
+        }
         if (is_nca_private(v)) {
             ++out.hidden_variables;
             continue;
@@ -123,13 +152,18 @@ LoadedAggregation load_aggregation(const std::string& path, const AggregationOpt
             for (size_t id : v.dimids) used_by_private[id] = true;
     std::vector<size_t> new_id(file->dimensions.size(), SIZE_MAX);
     for (size_t d = 0; d < file->dimensions.size(); ++d) {
-        if (!keep_dim[d] && used_by_private[d]) {
+        if (!keep_dim[d] && (used_by_private[d] || cf_hidden_dims.count(file->dimensions[d].name))) {
             ++out.hidden_dimensions;
             continue;
         }
         new_id[d] = presented->dimensions.size();
         presented->dimensions.push_back(file->dimensions[d]);
     }
+    // G3-G5 shapes come from the fragment sizes (cf-python bug #689: a dimension
+    // written with length 0); the parser warned where they disagree.
+    for (const auto& ca : cf.aggregates)
+        for (size_t k = 0; k < ca.aggregate.dims.size(); ++k)
+            presented->dimensions[new_id[*file->find_dimension(ca.aggregate.dims[k])]].length = ca.aggregate.shape[k];
 
     for (const auto& a : file->attributes) {
         if (a.name == "Conventions" && a.type == NcType::Char) {
@@ -143,6 +177,19 @@ LoadedAggregation load_aggregation(const std::string& path, const AggregationOpt
     size_t next_master = 0;
     for (size_t i = 0; i < visible.size(); ++i) {
         const Variable& v = *visible[i];
+        if (auto it = cf_index.find(v.name); it != cf_index.end()) {
+            auto ca = std::make_shared<const CfAggregate>(std::move(cf.aggregates[it->second]));
+            auto source = std::make_shared<const CfAggregatedSource>(ca, paths, cache);
+            Variable m;
+            m.name = ca->aggregate.name;
+            m.type = ca->aggregate.type;
+            for (const auto& d : ca->aggregate.dims) m.dimids.push_back(new_id[*file->find_dimension(d)]);
+            m.attributes = ca->aggregate.attributes;
+            m.source = source;
+            out.cf_sources.push_back(source);
+            presented->variables.push_back(std::move(m));
+            continue;
+        }
         if (!is_master[i]) {
             Variable copy = v;
             for (auto& id : copy.dimids) id = new_id[id];

@@ -21,7 +21,8 @@ struct AggregationOptions {
 };
 
 // Content-based and cheap: reads the header only (via netcdf-c, under its
-// mutex) and looks for a variable carrying nca_array or cfa_array. Returns
+// mutex) and looks for a variable carrying nca_array or cfa_array, or
+// aggregated_dimensions + aggregated_data (G3-G5). Returns
 // false fast for files that are neither CDF nor HDF5, and on any error.
 bool is_aggregation_file(const std::string& path);
 
@@ -39,12 +40,14 @@ std::shared_ptr<const Dataset> open_aggregation(const std::string& path, const A
 namespace ncafs::agg {
 
 class AggregatedSource;
+class CfAggregatedSource;
 class DatasetCache;
 
 // What open_aggregation builds, with the parts the commands need.
 struct LoadedAggregation {
     std::shared_ptr<const Dataset> dataset;
     std::vector<std::shared_ptr<const AggregatedSource>> sources;  // one per master array
+    std::vector<std::shared_ptr<const CfAggregatedSource>> cf_sources;  // one per G3-G5 aggregation variable
     std::vector<std::string> warnings;
     size_t hidden_variables = 0;
     size_t hidden_dimensions = 0;

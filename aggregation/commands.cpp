@@ -5,6 +5,7 @@
 
 #include "aggregation/aggregated_source.hpp"
 #include "aggregation/aggregation_dataset.hpp"
+#include "aggregation/cf_validation.hpp"
 #include "aggregation/dataset_cache.hpp"
 #include "codecs/error.hpp"
 #include "codecs/open_file.hpp"
@@ -17,6 +18,7 @@ struct CommandLine {
     AggregationOptions options;
     std::vector<std::string> files;
     bool all = false;
+    bool verify_coordinates = false;
 };
 
 // Returns false (message on err) on a usage error.
@@ -46,6 +48,8 @@ bool parse_args(const std::vector<std::string>& args, CommandLine& cl, std::ostr
             cl.options.path_rewrites.emplace_back(v.substr(0, eq), v.substr(eq + 1));
         } else if (a == "--all") {
             cl.all = true;
+        } else if (a == "--verify-coordinates") {
+            cl.verify_coordinates = true;
         } else if (a.rfind("--", 0) == 0) {
             err << "ncafs " << cmd << ": unknown option " << a << "\n";
             return false;
@@ -164,7 +168,15 @@ int check_command(const std::vector<std::string>& args, std::ostream& out, std::
             ++problems;
             continue;
         }
-        for (const auto& w : loaded.warnings) out << "warning: " << w << "\n";
+        if (!loaded.cf_sources.empty()) {
+            // G3-G5: section 6 checks, fragment by fragment, optionally A9.
+            auto report = agg::check_cf_aggregation(file, cl.options, agg::DatasetCache::shared(), cl.verify_coordinates);
+            for (const auto& w : report.warnings) out << "warning: " << w << "\n";
+            for (const auto& p : report.problems) out << p << "\n";
+            problems += report.problems.size();
+        } else {
+            for (const auto& w : loaded.warnings) out << "warning: " << w << "\n";
+        }
         for (const auto& src : loaded.sources) {
             const agg::Aggregate& a = src->aggregate();
             for (size_t i = 0; i < a.fragments.size(); ++i) {
