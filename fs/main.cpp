@@ -1,21 +1,16 @@
 // ncafs: mount (ncafs SOURCE MOUNTPOINT ...) and the subcommands export,
-// inspect and check.
+// inspect, check and aggregate.
 #include <cstdio>
 #include <iostream>
 #include <string>
 #include <vector>
 
+#include "aggregation/aggregate_command.hpp"
+#include "aggregation/commands.hpp"
 #include "codecs/error.hpp"
 #include "fs/export_command.hpp"
 #include "fs/mount.hpp"
 #include "fs/options.hpp"
-
-#if __has_include("aggregation/commands.hpp")
-#include "aggregation/commands.hpp"
-#define NCAFS_HAVE_COMMANDS 1
-#else
-#define NCAFS_HAVE_COMMANDS 0
-#endif
 
 int main(int argc, char** argv) {
     const char* program = "ncafs";
@@ -23,15 +18,11 @@ int main(int argc, char** argv) {
     try {
         if (!args.empty() && args[0] == "export")
             return ncafs::fs::export_command({args.begin() + 1, args.end()}, program);
-        if (!args.empty() && (args[0] == "inspect" || args[0] == "check")) {
-#if NCAFS_HAVE_COMMANDS
+        if (!args.empty()) {
             std::vector<std::string> rest(args.begin() + 1, args.end());
-            return args[0] == "inspect" ? ncafs::inspect_command(rest, std::cout, std::cerr)
-                                        : ncafs::check_command(rest, std::cout, std::cerr);
-#else
-            std::fprintf(stderr, "%s: %s is not available in this build\n", program, args[0].c_str());
-            return 2;
-#endif
+            if (args[0] == "inspect") return ncafs::inspect_command(rest, std::cout, std::cerr);
+            if (args[0] == "check") return ncafs::check_command(rest, std::cout, std::cerr);
+            if (args[0] == "aggregate") return ncafs::aggregate_command(rest, std::cout, std::cerr);
         }
         auto options = ncafs::fs::parse_mount_command_line(args);
         if (options.show_help) {
