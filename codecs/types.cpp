@@ -9,6 +9,8 @@
 #include <type_traits>
 #include <utility>
 
+#include "codecs/type_dispatch.hpp"
+
 namespace ncafs {
 
 namespace {
@@ -42,25 +44,6 @@ const TypeInfo& info(NcType t) {
 inline uint16_t bswap(uint16_t v) { return __builtin_bswap16(v); }
 inline uint32_t bswap(uint32_t v) { return __builtin_bswap32(v); }
 inline uint64_t bswap(uint64_t v) { return __builtin_bswap64(v); }
-
-// Calls f(T{}) with the C++ type that stores elements of t.
-template <typename F>
-decltype(auto) visit_type(NcType t, F&& f) {
-    switch (t) {
-        case NcType::Byte: return f(int8_t{});
-        case NcType::Char: return f(char{});
-        case NcType::Short: return f(int16_t{});
-        case NcType::Int: return f(int32_t{});
-        case NcType::Float: return f(float{});
-        case NcType::Double: return f(double{});
-        case NcType::UByte: return f(uint8_t{});
-        case NcType::UShort: return f(uint16_t{});
-        case NcType::UInt: return f(uint32_t{});
-        case NcType::Int64: return f(int64_t{});
-        case NcType::UInt64: return f(uint64_t{});
-    }
-    throw std::invalid_argument("invalid netCDF type tag " + std::to_string(static_cast<int32_t>(t)));
-}
 
 template <typename T>
 T native_fill(NcType t) {

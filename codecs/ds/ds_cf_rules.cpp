@@ -5,27 +5,18 @@
 #include <limits>
 #include <stdexcept>
 #include <string>
+#include <utility>
+
+#include "codecs/type_dispatch.hpp"
 
 namespace ncafs::ds {
 
 namespace {
 
+// ds arithmetic treats char elements as unsigned bytes, as numpy does with 'S1'.
 template <typename F>
 decltype(auto) visit_numeric(NcType t, F&& f) {
-    switch (t) {
-        case NcType::Byte: return f(int8_t{});
-        case NcType::Char: return f(uint8_t{});
-        case NcType::Short: return f(int16_t{});
-        case NcType::Int: return f(int32_t{});
-        case NcType::Float: return f(float{});
-        case NcType::Double: return f(double{});
-        case NcType::UByte: return f(uint8_t{});
-        case NcType::UShort: return f(uint16_t{});
-        case NcType::UInt: return f(uint32_t{});
-        case NcType::Int64: return f(int64_t{});
-        case NcType::UInt64: return f(uint64_t{});
-    }
-    throw std::invalid_argument("invalid netCDF type");
+    return visit_type<uint8_t>(t, std::forward<F>(f));
 }
 
 template <typename T>
