@@ -45,6 +45,17 @@ inline uint16_t bswap(uint16_t v) { return __builtin_bswap16(v); }
 inline uint32_t bswap(uint32_t v) { return __builtin_bswap32(v); }
 inline uint64_t bswap(uint64_t v) { return __builtin_bswap64(v); }
 
+// Reverses the bytes of each of n elements of type U at p (memcpy: p may be unaligned).
+template <typename U>
+void swap_each(uint8_t* p, size_t n) {
+    for (size_t i = 0; i < n; ++i) {
+        U v;
+        std::memcpy(&v, p + sizeof(U) * i, sizeof(U));
+        v = bswap(v);
+        std::memcpy(p + sizeof(U) * i, &v, sizeof(U));
+    }
+}
+
 template <typename T>
 T native_fill(NcType t) {
     std::array<uint8_t, 8> bytes = info(t).fill;
@@ -137,30 +148,9 @@ void swap_to_big_endian(NcType t, void* data, size_t n) {
     auto* p = static_cast<uint8_t*>(data);
     switch (type_size(t)) {
         case 1: return;
-        case 2:
-            for (size_t i = 0; i < n; ++i) {
-                uint16_t v;
-                std::memcpy(&v, p + 2 * i, 2);
-                v = bswap(v);
-                std::memcpy(p + 2 * i, &v, 2);
-            }
-            return;
-        case 4:
-            for (size_t i = 0; i < n; ++i) {
-                uint32_t v;
-                std::memcpy(&v, p + 4 * i, 4);
-                v = bswap(v);
-                std::memcpy(p + 4 * i, &v, 4);
-            }
-            return;
-        case 8:
-            for (size_t i = 0; i < n; ++i) {
-                uint64_t v;
-                std::memcpy(&v, p + 8 * i, 8);
-                v = bswap(v);
-                std::memcpy(p + 8 * i, &v, 8);
-            }
-            return;
+        case 2: return swap_each<uint16_t>(p, n);
+        case 4: return swap_each<uint32_t>(p, n);
+        case 8: return swap_each<uint64_t>(p, n);
     }
 }
 
