@@ -309,14 +309,4 @@ std::optional<std::vector<FileExtent>> DsArraySource::big_endian_extents(uint64_
     return std::vector<FileExtent>{FileExtent{file_, values_offset_ + first * w, n * w}};
 }
 
-void DsFillSource::read(std::span<const uint64_t> start, std::span<const uint64_t> count, ByteOrder order,
-                        void* out) const {
-    check_box(shape_, start, count, "ds fill");
-    uint64_t n = 1;
-    for (uint64_t c : count) n *= c;
-    std::array<uint8_t, 8> e = fill_;
-    if (order == ByteOrder::Big) swap_to_big_endian(type_, e.data(), 1);
-    fill_elements(out, e.data(), type_size(type_), n);
-}
-
 }  // namespace ncafs::ds

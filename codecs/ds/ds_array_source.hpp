@@ -70,21 +70,4 @@ private:
     uint64_t longest_string_ = 0;
 };
 
-// Every element the fill value: an empty ds variable (.size null), which is
-// how ds-format stores a masked scalar.
-class DsFillSource : public ArraySource {
-public:
-    DsFillSource(NcType type, std::vector<uint64_t> shape, std::array<uint8_t, 8> fill)
-        : type_(type), shape_(std::move(shape)), fill_(fill) {}
-    NcType type() const override { return type_; }
-    const std::vector<uint64_t>& shape() const override { return shape_; }
-    void read(std::span<const uint64_t> start, std::span<const uint64_t> count, ByteOrder order,
-              void* out) const override;
-
-private:
-    NcType type_;
-    std::vector<uint64_t> shape_;
-    std::array<uint8_t, 8> fill_;
-};
-
 }  // namespace ncafs::ds

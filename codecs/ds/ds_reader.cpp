@@ -11,6 +11,7 @@
 #include "codecs/ds/ds_json.hpp"
 #include "codecs/ds/ds_types.hpp"
 #include "codecs/error.hpp"
+#include "codecs/memory_source.hpp"
 #include "codecs/open_file.hpp"
 
 namespace ncafs::ds {
@@ -344,7 +345,10 @@ Dataset open_ds_dataset(const std::string& path) {
         if (empty_variable) {
             std::vector<uint64_t> shape;
             if (is_string_type(v.type)) shape.push_back(info.string_length);
-            var.source = std::make_shared<DsFillSource>(var.type, shape, info.fill);
+            // Every element the fill value: how ds-format stores a masked scalar.
+            var.source = std::make_shared<ConstantSource>(
+                var.type, shape, std::vector<uint8_t>(info.fill.begin(), info.fill.begin() + type_size(var.type)),
+                "ds fill");
         } else {
             var.source = std::make_shared<DsArraySource>(file, info);
         }

@@ -11,7 +11,7 @@
 
 #include "codecs/error.hpp"
 #include "codecs/ncstream/framing.hpp"
-#include "codecs/ncstream/memory_source.hpp"
+#include "codecs/memory_source.hpp"
 #include "codecs/ncstream/ncstream.pb.h"
 #include "codecs/ncstream/piece_source.hpp"
 #include "codecs/ncstream/schema_mapping.hpp"
@@ -410,7 +410,8 @@ Dataset open_ncstream_dataset(const std::string& path, const ReaderOptions& opti
             std::vector<uint64_t> shape = v.shape;
             shape.push_back(longest);
             out.type = NcType::Char;
-            out.source = std::make_shared<MemorySource>(NcType::Char, std::move(shape), std::move(chars));
+            out.source = std::make_shared<MemorySource>(NcType::Char, std::move(shape), std::move(chars),
+                                                        "in-memory ncstream variable");
         }
         ds.variables.push_back(std::move(out));
     }

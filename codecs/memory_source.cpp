@@ -1,21 +1,21 @@
-#include "codecs/ncstream/memory_source.hpp"
+#include "codecs/memory_source.hpp"
 
 #include <cstring>
 
 #include "codecs/dataset.hpp"
 #include "codecs/error.hpp"
 
-namespace ncafs::ncstream {
+namespace ncafs {
 
-MemorySource::MemorySource(NcType t, std::vector<uint64_t> shape, std::vector<uint8_t> values)
-    : type_(t), shape_(std::move(shape)), values_(std::move(values)) {
+MemorySource::MemorySource(NcType t, std::vector<uint64_t> shape, std::vector<uint8_t> values, std::string what)
+    : type_(t), shape_(std::move(shape)), values_(std::move(values)), what_(std::move(what)) {
     if (values_.size() != ncafs::element_count(shape_) * type_size(type_))
         throw UsageError("MemorySource: value bytes do not match the shape");
 }
 
 void MemorySource::read(std::span<const uint64_t> start, std::span<const uint64_t> count, ByteOrder order,
                         void* out) const {
-    check_box(shape_, start, count, "in-memory ncstream variable");
+    check_box(shape_, start, count, what_.c_str());
     const size_t rank = shape_.size();
     const size_t es = type_size(type_);
     uint64_t total = 1;
@@ -41,4 +41,19 @@ void MemorySource::read(std::span<const uint64_t> start, std::span<const uint64_
     if (order == ByteOrder::Big) swap_to_big_endian(type_, dst, total);
 }
 
-}  // namespace ncafs::ncstream
+ConstantSource::ConstantSource(NcType t, std::vector<uint64_t> shape, std::vector<uint8_t> element, std::string what)
+    : type_(t), shape_(std::move(shape)), native_(std::move(element)), what_(std::move(what)) {
+    if (native_.size() != type_size(type_)) throw UsageError("ConstantSource: the element has the wrong size");
+    big_ = native_;
+    swap_to_big_endian(type_, big_.data(), 1);
+}
+
+void ConstantSource::read(std::span<const uint64_t> start, std::span<const uint64_t> count, ByteOrder order,
+                          void* out) const {
+    check_box(shape_, start, count, what_.c_str());
+    uint64_t n = 1;
+    for (uint64_t c : count) n *= c;
+    fill_elements(out, (order == ByteOrder::Big ? big_ : native_).data(), native_.size(), n);
+}
+
+}  // namespace ncafs
