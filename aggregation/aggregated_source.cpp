@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstring>
 
+#include "aggregation/scatter_box.hpp"
 #include "codecs/error.hpp"
 
 namespace ncafs::agg {
@@ -46,33 +47,6 @@ inline void copy_element(uint8_t* dst, const uint8_t* src, size_t esize) {
         case 2: std::memcpy(dst, src, 2); return;
         case 4: std::memcpy(dst, src, 4); return;
         default: std::memcpy(dst, src, 8); return;
-    }
-}
-
-// Copies box `len` (C order, contiguous at src) into the box at offset `at`
-// of a C-order array of shape `outer` at dst.
-void scatter_box(const uint8_t* src, const std::vector<uint64_t>& len, const std::vector<uint64_t>& at,
-                 const std::vector<uint64_t>& outer, size_t esize, uint8_t* dst) {
-    const size_t rank = len.size();
-    if (rank == 0) {
-        std::memcpy(dst, src, esize);
-        return;
-    }
-    std::vector<uint64_t> stride(rank, 1);
-    for (size_t d = rank - 1; d-- > 0;) stride[d] = stride[d + 1] * outer[d + 1];
-    const uint64_t row = len[rank - 1] * esize;
-    std::vector<uint64_t> i(rank, 0);
-    while (true) {
-        uint64_t off = 0;
-        for (size_t d = 0; d < rank; ++d) off += (at[d] + i[d]) * stride[d];
-        std::memcpy(dst + off * esize, src, row);
-        src += row;
-        size_t d = rank - 1;
-        while (d-- > 0) {
-            if (++i[d] < len[d]) break;
-            i[d] = 0;
-        }
-        if (d == static_cast<size_t>(-1)) break;
     }
 }
 

@@ -4,7 +4,9 @@
 #include <cstring>
 #include <stdexcept>
 
+#include "aggregation/scatter_box.hpp"
 #include "aggregation/term_variables.hpp"
+#include "aggregation/text_attribute.hpp"
 #include "aggregation/units_conversion.hpp"
 #include "codecs/error.hpp"
 
@@ -18,44 +20,10 @@ struct CfAggregatedSource::Piece {
 
 namespace {
 
-std::string text_attribute(const Variable& v, const char* name) {
-    const Attribute* a = v.find_attribute(name);
-    if (!a || a->type != NcType::Char) return {};
-    std::string t = a->as_text();
-    while (!t.empty() && t.back() == '\0') t.pop_back();
-    return t;
-}
-
 std::string shape_text(const std::vector<uint64_t>& s) {
     std::string t = "(";
     for (size_t i = 0; i < s.size(); ++i) t += (i ? ", " : "") + std::to_string(s[i]);
     return t + ")";
-}
-
-// Copies a C-order box `len` at src into the box at `at` of a C-order array of shape `outer`.
-void scatter(const uint8_t* src, const std::vector<uint64_t>& len, const std::vector<uint64_t>& at,
-             const std::vector<uint64_t>& outer, size_t esize, uint8_t* dst) {
-    const size_t rank = len.size();
-    if (rank == 0) {
-        std::memcpy(dst, src, esize);
-        return;
-    }
-    std::vector<uint64_t> stride(rank, 1);
-    for (size_t d = rank - 1; d-- > 0;) stride[d] = stride[d + 1] * outer[d + 1];
-    const uint64_t row = len[rank - 1] * esize;
-    std::vector<uint64_t> i(rank, 0);
-    while (true) {
-        uint64_t off = 0;
-        for (size_t d = 0; d < rank; ++d) off += (at[d] + i[d]) * stride[d];
-        std::memcpy(dst + off * esize, src, row);
-        src += row;
-        size_t d = rank - 1;
-        while (d-- > 0) {
-            if (++i[d] < len[d]) break;
-            i[d] = 0;
-        }
-        if (d == static_cast<size_t>(-1)) break;
-    }
 }
 
 bool is_packed(const Aggregate& a) {
@@ -241,7 +209,7 @@ void CfAggregatedSource::read(std::span<const uint64_t> start, std::span<const u
         } else {
             resolve(i)->source->read(local, len, ByteOrder::Native, dst);
         }
-        if (!whole) scatter(buffer.data(), len, at, req_count, msize, static_cast<uint8_t*>(out));
+        if (!whole) scatter_box(buffer.data(), len, at, req_count, msize, static_cast<uint8_t*>(out));
     }
     if (order == ByteOrder::Big) swap_to_big_endian(a.type, out, n);
 }

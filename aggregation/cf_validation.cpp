@@ -5,20 +5,13 @@
 #include <map>
 #include <sstream>
 
+#include "aggregation/text_attribute.hpp"
 #include "aggregation/units_conversion.hpp"
 #include "codecs/error.hpp"
 
 namespace ncafs::agg {
 
 namespace {
-
-std::string text_attribute(const Variable& v, const char* name) {
-    const Attribute* a = v.find_attribute(name);
-    if (!a || a->type != NcType::Char) return {};
-    std::string t = a->as_text();
-    while (!t.empty() && t.back() == '\0') t.pop_back();
-    return t;
-}
 
 std::vector<double> read_all_as_double(const ArraySource& s) {
     const uint64_t n = s.element_count();

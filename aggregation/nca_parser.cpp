@@ -10,6 +10,7 @@
 
 #include "aggregation/aggregation_error.hpp"
 #include "aggregation/lenient_json.hpp"
+#include "aggregation/text_attribute.hpp"
 #include "aggregation/units_conversion.hpp"
 
 namespace ncafs::agg {
@@ -17,14 +18,6 @@ namespace ncafs::agg {
 using nlohmann::json;
 
 namespace {
-
-std::string text_attribute(const Variable& v, const char* name) {
-    const Attribute* a = v.find_attribute(name);
-    if (!a || a->type != NcType::Char) return {};
-    std::string s = a->as_text();
-    while (!s.empty() && s.back() == '\0') s.pop_back();
-    return s;
-}
 
 std::string lower(std::string s) {
     for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
