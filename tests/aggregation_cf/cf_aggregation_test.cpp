@@ -17,10 +17,13 @@
 #include "aggregation/units_conversion.hpp"
 #include "codecs/error.hpp"
 #include "codecs/netcdf/netcdf_library.hpp"
+#include "tests/aggregation_cf/cf_test_util.hpp"
 
 namespace fs = std::filesystem;
 using namespace ncafs;
 using namespace ncafs::agg;
+using ncafs::cftest::nc_values;
+using ncafs::cftest::read_all;
 
 namespace {
 
@@ -34,25 +37,7 @@ std::string fixtures() {
     return f ? f : NCAFS_AGG_FIXTURES_DIR;
 }
 
-std::vector<double> expected(const std::string& name) {
-    std::lock_guard lock(netcdf_library_mutex());
-    int ncid = -1, varid = -1, ndims = 0;
-    EXPECT_EQ(nc_open((cases() + "/expected.nc").c_str(), NC_NOWRITE, &ncid), NC_NOERR);
-    EXPECT_EQ(nc_inq_varid(ncid, name.c_str(), &varid), NC_NOERR) << name;
-    nc_inq_varndims(ncid, varid, &ndims);
-    std::vector<int> dims(static_cast<size_t>(ndims));
-    nc_inq_vardimid(ncid, varid, dims.data());
-    size_t n = 1;
-    for (int d : dims) {
-        size_t len = 0;
-        nc_inq_dimlen(ncid, d, &len);
-        n *= len;
-    }
-    std::vector<double> v(n);
-    EXPECT_EQ(nc_get_var_double(ncid, varid, v.data()), NC_NOERR);
-    nc_close(ncid);
-    return v;
-}
+std::vector<double> expected(const std::string& name) { return nc_values(cases() + "/expected.nc", name); }
 
 struct Opened {
     std::shared_ptr<const PathPolicy> paths;
@@ -70,15 +55,6 @@ Opened open_cf(const std::string& path, DatasetCache& cache) {
         o.sources[a.aggregate.name] =
             std::make_shared<CfAggregatedSource>(std::make_shared<const CfAggregate>(a), o.paths, cache);
     return o;
-}
-
-std::vector<double> read_all(const ArraySource& s) {
-    std::vector<uint8_t> raw(s.element_count() * type_size(s.type()));
-    std::vector<uint64_t> start(s.shape().size(), 0);
-    s.read(start, s.shape(), ByteOrder::Native, raw.data());
-    std::vector<double> v(s.element_count());
-    for (size_t i = 0; i < v.size(); ++i) v[i] = element_as_double(s.type(), raw.data(), i);
-    return v;
 }
 
 void expect_values(const std::vector<double>& got, const std::vector<double>& want, const std::string& what) {
