@@ -18,12 +18,6 @@
 namespace ncafs::cdf {
 namespace {
 
-#define NC_OK(call)                                                                   \
-    do {                                                                              \
-        int nc_status_ = (call);                                                      \
-        ASSERT_EQ(nc_status_, NC_NOERR) << #call << ": " << nc_strerror(nc_status_); \
-    } while (0)
-
 constexpr size_t kY = 40000, kX = 30000;  // 1.2e9 floats = 4.8e9 bytes
 const std::vector<std::array<size_t, 2>> kWritten = {{0, 0}, {kY - 1, kX - 1}, {20000, 12345}, {35791, 29999}};
 

@@ -22,12 +22,6 @@ namespace {
 using cdftest::corpus;
 using cdftest::CorpusFile;
 
-#define NC_OK(call)                                                             \
-    do {                                                                        \
-        int nc_status_ = (call);                                                \
-        ASSERT_EQ(nc_status_, NC_NOERR) << #call << ": " << nc_strerror(nc_status_); \
-    } while (0)
-
 // netcdf-c's view of one attribute: type, length and native values.
 void expect_attribute_matches(int ncid, int varid, int attnum, const Attribute& ours, const std::string& where) {
     char name[NC_MAX_NAME + 1] = {};

@@ -3,9 +3,19 @@
 // wrappers that hold the netcdf-c mutex.
 #pragma once
 
+#include <gtest/gtest.h>
+#include <netcdf.h>
+
 #include <cstdint>
 #include <string>
 #include <vector>
+
+// Asserts that a netcdf-c call returns NC_NOERR, naming the call and netcdf-c's reason.
+#define NC_OK(call)                                                                   \
+    do {                                                                              \
+        int nc_status_ = (call);                                                      \
+        ASSERT_EQ(nc_status_, NC_NOERR) << #call << ": " << nc_strerror(nc_status_); \
+    } while (0)
 
 namespace ncafs::cdftest {
 

@@ -23,12 +23,6 @@ namespace {
 using cdftest::corpus;
 using cdftest::CorpusFile;
 
-#define NC_OK(call)                                                                   \
-    do {                                                                              \
-        int nc_status_ = (call);                                                      \
-        ASSERT_EQ(nc_status_, NC_NOERR) << #call << ": " << nc_strerror(nc_status_); \
-    } while (0)
-
 // A test source holding native values in memory; element by element on purpose
 // (independent of the code under test).
 class MemorySource final : public ArraySource {
