@@ -22,8 +22,7 @@
 namespace fs = std::filesystem;
 using namespace ncafs;
 using namespace ncafs::agg;
-using ncafs::cftest::nc_values;
-using ncafs::cftest::read_all;
+using namespace ncafs::cftest;
 
 namespace {
 
