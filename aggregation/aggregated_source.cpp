@@ -66,8 +66,19 @@ std::shared_ptr<const AggregatedSource::Resolved> AggregatedSource::resolve(size
     auto fail = [&](const std::string& reason) -> void {
         throw SourceError(path, reason + " (partition " + f.where + ")");
     };
-    if (f.kind == FragmentKind::File && !paths_->physically_allowed(path))
-        fail("resolves (through symlinks) outside the allowed roots: refused");
+    // The symlink walk of the allowed-roots check costs a readlink per path
+    // component: do it before the first open, and again only when the cache
+    // hands back a different dataset (the path now names another file).
+    bool resolved_before;
+    {
+        std::lock_guard lock(mutex_);
+        resolved_before = resolved_[i] != nullptr;
+    }
+    auto check_allowed = [&] {
+        if (f.kind == FragmentKind::File && !paths_->physically_allowed(path))
+            fail("resolves (through symlinks) outside the allowed roots: refused");
+    };
+    if (!resolved_before) check_allowed();
     std::shared_ptr<const Dataset> ds;
     try {
         ds = cache_.get(path);  // stats the file: a changed file gets a new entry
@@ -83,6 +94,7 @@ std::shared_ptr<const AggregatedSource::Resolved> AggregatedSource::resolve(size
             return resolved_[i];
         }
     }
+    if (resolved_before) check_allowed();
     auto r = std::make_shared<Resolved>();
     r->dataset = ds;
     const Variable* var = nullptr;
