@@ -391,8 +391,12 @@ Aggregate parse_nca_variable(const Dataset& file, const Variable& carrier, const
         if (auto sf = as_opt_string(cx, find_key(*sub, {"format"}), S + ".format")) format = sf, format_path = S + ".format";
         if (format) {
             std::string fl = lower(*format);
-            if (fl != "netcdf" && fl != "nc" && fl != "netcdf3" && fl != "netcdf4" && fl != "cdf" && fl != "hdf5")
-                cx.fail(format_path, "unsupported format \"" + *format + "\" (only netCDF sub-arrays can be read)");
+            // The reader is chosen by the file's magic number (codecs/open_dataset);
+            // `format` only rules out what no reader here understands (PP, UM...).
+            if (fl != "netcdf" && fl != "nc" && fl != "netcdf3" && fl != "netcdf4" && fl != "cdf" && fl != "hdf5" &&
+                fl != "ds")
+                cx.fail(format_path,
+                        "unsupported format \"" + *format + "\" (only netCDF and ds sub-arrays can be read)");
         }
 
         auto file_name = as_opt_string(cx, find_key(*sub, {"file"}), S + ".file");

@@ -8,6 +8,7 @@
 
 #include "codecs/error.hpp"
 #include "codecs/cdf/cdf_dataset.hpp"
+#include "codecs/ds/ds_reader.hpp"
 #include "codecs/netcdf/netcdf_dataset.hpp"
 
 namespace ncafs {
@@ -27,9 +28,13 @@ Dataset open_dataset(const std::string& path) {
     // than let netcdf-c guess at a file we could not even open.
     int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
     if (fd < 0) throw SourceError(path, std::string("cannot open: ") + std::strerror(errno));
+    uint8_t head[16] = {};
+    ssize_t n = ::pread(fd, head, sizeof head, 0);
     ::close(fd);
+    const std::span<const uint8_t> first(head, n > 0 ? static_cast<size_t>(n) : 0);
     // CDF files by pread (no netcdf-c mutex, file extents for splicing).
-    if (has_cdf_magic(path)) return cdf::open_cdf_dataset(path);
+    if (cdf::has_cdf_magic(first)) return cdf::open_cdf_dataset(path);
+    if (ds::has_ds_signature(first)) return ds::open_ds_dataset(path);
     return netcdf::open_netcdf_dataset(path);
 }
 
