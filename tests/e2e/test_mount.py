@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """End-to-end tests of ncafs through real FUSE mounts.
 
-Run as: test_mount.py CASE   (CASE: data, reads, errors, helper; see CASES)
+Run as: test_mount.py CASE   (CASE: data, reads, errors, helper, views, aggregate; see CASES)
 Environment: NCAFS_BIN (the ncafs executable, set by CMake), NCAFS_SKIP_FUSE=1
 to report "skipped" (exit 77) instead of failing where /dev/fuse is unusable.
 
@@ -580,7 +580,39 @@ def case_views(work):
         check(os.path.exists(m.path("v", "fromds.nc")), "views=nc keeps the .nc view of a .ds file")
 
 
-CASES = {"data": case_data, "reads": case_reads, "errors": case_errors, "helper": case_helper, "views": case_views}
+def case_aggregate(work):
+    """`ncafs aggregate` writes a CF-1.13 file from time-split partitions given
+    out of order; through the mount it reads as NCO's ncrcat of the same files."""
+    generated = os.path.join(work, "gen")
+    make_aggregations.monthly(generated, "m")
+    parts = sorted(n for n in os.listdir(generated) if n.startswith("part_") and n.endswith(".nc"))
+    source = os.path.join(work, "src")
+    os.makedirs(source)
+    for n in parts:
+        shutil.copy(os.path.join(generated, n), os.path.join(source, n))
+    shuffled = [os.path.join(source, n) for n in parts[1::2] + parts[0::2]]
+    concatenated = os.path.join(work, "ncrcat.nc")
+    subprocess.run(["ncrcat", "-O", "-h"] + [os.path.join(source, n) for n in parts] + [concatenated], check=True)
+    for flavour, extra in (("cf4", []), ("cf3", ["--classic"])):
+        out = os.path.join(source, flavour + ".nc")
+        subprocess.run([NCAFS, "aggregate", "-o", out] + extra + shuffled, check=True)
+        check(subprocess.run([NCAFS, "check", "--verify-coordinates", out]).returncode == 0,
+              "ncafs check reports problems in " + out)
+    with Mount(source, "cache_timeout=0") as m:
+        for flavour in ("cf4", "cf3"):
+            virtual = m.path(flavour + ".nc")
+            with open(virtual, "rb") as f:
+                check(f.read(4) in (b"CDF\x01", b"CDF\x02", b"CDF\x05"), virtual + " is not a classic netCDF view")
+            for var in ("tas", "time"):
+                check(ncdump_variable(virtual, var) == ncdump_variable(concatenated, var),
+                      "ncdump -v %s of %s differs from ncrcat" % (var, virtual))
+                got, want = read_netcdf4(virtual, var), read_netcdf4(concatenated, var)
+                check(got.shape == want.shape and np.array_equal(got, want),
+                      "netCDF4-python reads %s of %s unlike ncrcat's" % (var, virtual))
+
+
+CASES = {"data": case_data, "reads": case_reads, "errors": case_errors, "helper": case_helper, "views": case_views,
+         "aggregate": case_aggregate}
 
 
 def main():
