@@ -5,7 +5,6 @@
 #include <stdexcept>
 
 #include "aggregation/scatter_box.hpp"
-#include "aggregation/term_variables.hpp"
 #include "aggregation/text_attribute.hpp"
 #include "aggregation/units_conversion.hpp"
 #include "codecs/error.hpp"
@@ -68,32 +67,20 @@ std::shared_ptr<const CfAggregatedSource::Piece> CfAggregatedSource::resolve(siz
         return SourceError(f.path, reason + " (" + f.where + ")");
     };
     if (i < agg_->fragment_problems.size() && !agg_->fragment_problems[i].empty()) throw fail(agg_->fragment_problems[i]);
-    std::string name = f.variable;
-    if (name.size() > 1 && name[0] == '/' && name.find('/', 1) == std::string::npos) name = name.substr(1);
-    if (name.find('/') != std::string::npos) {
-        // The Dataset model holds root-group variables only: check what can be
-        // checked (existence, shape) so that a defective file gets its real
-        // error, then refuse.
-        std::vector<uint64_t> shape;
-        {
-            TermFile file(f.path);
-            auto full = file.find(name);
-            if (!full) throw fail("has no variable \"" + name + "\"");
-            shape = file.shape_of(*full);
-        }
-        try {
-            align_fragment_axes(shape, f.count);
-        } catch (const std::exception& e) {
-            throw fail("variable \"" + name + "\" " + e.what());
-        }
-        throw fail("variable \"" + f.variable + "\" lies in a group; fragment variables inside groups are not supported yet");
+    // "/temp1" is a root variable; "/aggregation/temp1" lies in a group,
+    // opened as a dataset of its own.
+    std::string name = f.variable, group;
+    if (name.size() > 1 && name[0] == '/') name = name.substr(1);
+    if (auto slash = name.rfind('/'); slash != std::string::npos) {
+        group = "/" + name.substr(0, slash);
+        name = name.substr(slash + 1);
     }
     if (f.kind == FragmentKind::File && !paths_->physically_allowed(f.path))
         throw fail("resolves (through symlinks) outside the allowed roots: refused");
 
     std::shared_ptr<const Dataset> ds;
     try {
-        ds = cache_.get(f.path);
+        ds = cache_.get(f.path, group);
     } catch (const Error& e) {
         throw fail(std::string("fragment file cannot be opened: ") + e.what());
     }
@@ -106,7 +93,8 @@ std::shared_ptr<const CfAggregatedSource::Piece> CfAggregatedSource::resolve(siz
     if (!var->source) throw fail("variable \"" + name + "\" has no readable values");
 
     Fragment g = f;
-    g.variable = name;  // "/temp1" -> "temp1": the Dataset model names root variables plainly
+    g.variable = name;  // "/g/temp1" -> "temp1" in group "/g"
+    g.group = group;
     g.start.assign(f.start.size(), 0);
     try {
         g.axis_to_master = align_fragment_axes(var->source->shape(), f.count);

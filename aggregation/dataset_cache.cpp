@@ -1,6 +1,7 @@
 #include "aggregation/dataset_cache.hpp"
 
 #include "codecs/error.hpp"
+#include "codecs/netcdf/netcdf_dataset.hpp"
 #include "codecs/open_dataset.hpp"
 
 namespace ncafs::agg {
@@ -12,10 +13,10 @@ DatasetCache& DatasetCache::shared() {
     return cache;
 }
 
-std::shared_ptr<const Dataset> DatasetCache::get(const std::string& path) {
+std::shared_ptr<const Dataset> DatasetCache::get(const std::string& path, const std::string& group) {
     auto id = identity_of(path);
     if (!id) throw SourceError(path, "does not exist or cannot be accessed");
-    const Key key{id->device, id->inode, id->mtime_ns, id->size};
+    const Key key{id->device, id->inode, id->mtime_ns, id->size, group};
     {
         std::lock_guard lock(mutex_);
         if (auto it = entries_.find(key); it != entries_.end()) {
@@ -24,7 +25,8 @@ std::shared_ptr<const Dataset> DatasetCache::get(const std::string& path) {
         }
     }
     // Open outside the lock: other threads keep reading cached files meanwhile.
-    auto ds = std::make_shared<const Dataset>(open_dataset(path));
+    auto ds = std::make_shared<const Dataset>(group.empty() ? open_dataset(path)
+                                                            : netcdf::open_netcdf_dataset(path, nullptr, group));
     std::lock_guard lock(mutex_);
     ++opens_;
     if (auto it = entries_.find(key); it != entries_.end()) return it->second.dataset;  // another thread won

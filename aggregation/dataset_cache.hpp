@@ -23,8 +23,11 @@ public:
     explicit DatasetCache(size_t capacity = 256);
 
     // The dataset at path as it is now; opens it (open_dataset) on a miss.
-    // Throws SourceError naming the path when it is missing or unreadable.
-    std::shared_ptr<const Dataset> get(const std::string& path);
+    // With `group` ("/a/b"), the dataset of that netCDF-4 group (its
+    // variables and the dimensions visible from it), for fragment variables
+    // inside groups. Throws SourceError naming the path when it is missing or
+    // unreadable.
+    std::shared_ptr<const Dataset> get(const std::string& path, const std::string& group = {});
 
     size_t size() const;
     size_t opens() const;  // number of files opened so far (for tests and benchmarks)
@@ -33,7 +36,7 @@ public:
     static DatasetCache& shared();
 
 private:
-    using Key = std::tuple<dev_t, ino_t, int64_t, uint64_t>;
+    using Key = std::tuple<dev_t, ino_t, int64_t, uint64_t, std::string>;
     struct Entry {
         std::shared_ptr<const Dataset> dataset;
         std::list<Key>::iterator lru;

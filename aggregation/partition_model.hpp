@@ -53,6 +53,7 @@ struct Fragment {
     FragmentKind kind = FragmentKind::File;
     std::string path;                 // resolved (lexically normal, absolute); Self: the aggregation file
     std::string variable;             // ncvar; empty when only varid is known
+    std::string group;                // netCDF-4 group holding `variable` ("/a/b"); empty: the root group
     std::optional<int64_t> varid;     // used when variable is empty (position among the file's variables)
     std::vector<uint8_t> constant;    // Constant: one element of the master type, native order
 

@@ -71,8 +71,13 @@ NetcdfHandle::~NetcdfHandle() {
 }
 
 NetcdfVariableSource::NetcdfVariableSource(std::shared_ptr<const NetcdfHandle> file, int varid, std::string name,
-                                           NcType type, std::vector<uint64_t> shape)
-    : file_(std::move(file)), varid_(varid), name_(std::move(name)), type_(type), shape_(std::move(shape)) {}
+                                           NcType type, std::vector<uint64_t> shape, std::optional<int> group_ncid)
+    : file_(std::move(file)),
+      ncid_(group_ncid.value_or(file_->ncid())),
+      varid_(varid),
+      name_(std::move(name)),
+      type_(type),
+      shape_(std::move(shape)) {}
 
 void NetcdfVariableSource::read(std::span<const uint64_t> start, std::span<const uint64_t> count, ByteOrder order,
                                 void* out) const {
@@ -84,30 +89,36 @@ void NetcdfVariableSource::read(std::span<const uint64_t> start, std::span<const
     {
         std::lock_guard lock(netcdf_library_mutex());
         // nc_get_vara reads the external type unconverted into native order.
-        int status = nc_get_vara(file_->ncid(), varid_, s.data(), c.data(), out);
+        int status = nc_get_vara(ncid_, varid_, s.data(), c.data(), out);
         if (status != NC_NOERR)
             throw SourceError(file_->path(), "cannot read variable " + name_ + ": " + nc_message(status));
     }
     if (order == ByteOrder::Big) swap_to_big_endian(type_, out, n);
 }
 
-Dataset open_netcdf_dataset(const std::string& path, std::vector<std::string>* skipped) {
+Dataset open_netcdf_dataset(const std::string& path, std::vector<std::string>* skipped, const std::string& group) {
     auto handle = NetcdfHandle::open(path);
-    const int ncid = handle->ncid();
     Dataset ds;
-    ds.origin = path;
+    ds.origin = group.empty() ? path : path + ":" + group;
 
     std::lock_guard lock(netcdf_library_mutex());
     auto fail = [&](const std::string& what, int status) {
-        throw SourceError(path, what + ": " + nc_message(status));
+        throw SourceError(ds.origin, what + ": " + nc_message(status));
     };
+    int ncid = handle->ncid();
+    if (!group.empty())
+        if (int s = nc_inq_grp_full_ncid(handle->ncid(), group.c_str(), &ncid); s != NC_NOERR)
+            fail("no group " + group, s);
+    const int include_parents = group.empty() ? 0 : 1;
 
-    // Dimensions of the root group; netCDF-4 dimension ids need not be 0..n-1.
+    // Dimensions of the group (and, for a subgroup, of its ancestors);
+    // netCDF-4 dimension ids need not be 0..n-1.
     int ndims = 0;
-    if (int s = nc_inq_dimids(ncid, &ndims, nullptr, 0); s != NC_NOERR) fail("cannot list dimensions", s);
+    if (int s = nc_inq_dimids(ncid, &ndims, nullptr, include_parents); s != NC_NOERR) fail("cannot list dimensions", s);
     std::vector<int> dimids(static_cast<size_t>(std::max(ndims, 0)));
     if (ndims > 0)
-        if (int s = nc_inq_dimids(ncid, &ndims, dimids.data(), 0); s != NC_NOERR) fail("cannot list dimensions", s);
+        if (int s = nc_inq_dimids(ncid, &ndims, dimids.data(), include_parents); s != NC_NOERR)
+            fail("cannot list dimensions", s);
     int nunlim = 0;
     if (int s = nc_inq_unlimdims(ncid, &nunlim, nullptr); s != NC_NOERR) fail("cannot list unlimited dims", s);
     std::vector<int> unlimited(static_cast<size_t>(std::max(nunlim, 0)));
@@ -164,7 +175,7 @@ Dataset open_netcdf_dataset(const std::string& path, std::vector<std::string>* s
         v.attributes = read_attributes(ncid, varid, path, name, skipped);
         std::vector<uint64_t> shape;
         for (size_t id : v.dimids) shape.push_back(ds.dimensions[id].length);
-        v.source = std::make_shared<NetcdfVariableSource>(handle, varid, v.name, v.type, std::move(shape));
+        v.source = std::make_shared<NetcdfVariableSource>(handle, varid, v.name, v.type, std::move(shape), ncid);
         ds.variables.push_back(std::move(v));
     }
 

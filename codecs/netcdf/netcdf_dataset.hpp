@@ -5,6 +5,7 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -36,8 +37,9 @@ private:
 // byte order. Never answers with file extents (netcdf-c owns the layout).
 class NetcdfVariableSource final : public ArraySource {
 public:
+    // group_ncid: the group holding the variable (the file's root by default).
     NetcdfVariableSource(std::shared_ptr<const NetcdfHandle> file, int varid, std::string name, NcType type,
-                         std::vector<uint64_t> shape);
+                         std::vector<uint64_t> shape, std::optional<int> group_ncid = std::nullopt);
     NcType type() const override { return type_; }
     const std::vector<uint64_t>& shape() const override { return shape_; }
     void read(std::span<const uint64_t> start, std::span<const uint64_t> count, ByteOrder order,
@@ -45,6 +47,7 @@ public:
 
 private:
     std::shared_ptr<const NetcdfHandle> file_;
+    int ncid_;
     int varid_;
     std::string name_;
     NcType type_;
@@ -58,7 +61,11 @@ private:
 // as xarray store Conventions/units that way). The first unlimited dimension
 // stays unlimited; further unlimited dimensions (netCDF-4 allows several, a
 // classic file only one) are presented as fixed at their current length.
+// With `group` ("/a/b"), describes that group instead: its variables and
+// attributes, and every dimension visible from it (its own and its
+// ancestors'), so that a fragment variable inside a group can be read.
 // Throws SourceError when the file cannot be opened or read.
-Dataset open_netcdf_dataset(const std::string& path, std::vector<std::string>* skipped = nullptr);
+Dataset open_netcdf_dataset(const std::string& path, std::vector<std::string>* skipped = nullptr,
+                            const std::string& group = {});
 
 }  // namespace ncafs::netcdf
