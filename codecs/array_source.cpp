@@ -2,6 +2,7 @@
 
 #include <string>
 
+#include "codecs/dataset.hpp"
 #include "codecs/error.hpp"
 
 namespace ncafs {
@@ -10,11 +11,7 @@ std::optional<std::vector<FileExtent>> ArraySource::big_endian_extents(uint64_t,
     return std::nullopt;
 }
 
-uint64_t ArraySource::element_count() const {
-    uint64_t n = 1;
-    for (uint64_t d : shape()) n *= d;
-    return n;
-}
+uint64_t ArraySource::element_count() const { return ncafs::element_count(shape()); }
 
 void ArraySource::read_linear(uint64_t first, uint64_t n, ByteOrder order, void* out) const {
     const size_t esize = type_size(type());

@@ -43,7 +43,7 @@ std::optional<size_t> Dataset::find_dimension(std::string_view wanted) const {
     return std::nullopt;
 }
 
-uint64_t element_count(const std::vector<uint64_t>& shape) {
+uint64_t element_count(std::span<const uint64_t> shape) {
     uint64_t n = 1;
     for (uint64_t d : shape) n *= d;
     return n;

@@ -7,6 +7,7 @@
 #include <cstring>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -69,6 +70,6 @@ struct Dataset {
 };
 
 // Product of the lengths (1 for a scalar).
-uint64_t element_count(const std::vector<uint64_t>& shape);
+uint64_t element_count(std::span<const uint64_t> shape);
 
 }  // namespace ncafs

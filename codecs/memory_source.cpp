@@ -18,8 +18,7 @@ void MemorySource::read(std::span<const uint64_t> start, std::span<const uint64_
     check_box(shape_, start, count, what_.c_str());
     const size_t rank = shape_.size();
     const size_t es = type_size(type_);
-    uint64_t total = 1;
-    for (uint64_t c : count) total *= c;
+    const uint64_t total = ncafs::element_count(count);
     if (total == 0) return;
     auto* dst = static_cast<uint8_t*>(out);
     if (rank == 0) {

@@ -12,7 +12,4 @@ namespace ncafs {
 // Throws SourceError (missing/unreadable) or FormatError (bad header).
 Dataset open_dataset(const std::string& path);
 
-// True when the first bytes are "CDF" followed by version 1, 2 or 5.
-bool has_cdf_magic(const std::string& path);
-
 }  // namespace ncafs

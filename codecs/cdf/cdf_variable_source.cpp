@@ -5,6 +5,7 @@
 #include <cerrno>
 #include <cstring>
 
+#include "codecs/dataset.hpp"
 #include "codecs/error.hpp"
 
 namespace ncafs::cdf {
@@ -31,8 +32,7 @@ void CdfVariableSource::read(std::span<const uint64_t> start, std::span<const ui
     const VariableLayout& vl = var();
     check_box(vl.shape, start, count, name_.c_str());
     const size_t rank = vl.shape.size();
-    uint64_t total = 1;
-    for (uint64_t c : count) total *= c;
+    const uint64_t total = ncafs::element_count(count);
     if (total == 0) return;
     check_unchanged();
     auto* dst = static_cast<uint8_t*>(out);

@@ -4,6 +4,7 @@
 #include <bit>
 #include <cstring>
 
+#include "codecs/dataset.hpp"
 #include "codecs/error.hpp"
 
 namespace ncafs::ds {
@@ -228,8 +229,7 @@ void DsArraySource::read(std::span<const uint64_t> start, std::span<const uint64
                          void* out) const {
     check_box(shape_, start, count, info_.variable.c_str());
     const size_t esize = type_size(type());
-    uint64_t total = 1;
-    for (uint64_t c : count) total *= c;
+    const uint64_t total = ncafs::element_count(count);
     if (total == 0) return;
     auto* dst = static_cast<uint8_t*>(out);
     const bool strings = is_string_type(info_.type);

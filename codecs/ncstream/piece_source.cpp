@@ -107,8 +107,7 @@ void PieceSource::read(std::span<const uint64_t> start, std::span<const uint64_t
     check_box(shape_, start, count, variable_.c_str());
     const size_t rank = shape_.size();
     const size_t es = type_size(type_);
-    uint64_t total = 1;
-    for (uint64_t c : count) total *= c;
+    const uint64_t total = ncafs::element_count(count);
     if (total == 0) return;
     auto* dst = static_cast<uint8_t*>(out);
     const bool want_big = order == ByteOrder::Big || std::endian::native == std::endian::big;

@@ -82,8 +82,7 @@ NetcdfVariableSource::NetcdfVariableSource(std::shared_ptr<const NetcdfHandle> f
 void NetcdfVariableSource::read(std::span<const uint64_t> start, std::span<const uint64_t> count, ByteOrder order,
                                 void* out) const {
     check_box(shape_, start, count, name_.c_str());
-    uint64_t n = 1;
-    for (uint64_t c : count) n *= c;
+    const uint64_t n = ncafs::element_count(count);
     if (n == 0) return;
     std::vector<size_t> s(start.begin(), start.end()), c(count.begin(), count.end());
     {
