@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstring>
 
+#include "aggregation/conform_values.hpp"
 #include "aggregation/scatter_box.hpp"
 #include "codecs/error.hpp"
 
@@ -18,8 +19,7 @@ struct AggregatedSource::Resolved {
     std::vector<uint64_t> src_shape;
     // Missing-value rules of the partition variable, as netCDF4-python masks:
     // _FillValue (else the type's default fill), missing_value, valid_min/max/range.
-    std::vector<double> missing;
-    std::optional<double> valid_min, valid_max;
+    MissingRules missing;
     bool mask = false;         // some element may be masked (-> master fill)
     Affine value;              // unpack -> units -> master packing, raw partition -> raw master
     bool plain = false;        // a byte copy: identity transform, same type, nothing to mask or convert
@@ -143,16 +143,7 @@ std::shared_ptr<const AggregatedSource::Resolved> AggregatedSource::resolve(size
             fail("partition lacks master dimension '" + agg_->dims[d] + "' yet spans " + std::to_string(f.count[d]) + " indices of it");
 
     // Missing values and packing of the partition variable.
-    if (r->src_type != NcType::Char) {
-        auto fills = attribute_values(*var, "_FillValue");
-        if (fills.empty()) fills.push_back(default_fill_as_double(r->src_type));
-        r->missing.push_back(fills[0]);
-        for (double m : attribute_values(*var, "missing_value")) r->missing.push_back(m);
-        auto range = attribute_values(*var, "valid_range");
-        if (range.size() >= 2) r->valid_min = range[0], r->valid_max = range[1];
-        if (auto v = attribute_values(*var, "valid_min"); !v.empty()) r->valid_min = v[0];
-        if (auto v = attribute_values(*var, "valid_max"); !v.empty()) r->valid_max = v[0];
-    }
+    r->missing = missing_rules(*var, r->src_type);
     auto sf = attribute_values(*var, "scale_factor"), ao = attribute_values(*var, "add_offset");
     const double ps = sf.empty() ? 1.0 : sf[0], po = ao.empty() ? 0.0 : ao[0];
     const double ua = f.units.scale, ub = f.units.offset;
@@ -164,13 +155,10 @@ std::shared_ptr<const AggregatedSource::Resolved> AggregatedSource::resolve(size
     }
     r->value = Affine{a, b};
 
-    const double master_fill = element_as_double(agg_->type, agg_->fill.data(), 0);
-    bool mask_changes = r->valid_min || r->valid_max || !r->value.is_identity() || r->src_type != agg_->type;
-    for (double m : r->missing)
-        if (!(m == master_fill || (std::isnan(m) && std::isnan(master_fill)))) mask_changes = true;
-    r->mask = !r->missing.empty() && mask_changes;
+    r->mask = !r->missing.empty() && (!r->value.is_identity() || r->src_type != agg_->type ||
+                                      masking_changes_values(r->missing, agg_->type, agg_->fill.data()));
     r->plain = f.transform_is_identity() && r->src_type == agg_->type && r->value.is_identity() && !r->mask &&
-               !r->valid_min && !r->valid_max && r->src_shape == f.count;
+               !r->missing.has_range() && r->src_shape == f.count;
 
     std::lock_guard lock(mutex_);
     resolved_[i] = r;
@@ -286,25 +274,8 @@ void AggregatedSource::read_piece(const Fragment& f, const Resolved& r, const st
     }
 
     // Values: mask -> affine -> cast; masked and out-of-range become the master fill.
-    auto* out = static_cast<uint8_t*>(dst);
-    if (!r.mask && r.value.is_identity()) {
-        convert_elements(r.src_type, ordered, agg_->type, out, n, agg_->fill.data());
-        return;
-    }
-    for (uint64_t e = 0; e < n; ++e) {
-        const uint8_t* x = ordered + e * ssize;
-        uint8_t* y = out + e * msize;
-        double v = element_as_double(r.src_type, x, 0);
-        bool masked = false;
-        if (r.mask) {
-            for (double m : r.missing)
-                if (v == m || (std::isnan(m) && std::isnan(v))) masked = true;
-            if ((r.valid_min && v < *r.valid_min) || (r.valid_max && v > *r.valid_max)) masked = true;
-        }
-        if (masked) std::memcpy(y, agg_->fill.data(), msize);
-        else if (r.value.is_identity()) convert_elements(r.src_type, x, agg_->type, y, 1, agg_->fill.data());
-        else double_to_element(r.value.scale * v + r.value.offset, agg_->type, y, agg_->fill.data());
-    }
+    conform_elements(r.missing, r.mask, r.value, r.src_type, ordered, agg_->type, static_cast<uint8_t*>(dst), n,
+                     agg_->fill.data());
 }
 
 void AggregatedSource::read(std::span<const uint64_t> start, std::span<const uint64_t> count, ByteOrder order,
