@@ -100,6 +100,19 @@ std::optional<std::vector<uint8_t>> attribute_element(const Variable& v, const c
     return out;
 }
 
+// Why a partition's index disagrees with pmshape (or repeats another's), if it does.
+std::optional<std::string> index_problem(const std::vector<uint64_t>& index, const std::vector<uint64_t>& matrix_shape,
+                                         std::set<std::vector<uint64_t>>& seen) {
+    if (index.size() != matrix_shape.size())
+        return "has " + std::to_string(index.size()) + " entries but pmshape has " + std::to_string(matrix_shape.size());
+    for (size_t j = 0; j < index.size(); ++j)
+        if (index[j] >= matrix_shape[j])
+            return "value " + std::to_string(index[j]) + " at " + std::to_string(j) + " outside pmshape " +
+                   std::to_string(matrix_shape[j]);
+    if (!seen.insert(index).second) return std::string("repeats the index of another partition");
+    return std::nullopt;
+}
+
 bool directions_of(const Context& cx, const json& v, const std::string& path, std::map<std::string, bool>& out) {
     if (v.is_null()) return false;
     if (v.is_boolean()) return false;  // scalar master: an implied direction, no data effect
@@ -333,9 +346,12 @@ Aggregate parse_nca_variable(const Dataset& file, const Variable& carrier, const
 
     uint64_t matrix_cells = 1;
     for (uint64_t s : agg.matrix_shape) matrix_cells *= s;
+    // Locations place partitions; pmshape and index only validate (a
+    // disagreement is a warning, overlap is refused by the partition grid).
     if (parts->size() > matrix_cells)
-        cx.fail("Partitions", std::to_string(parts->size()) + " partitions but pmshape has room for " +
-                                  std::to_string(matrix_cells));
+        agg.warnings.push_back(cx.where + " Partitions: " + std::to_string(parts->size()) +
+                               " partitions but pmshape has room for " + std::to_string(matrix_cells) +
+                               " (locations place them)");
 
     // Which convention each partition's location uses (1.10).
     enum class Convention { Unknown, Inclusive, HalfOpen };
@@ -367,14 +383,10 @@ Aggregate parse_nca_variable(const Dataset& file, const Variable& carrier, const
         // index (validation only: location places the partition).
         if (const json* ix = find_key(pj, {"index"}); ix && !ix->is_null()) {
             indices[i] = as_index_list(cx, *ix, P + ".index");
-            if (indices[i].size() != agg.matrix_shape.size())
-                cx.fail(P + ".index", "has " + std::to_string(indices[i].size()) + " entries but pmshape has " +
-                                          std::to_string(agg.matrix_shape.size()));
-            for (size_t j = 0; j < indices[i].size(); ++j)
-                if (indices[i][j] >= agg.matrix_shape[j])
-                    cx.fail(P + ".index[" + std::to_string(j) + "]", "value " + std::to_string(indices[i][j]) +
-                                                                        " outside pmshape " + std::to_string(agg.matrix_shape[j]));
-            if (!seen_index.insert(indices[i]).second) cx.fail(P + ".index", "repeats the index of another partition");
+            if (auto problem = index_problem(indices[i], agg.matrix_shape, seen_index)) {
+                agg.warnings.push_back(f.where + ".index: " + *problem + " (ignored: location places the partition)");
+                indices[i].clear();
+            }
         } else if (parts->size() > 1) {
             agg.warnings.push_back(f.where + ": no index (location alone places it)");
         }
@@ -614,9 +626,10 @@ Aggregate parse_nca_variable(const Dataset& file, const Variable& carrier, const
                 auto range = std::make_pair(f.start[d], f.count[d]);
                 auto [it, inserted] = index_ranges[j].try_emplace(indices[i][j], i, range);
                 if (!inserted && it->second.second != range)
-                    cx.fail(P + ".location[" + std::to_string(d) + "]",
-                            "differs from Partitions[" + std::to_string(it->second.first) + "], which has the same index[" +
-                                std::to_string(j) + "] = " + std::to_string(indices[i][j]));
+                    agg.warnings.push_back(cx.where + " " + P + ".location[" + std::to_string(d) +
+                                           "]: differs from Partitions[" + std::to_string(it->second.first) +
+                                           "], which has the same index[" + std::to_string(j) +
+                                           "] = " + std::to_string(indices[i][j]) + " (location wins)");
             }
     }
     if (parts->size() < matrix_cells)

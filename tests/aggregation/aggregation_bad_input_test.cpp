@@ -10,6 +10,7 @@
 
 #include "aggregation/aggregation_dataset.hpp"
 #include "aggregation/aggregation_error.hpp"
+#include "aggregation/dataset_cache.hpp"
 #include "aggregation/lenient_json.hpp"
 #include "aggregation/nca_parser.hpp"
 #include "aggregation/units_conversion.hpp"
@@ -94,17 +95,63 @@ TEST(AggregationBadInput, ShapeMismatch) {
     EXPECT_CONTAINS(error_of(write_nca(dir, j)), "v:nca_array Partitions[1].location[1]: [0, 1] spans 2 (inclusive) or 1 (half-open) indices of 'y' but the partition's data has 3");
 }
 
-TEST(AggregationBadInput, PmshapeDisagreesWithPartitions) {
+// Locations place partitions; pmshape and index only validate: a
+// disagreement is a warning from check and the data are served by location.
+TEST(AggregationBadInput, PmshapeOrIndexDisagreementWarnsAndLocationPlaces) {
     auto dir = test::fresh_dir("bad_pm");
+    write_part(dir + "/a.nc", 2, 3, 0);
+    write_part(dir + "/b.nc", 2, 3, 100);
+    const std::vector<float> want{0, 1, 2, 3, 4, 5, 100, 101, 102, 103, 104, 105};
+    auto expect_served_with_warning = [&](const std::string& j, const std::string& warning) {
+        SCOPED_TRACE(j);
+        std::string nca = write_nca(dir, j);
+        std::vector<float> got(12);
+        ASSERT_NO_THROW(open_aggregation(nca, {})->find_variable("v")->source->read_linear(0, 12, ByteOrder::Native, got.data()));
+        EXPECT_EQ(got, want);
+        agg::DatasetCache cache(4);
+        std::string warnings;
+        for (const auto& w : agg::load_aggregation(nca, {}, cache).warnings) warnings += w + "\n";
+        EXPECT_CONTAINS(warnings, warning);
+    };
     std::string j = kTwoParts;
     j.replace(j.find("\"pmshape\": [2]"), 14, "\"pmshape\": [1]");
-    EXPECT_CONTAINS(error_of(write_nca(dir, j)), "v:nca_array Partitions: 2 partitions but pmshape has room for 1");
+    expect_served_with_warning(j, "v:nca_array Partitions: 2 partitions but pmshape has room for 1");
     j = kTwoParts;
     j.replace(j.find("\"index\": [1]"), 12, "\"index\": [5]");
-    EXPECT_CONTAINS(error_of(write_nca(dir, j)), "v:nca_array Partitions[1].index[0]: value 5 outside pmshape 2");
+    expect_served_with_warning(j, "Partitions[1].index: value 5 at 0 outside pmshape 2 (ignored: location places the partition)");
     j = kTwoParts;
     j.replace(j.find("\"index\": [1]"), 12, "\"index\": [0]");
-    EXPECT_CONTAINS(error_of(write_nca(dir, j)), "Partitions[1].index: repeats the index of another partition");
+    expect_served_with_warning(j, "Partitions[1].index: repeats the index of another partition");
+    j = kTwoParts;
+    j.replace(j.find("\"index\": [1]"), 12, "\"index\": [1, 0]");
+    expect_served_with_warning(j, "Partitions[1].index: has 2 entries but pmshape has 1");
+}
+
+TEST(AggregationBadInput, OverlappingLocationsAreStillRefused) {
+    auto dir = test::fresh_dir("bad_overlap");
+    write_part(dir + "/a.nc", 2, 3, 0);
+    write_part(dir + "/b.nc", 2, 3, 100);
+    std::string j = kTwoParts;
+    j.replace(j.find("[[2, 4], [0, 3]]"), 16, "[[1, 3], [0, 3]]");
+    j.replace(j.find("\"index\": [1]"), 12, "\"index\": [0]");
+    EXPECT_CONTAINS(error_of(write_nca(dir, j)), "overlap");
+}
+
+// One partition covering the master, no pmshape/pmdimensions: index [0],
+// index [] and no index all read the partition's values.
+TEST(AggregationBadInput, SinglePartitionWithoutPmshapeAnyIndex) {
+    auto dir = test::fresh_dir("single_part");
+    write_part(dir + "/a.nc", 4, 3, 10);
+    std::vector<float> want(12);
+    for (size_t i = 0; i < 12; ++i) want[i] = 10.0f + static_cast<float>(i);
+    for (std::string index : {"\"index\": [0], ", "\"index\": [], ", ""}) {
+        SCOPED_TRACE(index);
+        std::string j = "{\"Partitions\": [{" + index +
+                        "\"location\": [[0, 4], [0, 3]], \"subarray\": {\"file\": \"a.nc\", \"ncvar\": \"p\", \"shape\": [4, 3]}}]}";
+        std::vector<float> got(12);
+        ASSERT_NO_THROW(open_aggregation(write_nca(dir, j), {})->find_variable("v")->source->read_linear(0, 12, ByteOrder::Native, got.data()));
+        EXPECT_EQ(got, want);
+    }
 }
 
 TEST(AggregationBadInput, UnknownDimensionNames) {
