@@ -1,12 +1,15 @@
 #include "fs/catalog.hpp"
 
 #include <dirent.h>
+#include <fcntl.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
 #include <climits>
 #include <cstring>
 #include <cstdlib>
+#include <iterator>
 #include <set>
 #include <system_error>
 
@@ -101,14 +104,29 @@ namespace {
 
 // The names a dataset file may have, in the order that decides which source
 // gives a twin when several could: a NAME.nc first (it also owns the name
-// NAME.nc), then an aggregation NAME.nca, then NAME.ds, then NAME.ncs.
-const char* const kSourceSuffixes[] = {".nc", ".nca", ".ds", ".ncs"};
+// NAME.nc), then an aggregation NAME.nca, then NAME.ds, then NAME.ncs, then
+// the usual names of netCDF-4/HDF5 files.
+const char* const kSourceSuffixes[] = {".nc", ".nca", ".ds", ".ncs", ".nc4", ".h5", ".hdf5"};
+constexpr int kSourceSuffixCount = static_cast<int>(std::size(kSourceSuffixes));
 const char* const kViewNames[] = {"nc", "ds", "ncs"};
+// The classic view of a netCDF-4 file NAME.nc (which keeps its own bytes
+// under its name) is NAME.classic.nc.
+const std::string kClassicSuffix = ".classic.nc";
+
+// True when the file starts with the HDF5 signature (a netCDF-4 file).
+bool has_hdf5_signature(const std::string& path) {
+    int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+    if (fd < 0) return false;
+    char b[8] = {};
+    ssize_t n = ::pread(fd, b, sizeof b, 0);
+    ::close(fd);
+    return n == 8 && std::memcmp(b, "\x89HDF\r\n\x1a\n", 8) == 0;
+}
 
 // The stem of a dataset file name (NAME of NAME.nc...) and the rank of its
 // suffix in kSourceSuffixes, or nullopt.
 std::optional<std::pair<std::string, int>> source_stem(const std::string& name) {
-    for (int rank = 0; rank < 4; ++rank) {
+    for (int rank = 0; rank < kSourceSuffixCount; ++rank) {
         std::string s(kSourceSuffixes[rank]);
         if (name.size() > s.size() && ends_with(name, s)) return std::make_pair(name.substr(0, name.size() - s.size()), rank);
     }
@@ -279,6 +297,7 @@ std::optional<Entry> Catalog::resolve_twin(const std::string& real_dir, const st
         if (name.size() > suffix.size() && ends_with(name, suffix)) view = v;
     }
     if (view.empty() || !options_.has_view(view)) return std::nullopt;
+    if (auto classic = resolve_classic_view(real_dir, name)) return classic;
     std::string stem = name.substr(0, name.size() - view.size() - 1);
     for (const char* suffix : kSourceSuffixes) {
         std::string candidate = stem + suffix;
@@ -306,15 +325,47 @@ std::optional<Entry> Catalog::resolve_twin(const std::string& real_dir, const st
                 return v;
             }
         }
-        try {
-            v.size = view_of(v.real_path, v.st, v.aggregation, view, name)->size();
-        } catch (const std::exception& ex) {
-            log_once(LogLevel::Warning, v.real_path + ": no " + name + " view: " + ex.what());
-            return std::nullopt;
-        }
+        if (!size_view(v)) return std::nullopt;
         return v;
     }
     return std::nullopt;
+}
+
+// The size of view entry v (building the view); false, logged, when the view cannot be made.
+bool Catalog::size_view(Entry& v) {
+    try {
+        v.size = view_of(v.real_path, v.st, v.aggregation, v.view, v.name)->size();
+    } catch (const std::exception& ex) {
+        log_once(LogLevel::Warning, v.real_path + ": no " + v.name + " view: " + ex.what());
+        return false;
+    }
+    return true;
+}
+
+// NAME.classic.nc: the nc view of a netCDF-4 file NAME.nc (not an aggregation).
+std::optional<Entry> Catalog::resolve_classic_view(const std::string& real_dir, const std::string& name) {
+    if (!(name.size() > kClassicSuffix.size() && ends_with(name, kClassicSuffix))) return std::nullopt;
+    Entry v;
+    v.real_path = join(real_dir, name.substr(0, name.size() - kClassicSuffix.size()) + ".nc");
+    if (!stat_within_source(v.real_path, v.st) || !S_ISREG(v.st.st_mode)) return std::nullopt;
+    if (!is_netcdf4(v.real_path, v.st) || classify(v.real_path, v.st).kind != Classification::Dataset) return std::nullopt;
+    v.kind = EntryKind::View;
+    v.view = "nc";
+    v.name = name;
+    if (!size_view(v)) return std::nullopt;
+    return v;
+}
+
+bool Catalog::is_netcdf4(const std::string& path, const struct stat& st) {
+    std::string key = cache_key(path, st) + std::string("\0hdf5", 5);
+    {
+        std::lock_guard lock(mutex_);
+        if (auto hit = formats_.get(key)) return *hit == SourceFormat::Netcdf;
+    }
+    bool hdf5 = has_hdf5_signature(path);
+    std::lock_guard lock(mutex_);
+    formats_.put(key, hdf5 ? SourceFormat::Netcdf : SourceFormat::None);
+    return hdf5;
 }
 
 std::vector<DirEntry> Catalog::list(const std::string& virtual_dir) {
@@ -395,6 +446,10 @@ std::vector<DirEntry> Catalog::list(const std::string& virtual_dir) {
             }
             if (twins.insert(twin).second) out.push_back({twin, false});
         }
+        std::string classic = stem + kClassicSuffix;
+        if (s.rank == 0 && nc_view_enabled() && !names.count(classic) && is_netcdf4(s.path, s.st) &&
+            classify(s.path, s.st).kind == Classification::Dataset && twins.insert(classic).second)
+            out.push_back({classic, false});
     }
     return out;
 }

@@ -5,8 +5,10 @@
 // recognised by magic number) also appears as its twins NAME.nc, NAME.ds,
 // NAME.ncs (the enabled views); a real file always wins a name, and where
 // several sources could give a twin, the first of NAME.nc, NAME.nca, NAME.ds,
-// NAME.ncs that is a dataset gives it. Listing reads magic numbers only (and
-// classifies *.nca fully); datasets are parsed when a twin is looked up.
+// NAME.ncs, NAME.nc4, NAME.h5, NAME.hdf5 that is a dataset gives it. A
+// netCDF-4 NAME.nc (kept as its own bytes) has its classic view
+// NAME.classic.nc. Listing reads magic numbers only (and classifies *.nca
+// and netCDF-4 *.nc fully); datasets are parsed when a twin is looked up.
 // Everything is cached by (path, device, inode, mtime, size), bounded.
 #pragma once
 
@@ -89,6 +91,10 @@ private:
     std::shared_ptr<const VirtualFile> view_of(const std::string& path, const struct stat& st, bool aggregation,
                                                const std::string& view, const std::string& name);
     std::optional<Entry> resolve_twin(const std::string& real_dir, const std::string& name);
+    std::optional<Entry> resolve_classic_view(const std::string& real_dir, const std::string& name);
+    bool size_view(Entry& view_entry);
+    // HDF5 signature at offset 0 (cached like the sniff).
+    bool is_netcdf4(const std::string& path, const struct stat& st);
     bool nc_view_enabled() const;
 
     std::string root_;

@@ -1,11 +1,30 @@
 #include "codecs/netcdf/netcdf_library.hpp"
 
+#include <hdf5.h>
+
 namespace ncafs {
+
+namespace {
+
+// HDF5 keeps its error stack, and the automatic printing of it, per thread
+// (thread-safe build): netcdf-c switches printing off only in the thread
+// that initialised it. Every other thread prints "HDF5-DIAG" stacks for
+// errors netcdf-c expects and handles (e.g. probing _QuantizeBitGroomNumberOfSignificantDigits).
+void silence_hdf5_errors_in_this_thread(std::mutex& m) {
+    std::lock_guard lock(m);
+    H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
+}
+
+}  // namespace
 
 std::mutex& netcdf_library_mutex() {
     // Function-local static: constructed on first use, thread-safe since C++11,
     // and usable from other static initialisers.
     static std::mutex m;
+    // Every caller asks for the mutex before calling netcdf-c, and cannot hold
+    // it yet on its thread's first ask: the right moment to silence HDF5 once.
+    thread_local const bool silenced = (silence_hdf5_errors_in_this_thread(m), true);
+    (void)silenced;
     return m;
 }
 

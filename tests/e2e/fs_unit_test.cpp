@@ -173,6 +173,7 @@ TEST(Catalog, TwinViewsByNameAndMagicRealFilesWin) {
     TempDir d;
     for (int i = 0; i < 100; ++i) d.write("p" + std::to_string(i) + ".nc", classic_with_attribute("history"));
     d.write("h.nc", std::string("\x89HDF\r\n\x1a\n", 8) + std::string(100, '\0'));
+    d.write("k.nc4", std::string("\x89HDF\r\n\x1a\n", 8) + std::string(100, '\0'));
     d.write("s.ds", "ds-1.0\n{}\n");
     d.write("s.nc", "a real s.nc: wins over the twin of s.ds");
     d.write("n.ncs", std::string("CDFS\xad\xec\xce\xda", 8));
@@ -182,11 +183,12 @@ TEST(Catalog, TwinViewsByNameAndMagicRealFilesWin) {
     Catalog catalog(d.path, ViewOptions{}, fake_backend(full_tests));
     std::set<std::string> names;
     for (auto& e : catalog.list("")) names.insert(e.name);
-    for (const char* n : {"p7.ds", "p7.ncs", "h.ds", "h.ncs", "s.ncs", "n.nc", "n.ds", "a.nc", "a.ds", "a.ncs", "s.ds",
+    for (const char* n : {"p7.ds", "p7.ncs", "h.ds", "h.ncs", "h.classic.nc", "k.nc", "k.ds", "k.ncs", "s.ncs", "n.nc", "n.ds", "a.nc", "a.ds", "a.ncs", "s.ds",
                           "s.nc", "text.ds"})
         EXPECT_TRUE(names.count(n)) << n;
-    for (const char* n : {"text.nc", "a.nca", "p7.nc.ds", "h.nc.ds"}) EXPECT_FALSE(names.count(n)) << n;
-    EXPECT_EQ(names.size(), 100u * 3 + 3 + 3 + 3 + 3 + 1);  // p*, h.*, s.*, n.*, a.*, text.ds
+    for (const char* n : {"text.nc", "a.nca", "p7.nc.ds", "h.nc.ds", "p7.classic.nc", "k.classic.nc"})
+        EXPECT_FALSE(names.count(n)) << n;
+    EXPECT_EQ(names.size(), 100u * 3 + 4 + 4 + 3 + 3 + 3 + 1);  // p*, h.*, k.*, s.*, n.*, a.*, text.ds
     EXPECT_EQ(catalog.dataset_open_count(), 1u);  // listing parsed only the aggregation
     EXPECT_EQ(full_tests.load(), 1);
 
@@ -198,6 +200,9 @@ TEST(Catalog, TwinViewsByNameAndMagicRealFilesWin) {
     EXPECT_EQ(twin->size, 1000u);
     EXPECT_EQ(catalog.resolve("s.nc")->kind, EntryKind::RealFile);
     EXPECT_EQ(catalog.resolve("n.nc")->kind, EntryKind::View);
+    EXPECT_EQ(catalog.resolve("h.classic.nc")->view, "nc");  // netCDF-4 h.nc keeps its name; classic view beside it
+    EXPECT_EQ(catalog.resolve("k.nc")->view, "nc");
+    EXPECT_FALSE(catalog.resolve("p7.classic.nc"));  // p7.nc is classic already
     EXPECT_TRUE(catalog.resolve("a.ncs")->aggregation);
     EXPECT_FALSE(catalog.resolve("text.nc"));
     EXPECT_FALSE(catalog.resolve("zz.ds"));

@@ -1,0 +1,126 @@
+#!/usr/bin/python3
+"""End-to-end tests of issue 12 (exact values for every client), through
+real FUSE mounts, each against an independent reader.
+
+Run as: test_exact.py CASE   (see CASES). Environment as test_mount.py.
+
+  hdf5_log       reading a 136-variable netCDF-4 file from the daemon's worker
+                 threads leaves no HDF5-DIAG line in its log
+  classic_views  x.nc4, x.h5, x.hdf5 get .nc/.ds/.ncs views and a netCDF-4
+                 x.nc gets x.classic.nc; netcdf-c reads the views as the source
+"""
+import os
+import subprocess
+import sys
+import tempfile
+import shutil
+
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from test_mount import Mount, check, fuse_usable, SKIP, NCAFS  # noqa: E402,F401
+
+
+def netcdf4_values(path):
+    """{name: raw numpy array} of every variable, as netcdf-c reads it."""
+    import netCDF4
+    out = {}
+    with netCDF4.Dataset(path) as ds:
+        for name, v in ds.variables.items():
+            v.set_auto_maskandscale(False)
+            out[name] = np.array(v[...])
+    return out
+
+
+def same_values(got, want, what):
+    check(sorted(got) == sorted(want), "%s: variables %s, want %s" % (what, sorted(got), sorted(want)))
+    for k in want:
+        check(got[k].shape == want[k].shape and np.array_equal(got[k], want[k]),
+              "%s: variable %s differs" % (what, k))
+
+
+def write_many_variables(path, count=136):
+    import netCDF4
+    with netCDF4.Dataset(path, "w", format="NETCDF4") as ds:
+        ds.createDimension("x", 5)
+        for i in range(count):
+            v = ds.createVariable("v%03d" % i, "f4" if i % 2 else "i2", ("x",))
+            v[:] = np.arange(5) + i
+
+
+def case_hdf5_log(work):
+    source = os.path.join(work, "src")
+    os.makedirs(source)
+    stems = ["many%d" % i for i in range(6)]
+    for stem in stems:
+        write_many_variables(os.path.join(source, stem + ".nc4"))
+    want = netcdf4_values(os.path.join(source, "many0.nc4"))
+    with Mount(source) as m:
+        # Concurrent readers of distinct files: FUSE serves them from several
+        # worker threads, and each file is opened by netcdf-c in one of them.
+        readers = [subprocess.Popen(["cat", m.path(stem + ext)], stdout=subprocess.DEVNULL)
+                   for stem in stems for ext in (".nc", ".ds")]
+        for r in readers:
+            check(r.wait(timeout=120) == 0, "reading a view failed")
+        same_values(netcdf4_values(m.path("many0.nc")), want, "many0.nc")
+        log = m.log_text()
+    diag = sum(1 for line in log.splitlines() if "HDF5-DIAG" in line)
+    check(diag == 0, "%d HDF5-DIAG lines in the daemon's log:\n%s" % (diag, log[:3000]))
+
+
+def case_classic_views(work):
+    source = os.path.join(work, "src")
+    os.makedirs(source)
+    names = {"a.nc4": "a", "b.h5": "b", "c.hdf5": "c", "d.nc": "d"}
+    for fname in names:
+        write_many_variables(os.path.join(source, fname), count=6)
+    with open(os.path.join(source, "e.nc4"), "wb") as f:
+        f.write(b"plain bytes, not HDF5\n")
+    with Mount(source) as m:
+        listing = set(os.listdir(m.mnt))
+        for fname, stem in names.items():
+            src = os.path.join(source, fname)
+            want = netcdf4_values(src)
+            views = [stem + ".ds", stem + ".ncs"] + ([stem + ".classic.nc"] if fname.endswith(".nc") else [stem + ".nc"])
+            for view in views:
+                check(view in listing, "%s missing from the listing %s" % (view, sorted(listing)))
+            classic = m.path(views[2])
+            with open(classic, "rb") as f:
+                check(f.read(3) == b"CDF", classic + " is not netCDF classic")
+            same_values(netcdf4_values(classic), want, classic)
+            for view in views[:2]:
+                with open(m.path(view), "rb") as f:
+                    check(len(f.read()) > 100, view + " is not served")
+            with open(m.path(fname), "rb") as f, open(src, "rb") as g:
+                check(f.read() == g.read(), fname + " must keep its own bytes")
+        check("e.nc" not in listing and "e.nc4" in listing, "a non-HDF5 .nc4 has no views: %s" % sorted(listing))
+        check("a.classic.nc" not in listing, "only a netCDF-4 NAME.nc gets NAME.classic.nc")
+        check(not os.path.exists(m.path("e.classic.nc")), "e.classic.nc must not resolve")
+    with Mount(source, "views=ds") as m:
+        check("d.classic.nc" not in os.listdir(m.mnt), "views=ds must hide the classic view")
+
+
+CASES = {"hdf5_log": case_hdf5_log, "classic_views": case_classic_views}
+
+
+def main():
+    if len(sys.argv) != 2 or sys.argv[1] not in CASES:
+        print("usage: test_exact.py {%s}" % "|".join(CASES))
+        return 2
+    reason = fuse_usable()
+    if reason:
+        if os.environ.get("NCAFS_SKIP_FUSE") == "1":
+            print("SKIPPED: " + reason)
+            return SKIP
+        check(False, reason + " (the end-to-end tests mount real file systems; set NCAFS_SKIP_FUSE=1 to skip them)")
+    work = tempfile.mkdtemp(prefix="ncafs-e2e-exact-")
+    try:
+        CASES[sys.argv[1]](work)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    print("PASS: " + sys.argv[1])
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
