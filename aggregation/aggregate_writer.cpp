@@ -14,6 +14,7 @@
 #include <set>
 #include <sstream>
 
+#include "aggregation/aggregation_dataset.hpp"
 #include "aggregation/path_policy.hpp"
 #include "aggregation/units_conversion.hpp"
 #include "codecs/array_source.hpp"
@@ -537,7 +538,9 @@ AggregateSummary write_cf_aggregation(const std::vector<std::string>& files_in, 
             };
             bool have_unlimited = false;
             for (const auto& d : R.dims) {
-                bool unlimited = d.unlimited && !is_agg_dim(d.name) && !(opt.classic && have_unlimited);
+                // The record dimension stays one, aggregated or not (its length
+                // in this file may be 0: readers take it from the fragment sizes).
+                bool unlimited = d.unlimited && !(opt.classic && have_unlimited);
                 have_unlimited |= unlimited;
                 def_dim(d.name, dim_len(d.name), unlimited);
             }
@@ -573,6 +576,12 @@ AggregateSummary write_cf_aggregation(const std::vector<std::string>& files_in, 
                     if (w.rfind("CF-", 0) != 0 && w.rfind("CFA", 0) != 0) conv += " " + w;
                 conv = "CF-1.13" + conv;
                 check(nc_put_att_text(ncid, NC_GLOBAL, "Conventions", conv.size(), conv.c_str()), opt.output, "Conventions");
+                // The fragments' own Conventions, which the presented dataset shows.
+                for (const auto& a : R.globals)
+                    if (a.name == "Conventions" && a.type == NcType::Char && text(&a) != conv)
+                        check(nc_put_att_text(ncid, NC_GLOBAL, kFragmentConventions, a.values.size(),
+                                              reinterpret_cast<const char*>(a.values.data())),
+                              opt.output, kFragmentConventions);
             }
             auto put_attributes = [&](int varid, const std::vector<Attribute>& attrs, const std::string& owner) {
                 for (const auto& a : attrs) {

@@ -165,13 +165,18 @@ LoadedAggregation load_aggregation(const std::string& path, const AggregationOpt
         for (size_t k = 0; k < ca.aggregate.dims.size(); ++k)
             presented->dimensions[new_id[*file->find_dimension(ca.aggregate.dims[k])]].length = ca.aggregate.shape[k];
 
+    const Attribute* fragment_conventions = file->find_attribute(kFragmentConventions);
     for (const auto& a : file->attributes) {
         if (a.name == "Conventions" && a.type == NcType::Char) {
+            if (fragment_conventions) {
+                presented->attributes.push_back(Attribute::text("Conventions", fragment_conventions->as_text()));
+                continue;
+            }
             std::string c = conventions_without_aggregation(a.as_text());
             if (!c.empty()) presented->attributes.push_back(Attribute::text("Conventions", c));
             continue;
         }
-        presented->attributes.push_back(a);
+        if (a.name != kFragmentConventions) presented->attributes.push_back(a);
     }
 
     size_t next_master = 0;

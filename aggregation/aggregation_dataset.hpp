@@ -58,4 +58,9 @@ LoadedAggregation load_aggregation(const std::string& path, const AggregationOpt
 // "CF-1.5 NCA" -> "CF-1.5"; "CF-1.7 CFA-0.4" -> "CF-1.7".
 std::string conventions_without_aggregation(const std::string& conventions);
 
+// Global attribute of an aggregation file written by `ncafs aggregate`: the
+// fragments' own Conventions (the file itself must say CF-1.13). The
+// presented dataset shows it as its Conventions and hides the attribute.
+inline constexpr const char* kFragmentConventions = "ncafs_fragment_Conventions";
+
 }  // namespace ncafs::agg

@@ -411,9 +411,11 @@ CfAggregate parse_one(const std::string& path, const Dataset& file, const Variab
         }
         a.shape.push_back(sum);
         nf.push_back(rows[d].size());
-        const uint64_t declared = file.dimensions[*file.find_dimension(a.dims[d])].length;
-        // Bug #689 of cf-python: prefer the row sums, warn on disagreement.
-        if (declared != sum)
+        const Dimension& dim = file.dimensions[*file.find_dimension(a.dims[d])];
+        const uint64_t declared = dim.length;
+        // Bug #689 of cf-python: prefer the row sums, warn on disagreement. A
+        // record dimension with no records written here is no disagreement.
+        if (declared != sum && !(dim.unlimited && declared == 0))
             a.warnings.push_back(sizes_where + ": dimension " + a.dims[d] + " has length " + std::to_string(declared) +
                                  " but the fragment sizes add up to " + std::to_string(sum) + " (the sizes win)");
     }

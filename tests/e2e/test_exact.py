@@ -8,6 +8,9 @@ Run as: test_exact.py CASE   (see CASES). Environment as test_mount.py.
                  threads leaves no HDF5-DIAG line in its log
   classic_views  x.nc4, x.h5, x.hdf5 get .nc/.ds/.ncs views and a netCDF-4
                  x.nc gets x.classic.nc; netcdf-c reads the views as the source
+  record_aggregate  ncafs aggregate keeps the record dimension and the
+                 partitions' Conventions show in the view (ncra, netCDF4-python,
+                 xarray against ncrcat's file)
 """
 import os
 import subprocess
@@ -100,7 +103,65 @@ def case_classic_views(work):
         check("d.classic.nc" not in os.listdir(m.mnt), "views=ds must hide the classic view")
 
 
-CASES = {"hdf5_log": case_hdf5_log, "classic_views": case_classic_views}
+def header_facts(path):
+    """Unlimited dimensions (netcdf-c's nc_inq_unlimdims through netCDF4-python),
+    xarray's view of them, and the global Conventions."""
+    import netCDF4
+    import xarray
+    with netCDF4.Dataset(path) as ds:
+        unlimited = sorted(n for n, d in ds.dimensions.items() if d.isunlimited())
+        conventions = ds.getncattr("Conventions") if "Conventions" in ds.ncattrs() else None
+    with xarray.open_dataset(path, decode_times=False) as x:
+        xr_unlimited = sorted(x.encoding.get("unlimited_dims", set()))
+    return unlimited, xr_unlimited, conventions
+
+
+def ncra_data(path, out):
+    """ncra's record average of path, as ncdump prints the data of tas."""
+    subprocess.run(["ncra", "-O", "-h", path, out], check=True)
+    return ncdump_data(out, "tas")
+
+
+def ncdump_data(path, var):
+    text = subprocess.run(["ncdump", "-v", var, path], capture_output=True, text=True, check=True).stdout
+    return text[text.index("\ndata:\n"):]
+
+
+def case_record_aggregate(work):
+    """ncafs aggregate of record-dimension partitions keeps time UNLIMITED; the
+    view shows the partitions' Conventions; ncra and nc_inq_unlimdim agree with
+    ncrcat's file (netCDF-4 and classic aggregation files)."""
+    import make_aggregations
+    source = os.path.join(work, "src")
+    make_aggregations.monthly(source, "m")
+    os.unlink(os.path.join(source, "m.nca"))
+    parts = sorted(os.path.join(source, n) for n in os.listdir(source) if n.startswith("part_"))
+    for p in parts:
+        subprocess.run(["ncatted", "-h", "-a", "Conventions,global,o,c,CF-1.8", p], check=True)
+    concatenated = os.path.join(work, "ncrcat.nc")
+    subprocess.run(["ncrcat", "-O", "-h"] + parts + [concatenated], check=True)
+    want = header_facts(concatenated)
+    check(want == (["time"], ["time"], "CF-1.8"), "ncrcat's file: %s" % (want,))
+    want_mean = ncra_data(concatenated, os.path.join(work, "want_mean.nc"))
+    for flavour, extra in (("a4", []), ("a3", ["--classic"])):
+        out = os.path.join(source, flavour + ".nc")
+        subprocess.run([NCAFS, "aggregate", "-o", out] + extra + parts[::-1], check=True)
+        import netCDF4
+        with netCDF4.Dataset(out) as ds:
+            check(ds.dimensions["time"].isunlimited(), out + ": the aggregation file lost the record dimension")
+            check(ds.Conventions == "CF-1.13", out + ": the aggregation file must say CF-1.13")
+    with Mount(source, "cache_timeout=0") as m:
+        for flavour in ("a4", "a3"):
+            view = m.path(flavour + ".nc")
+            got = header_facts(view)
+            check(got == want, "%s: (unlimited, xarray unlimited, Conventions) = %s, ncrcat's file %s" % (view, got, want))
+            check(ncra_data(view, os.path.join(work, flavour + "_mean.nc")) == want_mean,
+                  "ncra of %s differs from ncra of the ncrcat file" % view)
+            for var in ("tas", "time"):
+                check(ncdump_data(view, var) == ncdump_data(concatenated, var), "ncdump -v %s of %s" % (var, view))
+
+
+CASES = {"hdf5_log": case_hdf5_log, "classic_views": case_classic_views, "record_aggregate": case_record_aggregate}
 
 
 def main():
