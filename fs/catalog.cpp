@@ -13,6 +13,7 @@
 #include <set>
 #include <system_error>
 
+#include "aggregation/fragment_presence.hpp"
 #include "fs/aggregation_precheck.hpp"
 #include "fs/log.hpp"
 
@@ -456,6 +457,11 @@ std::vector<DirEntry> Catalog::list(const std::string& virtual_dir) {
 
 std::shared_ptr<const VirtualFile> Catalog::open_view(const Entry& entry) {
     return view_of(entry.real_path, entry.st, entry.aggregation, entry.view, entry.name);
+}
+
+std::optional<std::string> Catalog::absent_partition(const Entry& entry) {
+    if (entry.kind != EntryKind::View || !entry.aggregation) return std::nullopt;
+    return agg::first_absent_fragment_file(*dataset(entry.real_path, entry.st, true));
 }
 
 struct stat Catalog::attributes(const Entry& entry) const {

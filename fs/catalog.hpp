@@ -71,6 +71,9 @@ public:
     std::vector<DirEntry> list(const std::string& virtual_dir);
     // The view of a View entry, from the cache or built; throws on failure.
     std::shared_ptr<const VirtualFile> open_view(const Entry& entry);
+    // For a view of an aggregation: the first partition file that is absent
+    // or unreadable now (one access(2) per partition file), else nullopt.
+    std::optional<std::string> absent_partition(const Entry& entry);
     // The attributes shown for an entry: source owner and mode (views: write
     // bits removed), size served, 1 MiB st_blksize.
     struct stat attributes(const Entry& entry) const;

@@ -167,6 +167,18 @@ void op_releasedir(fuse_req_t req, fuse_ino_t, fuse_file_info* fi) {
     fuse_reply_err(req, 0);
 }
 
+bool direct_io_for_missing_partition(Filesystem& fs, const Entry& entry) {
+    try {
+        auto absent = fs.catalog().absent_partition(entry);
+        if (!absent) return false;
+        log_once(LogLevel::Warning, entry.real_path + ": partition " + *absent +
+                                        " cannot be read: served with direct I/O (reads that need it fail with EIO)");
+    } catch (const std::exception&) {
+        // The view opened, so the dataset did too: be safe all the same.
+    }
+    return true;
+}
+
 void op_open(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
     auto& fs = fs_of(req);
     guarded(req, "open", [&] {
@@ -194,10 +206,16 @@ void op_open(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
                 return (void)fuse_reply_err(req, EIO);
             }
         }
+        // A partition is missing: direct I/O, so that each read(2) is one
+        // request answered whole or with EIO. Through the page cache a read
+        // comes back short at the failing page, and netcdf-c (posixio)
+        // zero-fills a short read: silently wrong values (README).
+        const bool direct = entry->kind == EntryKind::View && direct_io_for_missing_partition(fs, *entry);
         // Keep the kernel's page cache across opens while the source is unchanged.
         bool changed = fs.inodes().note_identity(ino, entry->identity());
-        if (changed) fs.invalidate(ino);
-        fi->keep_cache = changed ? 0 : 1;
+        if (changed || direct) fs.invalidate(ino);
+        fi->keep_cache = changed || direct ? 0 : 1;
+        fi->direct_io = direct ? 1 : 0;
         fi->fh = reinterpret_cast<uint64_t>(handle.get());
         if (fuse_reply_open(req, fi) == 0) handle.release();
     });
@@ -288,10 +306,16 @@ void reply_view(fuse_req_t req, Filesystem& fs, const FileHandle& h, size_t size
         }
         thread_local std::vector<uint8_t> buffer;
         buffer.resize(n);
-        if (any_extent)
+        if (any_extent) {
             read_view(vf, off, std::span<uint8_t>(buffer.data(), n));
-        else
-            fs.block_cache().read(h.view, off, std::span<uint8_t>(buffer.data(), n));
+        } else {
+            try {
+                fs.block_cache().read(h.view, off, std::span<uint8_t>(buffer.data(), n));
+            } catch (const std::exception&) {
+                // The cached block (1 MiB) failed somewhere: only the bytes asked for decide.
+                read_view(vf, off, std::span<uint8_t>(buffer.data(), n));
+            }
+        }
         fuse_reply_buf(req, reinterpret_cast<const char*>(buffer.data()), n);
     } catch (const std::exception& e) {
         log_rate_limited(LogLevel::Error, "read of " + h.real_path + " failed: " + e.what());

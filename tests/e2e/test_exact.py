@@ -11,6 +11,8 @@ Run as: test_exact.py CASE   (see CASES). Environment as test_mount.py.
   record_aggregate  ncafs aggregate keeps the record dimension and the
                  partitions' Conventions show in the view (ncra, netCDF4-python,
                  xarray against ncrcat's file)
+  missing_partition  a missing partition fails its own bytes only, whole
+                 reads (never short), netcdf-c never sees wrong values
 """
 import os
 import subprocess
@@ -161,7 +163,88 @@ def case_record_aggregate(work):
                 check(ncdump_data(view, var) == ncdump_data(concatenated, var), "ncdump -v %s of %s" % (var, view))
 
 
-CASES = {"hdf5_log": case_hdf5_log, "classic_views": case_classic_views, "record_aggregate": case_record_aggregate}
+def word_reads(path, size):
+    """pread of every 4-byte word: {offset: bytes or None for EIO}."""
+    import errno
+    out = {}
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        for off in range(0, size, 4):
+            try:
+                out[off] = os.pread(fd, 4, off)
+            except OSError as e:
+                check(e.errno == errno.EIO, "pread at %d: %s, want EIO" % (off, e))
+                out[off] = None
+    finally:
+        os.close(fd)
+    return out
+
+
+def case_missing_partition(work):
+    """A missing partition fails exactly its own bytes: every 4-byte word of
+    the view reads as it did with the partition present or fails with EIO (the
+    failing words are exactly the missing partition's values), a read spanning
+    good bytes and the gap fails whole (never short: netcdf-c zero-fills a
+    short read), and netcdf-c reads every time step either right or not at all."""
+    import make_aggregations
+    source = os.path.join(work, "src")
+    info = make_aggregations.monthly(os.path.join(source, "m"), "m")  # 12 partitions of 2 steps
+    master = info["master"]
+    with Mount(source) as m:
+        with open(m.path("m", "m.nc"), "rb") as f:
+            complete = f.read()
+    aside = os.path.join(work, "part_05.nc")
+    shutil.move(os.path.join(source, "m", "part_05_00_00.nc"), aside)  # time steps 10 and 11
+    missing_words = 2 * master[0].size  # two float time steps
+    with Mount(source) as m:
+        view = m.path("m", "m.nc")
+        check(os.path.getsize(view) == len(complete), "size changed")
+        words = word_reads(view, len(complete))
+        failing = sorted(off for off, b in words.items() if b is None)
+        ranges = []
+        for off in failing:
+            if ranges and ranges[-1][1] == off:
+                ranges[-1][1] = off + 4
+            else:
+                ranges.append([off, off + 4])
+        check(len(failing) == missing_words, "%d words fail (byte ranges %s), want exactly the %d of the missing "
+              "partition" % (len(failing), ranges, missing_words))
+        for off, b in words.items():
+            if b is not None:
+                check(b == complete[off:off + len(b)], "word at %d differs from the complete view" % off)
+        # A read from a good byte into the gap: EIO, not a short count.
+        fd = os.open(view, os.O_RDONLY)
+        try:
+            first = failing[0]
+            try:
+                got = os.pread(fd, 4096, first - 8)
+                check(False, "a read spanning the gap returned %d bytes, want EIO" % len(got))
+            except OSError:
+                pass
+            check(os.pread(fd, 8, first - 8) == complete[first - 8:first], "the bytes just before the gap")
+        finally:
+            os.close(fd)
+        # netcdf-c, one open per time step: right values or an error, never wrong values.
+        import netCDF4
+        outcome = {}
+        for t in range(master.shape[0]):
+            try:
+                with netCDF4.Dataset(view) as ds:
+                    v = ds.variables[info["var"]]
+                    v.set_auto_maskandscale(False)
+                    got = np.array(v[t])
+                check(np.array_equal(got, master[t]), "netcdf-c read wrong values for time step %d" % t)
+                outcome[t] = "ok"
+            except (OSError, RuntimeError):
+                outcome[t] = "error"
+        check(outcome[10] == outcome[11] == "error", "steps of the missing partition must fail: %s" % outcome)
+        good = [t for t in outcome if outcome[t] == "ok"]
+        check(len(good) >= 20, "only steps %s read; the missing partition should cost at most its neighbours" % good)
+        check("direct I/O" in m.log_text(), "the log should say why the view is served with direct I/O")
+
+
+CASES = {"hdf5_log": case_hdf5_log, "classic_views": case_classic_views, "record_aggregate": case_record_aggregate,
+         "missing_partition": case_missing_partition}
 
 
 def main():
