@@ -11,6 +11,9 @@ packages=(
   # tests and demo: independent netCDF readers and writers
   netcdf-bin nco python3 python3-netcdf4 python3-numpy python3-scipy python3-protobuf
   pnetcdf-bin
+  # client tests of the views (tests/e2e/test_exact.py): CDO's diffn, xarray's
+  # unlimited dimensions; libhdf5-dev to switch HDF5 error printing off per thread
+  cdo python3-xarray libhdf5-dev
   # packaging: .deb, man page checks, systemd unit checks
   dpkg-dev groff-base systemd
   # fuzzing (libFuzzer comes with clang)

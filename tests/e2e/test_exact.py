@@ -11,6 +11,8 @@ Run as: test_exact.py CASE   (see CASES). Environment as test_mount.py.
   record_aggregate  ncafs aggregate keeps the record dimension and the
                  partitions' Conventions show in the view (ncra, netCDF4-python,
                  xarray against ncrcat's file)
+  clients        a realistic aggregation read by ncdump, ncks, ncra, CDO and
+                 netCDF4-python, each against ncrcat's file
   missing_partition  a missing partition fails its own bytes only, whole
                  reads (never short), netcdf-c never sees wrong values
 """
@@ -243,7 +245,63 @@ def case_missing_partition(work):
         check("direct I/O" in m.log_text(), "the log should say why the view is served with direct I/O")
 
 
-CASES = {"hdf5_log": case_hdf5_log, "classic_views": case_classic_views, "record_aggregate": case_record_aggregate,
+def run(*cmd):
+    r = subprocess.run(list(cmd), capture_output=True, text=True)
+    check(r.returncode == 0, "%s failed (%d):\n%s%s" % (" ".join(cmd), r.returncode, r.stdout, r.stderr))
+    return r.stdout
+
+
+def case_clients(work):
+    """One realistic aggregation (packed short with scale/offset, float with
+    fill and gaps, noleap time with bounds, unlimited time) read through the
+    mount by ncdump, ncks, ncra, CDO and netCDF4-python, each compared with
+    the same client's reading of ncrcat's concatenation of the partitions."""
+    import make_realistic
+    source = os.path.join(work, "src")
+    parts = make_realistic.write(source)
+    want = os.path.join(work, "ncrcat.nc")
+    run("ncrcat", "-O", "-h", *parts, want)
+    variables = ("ps", "tas", "time", "time_bnds", "lat", "lon")
+    with Mount(source) as m:
+        view = m.path("real.nc")
+        # ncdump: the data of every variable, and the unlimited dimension.
+        for var in variables:
+            check(ncdump_data(view, var) == ncdump_data(want, var), "ncdump -v %s differs from ncrcat's file" % var)
+        check("time = UNLIMITED ; // (12 currently)" in run("ncdump", "-h", view), "ncdump: time is not the record dimension")
+        # ncks: values as NCO prints them, whole and a hyperslab across partitions.
+        for args in (["-v", "ps,tas"], ["-d", "time,2,6", "-d", "lat,1,2", "-v", "tas,ps,time_bnds"]):
+            got = run("ncks", "-H", "-C", "--trd", *args, view)
+            check(got == run("ncks", "-H", "-C", "--trd", *args, want), "ncks %s differs" % " ".join(args))
+        # ncra: record means (NCO unpacks ps and honours the fills).
+        check(ncra_data_var(view, os.path.join(work, "view_mean.nc"), "tas ps") ==
+              ncra_data_var(want, os.path.join(work, "want_mean.nc"), "tas ps"), "ncra differs")
+        # CDO: diffn finds no difference; infon (per-step statistics) agrees.
+        # (CDO 2.1 prints nothing when no record differs, "N of M records differ" otherwise.)
+        r = subprocess.run(["cdo", "diffn", view, want], capture_output=True, text=True)
+        check(r.returncode == 0 and "differ" not in r.stdout + r.stderr, "cdo diffn: %s%s" % (r.stdout, r.stderr))
+        check(len(run("cdo", "-s", "infon", view).splitlines()) == 2 * 12 + 1, "cdo infon does not see 24 records")
+        check(run("cdo", "-s", "infon", view) == run("cdo", "-s", "infon", want), "cdo infon differs")
+        # netCDF4-python: masked, unpacked values and decoded noleap times.
+        import netCDF4
+        with netCDF4.Dataset(view) as a, netCDF4.Dataset(want) as b:
+            for var in variables:
+                x, y = a.variables[var][...], b.variables[var][...]
+                check(x.dtype == y.dtype and np.ma.allequal(x, y) and
+                      np.array_equal(np.ma.getmaskarray(x), np.ma.getmaskarray(y)), "netCDF4-python: %s differs" % var)
+            ta, tb = a.variables["time"], b.variables["time"]
+            check(list(netCDF4.num2date(ta[:], ta.units, ta.calendar)) ==
+                  list(netCDF4.num2date(tb[:], tb.units, tb.calendar)), "decoded noleap times differ")
+            check(a.Conventions == b.Conventions == "CF-1.8", "Conventions: %s vs %s" % (a.Conventions, b.Conventions))
+            check(a.variables["ps"][...].mask.sum() == 12 and a.variables["tas"][...].mask.sum() > 40,
+                  "the fills and gaps did not come through as masked values")
+
+
+def ncra_data_var(path, out, names):
+    subprocess.run(["ncra", "-O", "-h", path, out], check=True)
+    return "".join(ncdump_data(out, n) for n in names.split())
+
+
+CASES = {"clients": case_clients, "hdf5_log": case_hdf5_log, "classic_views": case_classic_views, "record_aggregate": case_record_aggregate,
          "missing_partition": case_missing_partition}
 
 
