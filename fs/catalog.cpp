@@ -343,16 +343,24 @@ bool Catalog::size_view(Entry& v) {
     return true;
 }
 
-// NAME.classic.nc: the nc view of a netCDF-4 file NAME.nc (not an aggregation).
+// NAME.classic.nc: the nc view of a netCDF-4 file NAME.nc (for an
+// aggregation, the same view NAME.nc shows).
 std::optional<Entry> Catalog::resolve_classic_view(const std::string& real_dir, const std::string& name) {
     if (!(name.size() > kClassicSuffix.size() && ends_with(name, kClassicSuffix))) return std::nullopt;
     Entry v;
     v.real_path = join(real_dir, name.substr(0, name.size() - kClassicSuffix.size()) + ".nc");
-    if (!stat_within_source(v.real_path, v.st) || !S_ISREG(v.st.st_mode)) return std::nullopt;
-    if (!is_netcdf4(v.real_path, v.st) || classify(v.real_path, v.st).kind != Classification::Dataset) return std::nullopt;
+    if (!stat_within_source(v.real_path, v.st) || !S_ISREG(v.st.st_mode) || !is_netcdf4(v.real_path, v.st))
+        return std::nullopt;
+    auto c = classify(v.real_path, v.st);
+    if (!c.is_dataset()) return std::nullopt;
     v.kind = EntryKind::View;
     v.view = "nc";
     v.name = name;
+    v.aggregation = c.kind == Classification::Aggregation;
+    if (v.aggregation) {
+        v.size = c.nc_size;
+        return v;
+    }
     if (!size_view(v)) return std::nullopt;
     return v;
 }
@@ -449,7 +457,7 @@ std::vector<DirEntry> Catalog::list(const std::string& virtual_dir) {
         }
         std::string classic = stem + kClassicSuffix;
         if (s.rank == 0 && nc_view_enabled() && !names.count(classic) && is_netcdf4(s.path, s.st) &&
-            classify(s.path, s.st).kind == Classification::Dataset && twins.insert(classic).second)
+            twins.insert(classic).second)
             out.push_back({classic, false});
     }
     return out;

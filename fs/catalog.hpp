@@ -8,7 +8,7 @@
 // NAME.ncs, NAME.nc4, NAME.h5, NAME.hdf5 that is a dataset gives it. A
 // netCDF-4 NAME.nc (kept as its own bytes) has its classic view
 // NAME.classic.nc. Listing reads magic numbers only (and classifies *.nca
-// and netCDF-4 *.nc fully); datasets are parsed when a twin is looked up.
+// fully); datasets are parsed when a twin is looked up.
 // Everything is cached by (path, device, inode, mtime, size), bounded.
 #pragma once
 
