@@ -81,6 +81,10 @@ def case_classic_views(work):
     names = {"a.nc4": "a", "b.h5": "b", "c.hdf5": "c", "d.nc": "d"}
     for fname in names:
         write_many_variables(os.path.join(source, fname), count=6)
+    import make_aggregations
+    agg = make_aggregations.write_aggregation(os.path.join(source, "agg4"), "agg4", ["time", "x"], {"time": 8, "x": 7},
+                                              {"time": [3, 5], "x": [7]}, var="v", dtype="i4",
+                                              partition_format="NETCDF4", nca_format="NETCDF4", nca_suffix=".nc")
     with open(os.path.join(source, "e.nc4"), "wb") as f:
         f.write(b"plain bytes, not HDF5\n")
     with Mount(source) as m:
@@ -103,6 +107,14 @@ def case_classic_views(work):
         check("e.nc" not in listing and "e.nc4" in listing, "a non-HDF5 .nc4 has no views: %s" % sorted(listing))
         check("a.classic.nc" not in listing, "only a netCDF-4 NAME.nc gets NAME.classic.nc")
         check(not os.path.exists(m.path("e.classic.nc")), "e.classic.nc must not resolve")
+        # A netCDF-4 aggregation named agg4.nc: agg4.classic.nc is the same view.
+        agg_listing = os.listdir(m.path("agg4"))
+        check("agg4.classic.nc" in agg_listing and "part_00_00.classic.nc" in agg_listing,
+              "classic views in the aggregation's folder: %s" % sorted(agg_listing))
+        with open(m.path("agg4", "agg4.classic.nc"), "rb") as f, open(m.path("agg4", "agg4.nc"), "rb") as g:
+            check(f.read() == g.read(), "agg4.classic.nc differs from the aggregation's view agg4.nc")
+        check(np.array_equal(netcdf4_values(m.path("agg4", "agg4.classic.nc"))["v"], agg["master"]),
+              "agg4.classic.nc: the master array differs")
     with Mount(source, "views=ds") as m:
         check("d.classic.nc" not in os.listdir(m.mnt), "views=ds must hide the classic view")
 
