@@ -69,6 +69,9 @@ public:
     std::vector<DirEntry> list(const std::string& virtual_dir);
     // The view of a View entry, from the cache or built; throws on failure.
     std::shared_ptr<const VirtualFile> open_view(const Entry& entry);
+    // Every file a non-directory entry draws on: the real file, or a view's
+    // source and (aggregation) its partition files. Cached like the views.
+    std::shared_ptr<const std::vector<std::string>> source_files(const Entry& entry);
     // The attributes shown for an entry: source owner and mode (views: write
     // bits removed), size served, 1 MiB st_blksize.
     struct stat attributes(const Entry& entry) const;
@@ -110,6 +113,7 @@ private:
     Lru<uint64_t> view_sizes_;
     Lru<std::shared_ptr<const Dataset>> datasets_;
     Lru<std::shared_ptr<const VirtualFile>> views_;
+    Lru<std::shared_ptr<const std::vector<std::string>>> source_files_;
     size_t classification_count_ = 0;
     size_t sniff_count_ = 0;
     size_t dataset_open_count_ = 0;

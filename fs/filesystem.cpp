@@ -6,6 +6,7 @@
 
 #include <cerrno>
 #include <cstdlib>
+#include <algorithm>
 #include <cstring>
 #include <memory>
 #include <system_error>
@@ -176,6 +177,8 @@ void op_open(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
         auto entry = fs.catalog().resolve(*path);
         if (!entry) return (void)fuse_reply_err(req, ENOENT);
         if (entry->kind == EntryKind::Directory) return (void)fuse_reply_err(req, EISDIR);
+        if (int refused = fs.caller_may_open(req, ino, *entry)) return (void)fuse_reply_err(req, refused);
+        bool partitions_changed = fs.refresh_partitions(ino, *entry);
         auto handle = std::make_unique<FileHandle>();
         handle->kind = entry->kind;
         handle->real_path = entry->real_path;
@@ -197,7 +200,7 @@ void op_open(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
         // Keep the kernel's page cache across opens while the source is unchanged.
         bool changed = fs.inodes().note_identity(ino, entry->identity());
         if (changed) fs.invalidate(ino);
-        fi->keep_cache = changed ? 0 : 1;
+        fi->keep_cache = changed || partitions_changed ? 0 : 1;
         fi->fh = reinterpret_cast<uint64_t>(handle.get());
         if (fuse_reply_open(req, fi) == 0) handle.release();
     });
@@ -376,7 +379,60 @@ fuse_lowlevel_ops make_operations() {
 
 }  // namespace
 
-Filesystem::Filesystem(Catalog& catalog) : catalog_(catalog) {}
+Filesystem::Filesystem(Catalog& catalog, bool check_callers)
+    : catalog_(catalog),
+      access_(check_callers ? std::make_unique<CallerAccess>() : nullptr),
+      watch_([this](const std::vector<fuse_ino_t>& inodes) { partitions_changed(inodes); },
+             [this] {
+                 if (access_) access_->forget_all();
+             }) {}
+
+namespace {
+
+Caller caller_of(fuse_req_t req) {
+    const fuse_ctx* ctx = fuse_req_ctx(req);
+    Caller caller{ctx->uid, ctx->gid, {}};
+    std::vector<gid_t> groups(64);
+    int n = fuse_req_getgroups(req, static_cast<int>(groups.size()), groups.data());
+    if (n > static_cast<int>(groups.size())) {
+        groups.resize(static_cast<size_t>(n));
+        n = fuse_req_getgroups(req, static_cast<int>(groups.size()), groups.data());
+    }
+    // Unknown groups (the caller is gone, no /proc): judged without them, i.e. with fewer rights.
+    groups.resize(n > 0 ? std::min(static_cast<size_t>(n), groups.size()) : 0);
+    std::sort(groups.begin(), groups.end());
+    groups.erase(std::unique(groups.begin(), groups.end()), groups.end());
+    caller.groups = std::move(groups);
+    return caller;
+}
+
+}  // namespace
+
+int Filesystem::caller_may_open(fuse_req_t req, fuse_ino_t ino, const Entry& entry) {
+    if (!access_) return 0;
+    Caller caller = caller_of(req);
+    auto files = catalog_.source_files(entry);
+    bool watched = entry.kind == EntryKind::View && entry.aggregation ? watch_.track(ino, files) : false;
+    AccessVerdict verdict = access_->check(caller, entry.real_path, entry.st, files, watched);
+    if (verdict.allowed) return 0;
+    log_rate_limited(LogLevel::Warning, "open of " + entry.real_path + " refused for " + caller.describe() +
+                                            ": cannot read " + verdict.file + " (" + std::strerror(verdict.error) +
+                                            ")");
+    return EACCES;
+}
+
+bool Filesystem::refresh_partitions(fuse_ino_t ino, const Entry& entry) {
+    if (entry.kind != EntryKind::View || !entry.aggregation) return false;
+    watch_.track(ino, catalog_.source_files(entry));
+    if (!watch_.unwatched_changed(ino)) return false;
+    partitions_changed({ino});
+    return true;
+}
+
+void Filesystem::partitions_changed(const std::vector<fuse_ino_t>& inodes) {
+    block_cache_.clear();  // computed bytes of any view may hold the old values
+    for (fuse_ino_t ino : inodes) invalidate(ino);
+}
 
 Filesystem::~Filesystem() { stop(); }
 
@@ -388,9 +444,11 @@ const fuse_lowlevel_ops& Filesystem::operations() {
 void Filesystem::start(fuse_session* session) {
     session_ = session;
     worker_ = std::thread([this] { invalidation_loop(); });
+    watch_.start();
 }
 
 void Filesystem::stop() {
+    watch_.stop();
     {
         std::lock_guard lock(queue_mutex_);
         stopping_ = true;

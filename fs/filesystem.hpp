@@ -10,15 +10,19 @@
 #include <mutex>
 #include <thread>
 
+#include "fs/caller_access.hpp"
 #include "fs/catalog.hpp"
 #include "fs/inode_table.hpp"
+#include "fs/partition_watch.hpp"
 #include "fs/read_path.hpp"
 
 namespace ncafs::fs {
 
 class Filesystem {
 public:
-    explicit Filesystem(Catalog& catalog);
+    // check_callers (allow_other): files are opened only for callers who
+    // could read everything they draw on themselves (CallerAccess).
+    explicit Filesystem(Catalog& catalog, bool check_callers = false);
     ~Filesystem();
     Filesystem(const Filesystem&) = delete;
     Filesystem& operator=(const Filesystem&) = delete;
@@ -36,9 +40,17 @@ public:
     InodeTable& inodes() { return inodes_; }
     // Queues a kernel cache invalidation (page cache and attributes) of ino.
     void invalidate(fuse_ino_t ino);
+    // 0 when the caller of req may open entry, else the errno to reply
+    // (EACCES, one log line naming the user and the file).
+    int caller_may_open(fuse_req_t req, fuse_ino_t ino, const Entry& entry);
+    // Watches the partitions of an aggregation view served as ino; true when
+    // one in an unwatched folder changed since the last open (the caches of
+    // ino were dropped then).
+    bool refresh_partitions(fuse_ino_t ino, const Entry& entry);
 
 private:
     void invalidation_loop();
+    void partitions_changed(const std::vector<fuse_ino_t>& inodes);
 
     Catalog& catalog_;
     InodeTable inodes_;
@@ -49,6 +61,8 @@ private:
     std::deque<fuse_ino_t> queue_;
     bool stopping_ = false;
     std::thread worker_;
+    std::unique_ptr<CallerAccess> access_;  // only with check_callers
+    PartitionWatch watch_;
 };
 
 }  // namespace ncafs::fs
