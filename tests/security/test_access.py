@@ -177,8 +177,8 @@ def replace_by_rename(path, values):
 
 def case_stale_pages(m, src, master):
     virtual = m.path("good", "good.nc")
-    with open(virtual, "rb") as f:
-        first = f.read()  # now in the kernel's page cache
+    held = os.open(virtual, os.O_RDONLY)  # stays open: no new open may refresh anything
+    first = os.pread(held, 1 << 24, 0)  # now in the kernel's page cache
     check(np.array_equal(read_netcdf4(virtual, "tas"), master), "good.nc before the rewrite")
     changed = master.copy()
     for name, rows, change in (("part_00_00.nc", slice(0, 2), rewrite_in_place),
@@ -186,11 +186,17 @@ def case_stale_pages(m, src, master):
         changed[rows] = changed[rows] + np.float32(5000.0)
         change(os.path.join(src, "good", name), changed[rows])
         time.sleep(SETTLE)
+        # First through the descriptor opened before the change: no open since may have refreshed it.
+        with netCDF4.Dataset("held", memory=os.pread(held, 1 << 24, 0)) as ds:
+            check(np.array_equal(np.asarray(ds.variables["tas"][:]), changed),
+                  "a descriptor opened before %s of %s still reads the kernel's stale pages" % (change.__name__, name))
         got = read_netcdf4(virtual, "tas")
         check(np.array_equal(got, changed), "%s changed (%s) but good.nc still shows old values" %
               (name, change.__name__))
         with open(virtual, "rb") as f:
-            check(f.read() != first, "the bytes of good.nc did not change after " + change.__name__)
+            fresh = f.read()
+        check(fresh != first, "the bytes of good.nc did not change after " + change.__name__)
+    os.close(held)
     expect_values(virtual, "tas", changed, "the user after the rewrites")
 
 
