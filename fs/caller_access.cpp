@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <optional>
 #include <set>
 
 namespace ncafs::fs {
@@ -147,16 +148,15 @@ AccessVerdict CallerAccess::check(const Caller& caller, const std::string& subje
                                   const std::shared_ptr<const std::vector<std::string>>& files, bool cacheable) {
     std::string key = subject_key(caller, subject, subject_st);
     uint64_t generation;
+    std::optional<Decision> cached;
     {
         std::lock_guard lock(mutex_);
         generation = generation_;
         auto it = cacheable ? decisions_.find(key) : decisions_.end();
-        if (it != decisions_.end() && (it->second.files == files || *it->second.files == *files)) {
-            auto& d = it->second;
-            if (fingerprint_of(d.folders) == d.fingerprint) return d.verdict;
-            decisions_.erase(it);
-        }
+        if (it != decisions_.end() && (it->second.files == files || *it->second.files == *files)) cached = it->second;
     }
+    // The folders are stat'ed outside the lock (other opens go on).
+    if (cached && fingerprint_of(cached->folders) == cached->fingerprint) return cached->verdict;
     std::set<std::string> on_the_way;
     add_folders_on_the_way(subject, on_the_way);
     for (const auto& f : *files) add_folders_on_the_way(f, on_the_way);
