@@ -179,6 +179,11 @@ void CallerAccess::forget_all() {
     decisions_.clear();
 }
 
+uint64_t CallerAccess::generation() const {
+    std::lock_guard lock(mutex_);
+    return generation_;
+}
+
 size_t CallerAccess::checks_run() const {
     std::lock_guard lock(mutex_);
     return checks_run_;

@@ -72,6 +72,8 @@ public:
                         const std::shared_ptr<const std::vector<std::string>>& files, bool cacheable);
     // Drops every cached decision (a watched file's attributes changed).
     void forget_all();
+    // Counts forget_all calls: a decision taken at an older generation may be stale.
+    uint64_t generation() const;
     size_t checks_run() const;
 
 private:

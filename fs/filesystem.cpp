@@ -29,6 +29,7 @@ struct FileHandle {
     int fd = -1;                               // RealFile
     std::shared_ptr<const VirtualFile> view;   // View
     std::string real_path;                     // for messages
+    std::unique_ptr<Filesystem::AccessGrant> grant;  // allow_other: judged again after changes
     ~FileHandle() {
         if (fd >= 0) ::close(fd);
     }
@@ -177,9 +178,10 @@ void op_open(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
         auto entry = fs.catalog().resolve(*path);
         if (!entry) return (void)fuse_reply_err(req, ENOENT);
         if (entry->kind == EntryKind::Directory) return (void)fuse_reply_err(req, EISDIR);
-        if (int refused = fs.caller_may_open(req, ino, *entry)) return (void)fuse_reply_err(req, refused);
-        bool partitions_changed = fs.refresh_partitions(ino, *entry);
         auto handle = std::make_unique<FileHandle>();
+        if (int refused = fs.caller_may_open(req, ino, *entry, handle->grant))
+            return (void)fuse_reply_err(req, refused);
+        bool partitions_changed = fs.refresh_partitions(ino, *entry);
         handle->kind = entry->kind;
         handle->real_path = entry->real_path;
         if (entry->kind == EntryKind::RealFile) {
@@ -308,6 +310,9 @@ void op_read(fuse_req_t req, fuse_ino_t, size_t size, off_t offset, fuse_file_in
         const auto& h = *reinterpret_cast<FileHandle*>(fi->fh);
         bool splice = fs.catalog().options().splice;
         if (h.kind == EntryKind::RealFile) return reply_real_file(req, h, size, offset, splice);
+        // A partition may now be another file than the one the caller was judged on.
+        if (h.grant)
+            if (int refused = fs.grant_holds(*h.grant)) return (void)fuse_reply_err(req, refused);
         reply_view(req, fs, h, size, offset, splice);
     });
 }
@@ -408,14 +413,31 @@ Caller caller_of(fuse_req_t req) {
 
 }  // namespace
 
-int Filesystem::caller_may_open(fuse_req_t req, fuse_ino_t ino, const Entry& entry) {
+int Filesystem::caller_may_open(fuse_req_t req, fuse_ino_t ino, const Entry& entry,
+                                std::unique_ptr<AccessGrant>& grant) {
     if (!access_) return 0;
-    Caller caller = caller_of(req);
-    auto files = catalog_.source_files(entry);
-    bool watched = entry.kind == EntryKind::View && entry.aggregation ? watch_.track(ino, files) : false;
-    AccessVerdict verdict = access_->check(caller, entry.real_path, entry.st, files, watched);
-    if (verdict.allowed) return 0;
-    log_rate_limited(LogLevel::Warning, "open of " + entry.real_path + " refused for " + caller.describe() +
+    grant = std::make_unique<AccessGrant>();
+    grant->caller = caller_of(req);
+    grant->subject = entry.real_path;
+    grant->subject_st = entry.st;
+    grant->files = catalog_.source_files(entry);
+    grant->watched = entry.kind == EntryKind::View && entry.aggregation && watch_.track(ino, grant->files);
+    return judge(*grant, "open");
+}
+
+int Filesystem::grant_holds(AccessGrant& grant) {
+    if (grant.generation.load() == access_->generation()) return 0;
+    return judge(grant, "read");
+}
+
+int Filesystem::judge(AccessGrant& grant, const char* what) {
+    uint64_t generation = access_->generation();  // before: a change during the check is judged again
+    AccessVerdict verdict = access_->check(grant.caller, grant.subject, grant.subject_st, grant.files, grant.watched);
+    if (verdict.allowed) {
+        grant.generation = generation;
+        return 0;
+    }
+    log_rate_limited(LogLevel::Warning, std::string(what) + " of " + grant.subject + " refused for " + grant.caller.describe() +
                                             ": cannot read " + verdict.file + " (" + std::strerror(verdict.error) +
                                             ")");
     return EACCES;

@@ -5,6 +5,7 @@
 
 #include <fuse_lowlevel.h>
 
+#include <atomic>
 #include <condition_variable>
 #include <deque>
 #include <mutex>
@@ -40,9 +41,22 @@ public:
     InodeTable& inodes() { return inodes_; }
     // Queues a kernel cache invalidation (page cache and attributes) of ino.
     void invalidate(fuse_ino_t ino);
-    // 0 when the caller of req may open entry, else the errno to reply
-    // (EACCES, one log line naming the user and the file).
-    int caller_may_open(fuse_req_t req, fuse_ino_t ino, const Entry& entry);
+    // What an open was judged on (allow_other): reads judge it again after
+    // a watched file's owner, mode or name changed under the open file.
+    struct AccessGrant {
+        Caller caller;
+        std::string subject;
+        struct stat subject_st {};
+        std::shared_ptr<const std::vector<std::string>> files;
+        bool watched = false;
+        std::atomic<uint64_t> generation{0};  // of CallerAccess when last judged
+    };
+    // 0 when the caller of req may open entry (grant: what it was judged on;
+    // null without allow_other), else the errno to reply (EACCES, one log
+    // line naming the user and the file).
+    int caller_may_open(fuse_req_t req, fuse_ino_t ino, const Entry& entry, std::unique_ptr<AccessGrant>& grant);
+    // 0 while the grant holds, else EACCES (logged).
+    int grant_holds(AccessGrant& grant);
     // Watches the partitions of an aggregation view served as ino; true when
     // one in an unwatched folder changed since the last open (the caches of
     // ino were dropped then).
@@ -51,6 +65,7 @@ public:
 private:
     void invalidation_loop();
     void partitions_changed(const std::vector<fuse_ino_t>& inodes);
+    int judge(AccessGrant& grant, const char* what);
 
     Catalog& catalog_;
     InodeTable inodes_;

@@ -6,7 +6,8 @@ group ncafs-h-access-g), removed at the end, mounts a generated SOURCE with
 -o allow_other and reads through the mount as that user (runuser):
   (a) an aggregation the user wrote naming ../hidden.nc (0600 root): EACCES,
       no byte of the hidden values;
-  (b) one naming ../private/inner.nc (folder 0700): EACCES;
+  (b) one naming ../private/inner.nc (folder 0700): EACCES; a partition
+      symlink retargeted to hidden.nc under an open file: the next read EACCES;
   (c) an aggregation of readable partitions: the values the generator
       computed from the inputs;
   (d) a partition chmod'ed to 0600: refused at the next open; group-readable
@@ -52,6 +53,23 @@ try:
         print(json.dumps({"ok": True, "values": v.ravel().tolist(), "shape": list(v.shape)}))
 except OSError as e:
     print(json.dumps({"ok": False, "errno": e.errno, "text": str(e)}))
+"""
+
+
+# Runs as the test user: opens an aggregation whose partition is a symlink to
+# the user's own file, reads it, retargets the symlink to ../hidden.nc, reads again.
+CHILD_SWAP = r"""
+import json, os, sys, time
+folder, virtual = sys.argv[1], sys.argv[2]
+fd = os.open(virtual, os.O_RDONLY)
+first = os.pread(fd, 1 << 20, 0)
+os.symlink("../hidden.nc", os.path.join(folder, "link.tmp"))
+os.replace(os.path.join(folder, "link.tmp"), os.path.join(folder, "link.nc"))
+time.sleep(float(sys.argv[3]))
+try:
+    print(json.dumps({"ok": True, "first": first.hex(), "hex": os.pread(fd, 1 << 20, 0).hex()}))
+except OSError as e:
+    print(json.dumps({"ok": False, "first": first.hex(), "errno": e.errno}))
 """
 
 
@@ -120,7 +138,11 @@ def make_source(work):
     os.chmod(os.path.join(src, "private"), 0o700)
     write_single_nca(os.path.join(src, "user", "steal.nca"), "../hidden.nc", hidden)
     write_single_nca(os.path.join(src, "user", "steal2.nca"), "../private/inner.nc", hidden)
-    run("chown", "-R", USER, os.path.join(src, "user"))
+    mine = hidden - np.float32(1000.0)
+    write_partition(os.path.join(src, "user", "mine.nc"), mine)
+    os.symlink("mine.nc", os.path.join(src, "user", "link.nc"))
+    write_single_nca(os.path.join(src, "user", "swap.nca"), "link.nc", mine)
+    run("chown", "-R", "-h", USER, os.path.join(src, "user"))
     good = make_aggregations.write_aggregation(os.path.join(src, "good"), "good", ["time", "x"],
                                                {"time": 6, "x": 4}, {"time": [2, 2, 2], "x": [4]})
     for name in os.listdir(os.path.join(src, "good")):
@@ -134,11 +156,21 @@ def case_refusals(m, hidden):
     expect_refused(m.path("user", "steal.nc"), "(a) steal.nc naming ../hidden.nc", hidden_be)
     expect_refused(m.path("user", "steal.ds"), "(a) steal.ds naming ../hidden.nc", hidden_be)
     expect_refused(m.path("user", "steal2.nc"), "(b) steal2.nc naming ../private/inner.nc", hidden_be)
+    # A partition retargeted under an open file: the next read is judged again.
+    r = subprocess.run(["runuser", "-u", USER, "--", PYTHON, "-c", CHILD_SWAP, m.src_user, m.path("user", "swap.nc"),
+                        str(SETTLE)], capture_output=True, text=True, cwd="/", timeout=120)
+    check(r.returncode == 0, "swap reader failed: " + r.stderr)
+    got = json.loads(r.stdout)
+    mine_be = (hidden - np.float32(1000.0)).astype(">f4").tobytes()
+    check(mine_be in bytes.fromhex(got["first"]), "the user's own partition was not served before the swap")
+    check(not got["ok"] and got["errno"] == 13, "read after retargeting a partition to hidden.nc: expected EACCES, got "
+          + str(got)[:300])
     # Root may read hidden.nc: the same aggregation serves its values to root,
     # so the refusals above are the check's doing.
     check(np.array_equal(read_netcdf4(m.path("user", "steal.nc"), "tas"), hidden), "root reads steal.nc wrongly")
     log = m.log_text()
-    check("refused for uid" in log and "hidden.nc" in log and "inner.nc" in log,
+    check("open of" in log and "read of" in log and "refused for uid" in log and "hidden.nc" in log
+          and "inner.nc" in log,
           "no log line names the refused user and files:\n" + log)
 
 
@@ -221,6 +253,7 @@ def main():
     try:
         src, hidden, master = make_source(work)
         with Mount(src, "allow_other") as m:
+            m.src_user = os.path.join(src, "user")
             case_refusals(m, hidden)
             case_readable(m, master)
             case_mode_changes(m, src, master)
