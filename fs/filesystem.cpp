@@ -101,12 +101,15 @@ void op_lookup(fuse_req_t req, fuse_ino_t parent, const char* name) {
 }
 
 void op_forget(fuse_req_t req, fuse_ino_t ino, uint64_t nlookup) {
-    fs_of(req).inodes().forget(ino, nlookup);
+    auto& fs = fs_of(req);
+    if (fs.inodes().forget(ino, nlookup)) fs.forgotten(ino);
     fuse_reply_none(req);
 }
 
 void op_forget_multi(fuse_req_t req, size_t count, fuse_forget_data* forgets) {
-    for (size_t i = 0; i < count; ++i) fs_of(req).inodes().forget(forgets[i].ino, forgets[i].nlookup);
+    auto& fs = fs_of(req);
+    for (size_t i = 0; i < count; ++i)
+        if (fs.inodes().forget(forgets[i].ino, forgets[i].nlookup)) fs.forgotten(forgets[i].ino);
     fuse_reply_none(req);
 }
 

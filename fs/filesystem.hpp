@@ -39,6 +39,8 @@ public:
     Catalog& catalog() { return catalog_; }
     BlockCache& block_cache() { return block_cache_; }
     InodeTable& inodes() { return inodes_; }
+    // The kernel dropped ino: its partitions need no watching for it.
+    void forgotten(fuse_ino_t ino) { watch_.untrack(ino); }
     // Queues a kernel cache invalidation (page cache and attributes) of ino.
     void invalidate(fuse_ino_t ino);
     // What an open was judged on (allow_other): reads judge it again after

@@ -78,6 +78,11 @@ int PartitionWatch::watch_folder(const std::string& folder) {
     return wd;
 }
 
+void PartitionWatch::drop_folder(int wd) {
+    folders_.erase(wd);
+    std::erase_if(wd_of_folder_, [wd](const auto& entry) { return entry.second == wd; });  // every path to it
+}
+
 bool PartitionWatch::track(fuse_ino_t ino, const std::shared_ptr<const std::vector<std::string>>& files) {
     std::lock_guard lock(mutex_);
     auto found = tracked_.find(ino);
@@ -97,6 +102,27 @@ bool PartitionWatch::track(fuse_ino_t ino, const std::shared_ptr<const std::vect
     bool all = t.all_watched;
     tracked_[ino] = std::move(t);
     return all;
+}
+
+void PartitionWatch::untrack(fuse_ino_t ino) {
+    std::lock_guard lock(mutex_);
+    auto found = tracked_.find(ino);
+    if (found == tracked_.end()) return;
+    for (const auto& file : *found->second.files) {
+        auto [folder_path, name] = split_path(file);
+        auto wd = wd_of_folder_.find(folder_path);
+        if (wd == wd_of_folder_.end()) continue;
+        auto& folder = folders_[wd->second];
+        auto named = folder.names.find(name);
+        if (named != folder.names.end() && named->second.erase(ino) && named->second.empty())
+            folder.names.erase(named);
+        if (!folder.names.empty()) continue;
+        // Forgotten at once, so that a track() before IN_IGNORED arrives watches it afresh.
+        int dropped = wd->second;
+        ::inotify_rm_watch(inotify_fd_, dropped);
+        drop_folder(dropped);
+    }
+    tracked_.erase(found);
 }
 
 bool PartitionWatch::unwatched_changed(fuse_ino_t ino) {
@@ -150,10 +176,7 @@ void PartitionWatch::handle_events(const char* buffer, size_t length, std::set<f
                     tracked_.erase(ino);
                 }
             if (event->mask & IN_MOVE_SELF) ::inotify_rm_watch(inotify_fd_, event->wd);
-            if (event->mask & IN_IGNORED) {
-                wd_of_folder_.erase(folder->second.path);
-                folders_.erase(folder);
-            }
+            if (event->mask & IN_IGNORED) drop_folder(event->wd);
             continue;
         }
         if ((event->mask & IN_ISDIR) && (event->mask & kAttributeEvents)) attributes = true;

@@ -41,6 +41,8 @@ public:
     // already does with the same list); returns true when every file's folder
     // is watched.
     bool track(fuse_ino_t ino, const std::shared_ptr<const std::vector<std::string>>& files);
+    // Forgets ino (the kernel dropped it); folders nothing else needs are unwatched.
+    void untrack(fuse_ino_t ino);
     // For the files of ino in unwatched folders: true when one of them
     // changed (identity, size, mtime) since the previous call.
     bool unwatched_changed(fuse_ino_t ino);
@@ -57,6 +59,7 @@ private:
         std::vector<std::pair<std::string, std::string>> unwatched;  // path, stamp
     };
     int watch_folder(const std::string& folder);  // wd, or -1
+    void drop_folder(int wd);
     void loop();
     void handle_events(const char* buffer, size_t length, std::set<fuse_ino_t>& changed, bool& attributes);
 

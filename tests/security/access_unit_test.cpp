@@ -169,6 +169,12 @@ TEST(PartitionWatch, ReportsTheInodesOfAChangedPartition) {
     stdfs::permissions(p2, stdfs::perms(0600));
     ASSERT_TRUE(r.wait_for(6));
     EXPECT_TRUE(r.wait_for_attributes());
+    watch.untrack(5);
+    EXPECT_EQ(watch.watched_folders(), 1u);  // p2 still needs it
+    watch.untrack(6);
+    EXPECT_EQ(watch.watched_folders(), 0u);
+    EXPECT_TRUE(watch.track(5, list));  // watched afresh
+    EXPECT_EQ(watch.watched_folders(), 1u);
     watch.stop();
 }
 
