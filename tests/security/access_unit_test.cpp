@@ -3,7 +3,9 @@
 // credential tests need root (they switch to other users); they say SKIPPED
 // otherwise. The watch tests wait for events with generous timeouts only.
 #include <gtest/gtest.h>
+#include <grp.h>
 #include <sys/fsuid.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -118,6 +120,28 @@ TEST(CallerAccess, DecisionsAreCachedUntilForgottenOrAFolderChanges) {
     // Another caller is another decision.
     access.check(Caller{kNobody, kNobody, {7}}, a, stat_of(a), list, true);
     EXPECT_EQ(access.checks_run(), 5u);
+}
+
+TEST(CallerAccess, ADaemonThatIsNotRootServesOnlyItsOwnUser) {
+    REQUIRE_ROOT();
+    TempDir dir;
+    std::string open_file = dir.write("open.nc", "x", 0644);
+    pid_t child = ::fork();
+    ASSERT_GE(child, 0);
+    if (child == 0) {  // becomes an ordinary user, as a daemon mounted by that user runs
+        if (::setgroups(0, nullptr) != 0 || ::setgid(kNobody) != 0 || ::setuid(kNobody) != 0) ::_exit(10);
+        CallerAccess access;
+        if (AssumedCredentials(Caller{1234, 1234, {}}).ok()) ::_exit(11);
+        auto other = access.check(Caller{1234, 1234, {}}, open_file, stat_of(open_file), files({open_file}), false);
+        if (other.allowed || other.error != EPERM) ::_exit(12);
+        auto self = access.check(Caller{kNobody, kNobody, {}}, open_file, stat_of(open_file), files({open_file}), false);
+        ::_exit(self.allowed ? 0 : 13);
+    }
+    int status = 0;
+    ASSERT_EQ(::waitpid(child, &status, 0), child);
+    ASSERT_TRUE(WIFEXITED(status));
+    EXPECT_EQ(WEXITSTATUS(status), 0) << "10: cannot drop root, 11: switched anyway, 12: other user served, "
+                                         "13: own user refused";
 }
 
 namespace {
