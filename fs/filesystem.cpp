@@ -4,9 +4,9 @@
 #include <sys/statvfs.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
-#include <algorithm>
 #include <cstring>
 #include <memory>
 #include <system_error>
@@ -440,9 +440,9 @@ int Filesystem::judge(AccessGrant& grant, const char* what) {
         grant.generation = generation;
         return 0;
     }
-    log_rate_limited(LogLevel::Warning, std::string(what) + " of " + grant.subject + " refused for " + grant.caller.describe() +
-                                            ": cannot read " + verdict.file + " (" + std::strerror(verdict.error) +
-                                            ")");
+    log_rate_limited(LogLevel::Warning, std::string(what) + " of " + grant.subject + " refused for " +
+                                            grant.caller.describe() + ": cannot read " + verdict.file + " (" +
+                                            std::strerror(verdict.error) + ")");
     return EACCES;
 }
 

@@ -70,7 +70,8 @@ TEST(CallerAccess, RefusesWhatTheCallerCannotReadAndRestoresTheThread) {
     EXPECT_EQ(verdict.file, hidden);
     EXPECT_EQ(verdict.error, EACCES);
     EXPECT_TRUE(access.check(nobody, open_file, stat_of(open_file), files({open_file}), false).allowed);
-    EXPECT_TRUE(access.check(Caller{0, 0, {}}, open_file, stat_of(open_file), files({open_file, hidden}), false).allowed);
+    Caller root{0, 0, {}};
+    EXPECT_TRUE(access.check(root, open_file, stat_of(open_file), files({open_file, hidden}), false).allowed);
     // The thread is root again, with its groups.
     EXPECT_EQ(::setfsuid(static_cast<uid_t>(-1)), 0);
     EXPECT_EQ(::setfsgid(static_cast<gid_t>(-1)), 0);
@@ -84,7 +85,8 @@ TEST(CallerAccess, SupplementaryGroupsCount) {
     ASSERT_EQ(::chown(shared.c_str(), 0, 4242), 0);
     CallerAccess access;
     EXPECT_FALSE(access.check(Caller{kNobody, kNobody, {}}, shared, stat_of(shared), files({shared}), false).allowed);
-    EXPECT_TRUE(access.check(Caller{kNobody, kNobody, {4242}}, shared, stat_of(shared), files({shared}), false).allowed);
+    Caller in_group{kNobody, kNobody, {4242}};
+    EXPECT_TRUE(access.check(in_group, shared, stat_of(shared), files({shared}), false).allowed);
 }
 
 TEST(CallerAccess, FoldersOnTheWayMustBeSearchable) {
@@ -134,7 +136,8 @@ TEST(CallerAccess, ADaemonThatIsNotRootServesOnlyItsOwnUser) {
         if (AssumedCredentials(Caller{1234, 1234, {}}).ok()) ::_exit(11);
         auto other = access.check(Caller{1234, 1234, {}}, open_file, stat_of(open_file), files({open_file}), false);
         if (other.allowed || other.error != EPERM) ::_exit(12);
-        auto self = access.check(Caller{kNobody, kNobody, {}}, open_file, stat_of(open_file), files({open_file}), false);
+        Caller self_user{kNobody, kNobody, {}};
+        auto self = access.check(self_user, open_file, stat_of(open_file), files({open_file}), false);
         ::_exit(self.allowed ? 0 : 13);
     }
     int status = 0;
