@@ -29,6 +29,11 @@ print("first open %.4f s, next opens %s s" % (times[0], " ".join("%.4f" % x for 
 """
 
 
+def rss_kib(pid):
+    with open("/proc/%d/status" % pid) as f:
+        return next(int(line.split()[1]) for line in f if line.startswith("VmRSS:"))
+
+
 def main():
     n = int(sys.argv[1])
     cleanup_identities()
@@ -42,10 +47,12 @@ def main():
         os.chmod(folder, 0o755)
         with Mount(folder, "allow_other") as m:
             os.listdir(m.mnt)
+            print("daemon RSS before the first open: %d KiB" % rss_kib(m.process.pid))
             for who in (["runuser", "-u", USER, "--"], []):
                 r = subprocess.run(who + ["/usr/bin/python3", "-c", TIMER, m.path("many.nc")], capture_output=True,
                                    text=True, cwd="/")
                 print("%s, %d partitions: %s" % (USER if who else "root", n, (r.stdout + r.stderr).strip()))
+            print("daemon RSS after: %d KiB" % rss_kib(m.process.pid))
     finally:
         shutil.rmtree(work, ignore_errors=True)
         cleanup_identities()
