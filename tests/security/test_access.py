@@ -210,6 +210,14 @@ def replace_by_rename(path, values):
 def case_stale_pages(m, src, master):
     virtual = m.path("good", "good.nc")
     held = os.open(virtual, os.O_RDONLY)  # stays open: no new open may refresh anything
+    try:  # closed on failure too, or the mount could not be unmounted
+        changed = stale_page_rounds(virtual, held, src, master)
+    finally:
+        os.close(held)
+    expect_values(virtual, "tas", changed, "the user after the rewrites")
+
+
+def stale_page_rounds(virtual, held, src, master):
     first = os.pread(held, 1 << 24, 0)  # now in the kernel's page cache
     check(np.array_equal(read_netcdf4(virtual, "tas"), master), "good.nc before the rewrite")
     changed = master.copy()
@@ -228,8 +236,7 @@ def case_stale_pages(m, src, master):
         with open(virtual, "rb") as f:
             fresh = f.read()
         check(fresh != first, "the bytes of good.nc did not change after " + change.__name__)
-    os.close(held)
-    expect_values(virtual, "tas", changed, "the user after the rewrites")
+    return changed
 
 
 def cleanup_identities():
