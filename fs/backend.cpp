@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include "aggregation/aggregation_dataset.hpp"
+#include "aggregation/dataset_files.hpp"
 #include "codecs/cdf/cdf_view.hpp"
 #include "codecs/ds/ds_reader.hpp"
 #include "codecs/ds/ds_view.hpp"
@@ -66,6 +67,7 @@ Backend make_backend(const ViewOptions& options, const std::vector<std::string>&
         }
         throw SourceError(path, "not a netCDF, ds or ncstream file (no known magic number)");
     };
+    b.source_files = [](const Dataset& dataset) { return agg::files_drawn_on(dataset); };
     b.make_view = [cdf, ds_options](std::shared_ptr<const Dataset> dataset, const std::string& view,
                                     const std::string& name) -> std::shared_ptr<const VirtualFile> {
         if (view == "nc") return make_cdf_view(std::move(dataset), cdf);

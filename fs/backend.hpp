@@ -8,6 +8,7 @@
 #include <memory>
 #include <span>
 #include <string>
+#include <vector>
 
 #include "codecs/dataset.hpp"
 #include "codecs/virtual_file.hpp"
@@ -40,6 +41,9 @@ struct Backend {
     std::function<std::shared_ptr<const VirtualFile>(std::shared_ptr<const Dataset> dataset, const std::string& view,
                                                      const std::string& name)>
         make_view;
+    // Every file a dataset draws on (its origin, an aggregation's partitions);
+    // empty: just the origin.
+    std::function<std::vector<std::string>(const Dataset& dataset)> source_files;
     // Cheap magic sniff; defaults to sniff_source_format.
     std::function<SourceFormat(const std::string& path)> sniff = sniff_source_format;
 };

@@ -81,6 +81,7 @@ Catalog::Catalog(std::string source_root, ViewOptions options, Backend backend)
     view_sizes_.capacity = kClassificationCapacity;
     datasets_.capacity = options_.open_files;
     views_.capacity = options_.open_files;
+    source_files_.capacity = options_.open_files;
     if (!backend_.sniff) backend_.sniff = sniff_source_format;
 }
 
@@ -470,6 +471,24 @@ std::shared_ptr<const VirtualFile> Catalog::open_view(const Entry& entry) {
 std::optional<std::string> Catalog::absent_partition(const Entry& entry) {
     if (entry.kind != EntryKind::View || !entry.aggregation) return std::nullopt;
     return agg::first_absent_fragment_file(*dataset(entry.real_path, entry.st, true));
+}
+
+std::shared_ptr<const std::vector<std::string>> Catalog::source_files(const Entry& entry) {
+    if (entry.kind != EntryKind::View || !entry.aggregation)
+        return std::make_shared<const std::vector<std::string>>(1, entry.real_path);
+    std::string key = cache_key(entry.real_path, entry.st);
+    {
+        std::lock_guard lock(mutex_);
+        if (auto hit = source_files_.get(key)) return *hit;
+    }
+    auto data = dataset(entry.real_path, entry.st, true);
+    auto files = std::make_shared<std::vector<std::string>>();
+    if (backend_.source_files) *files = backend_.source_files(*data);
+    if (files->empty() || files->front() != entry.real_path) files->insert(files->begin(), entry.real_path);
+    std::shared_ptr<const std::vector<std::string>> result = std::move(files);
+    std::lock_guard lock(mutex_);
+    source_files_.put(key, result);
+    return result;
 }
 
 struct stat Catalog::attributes(const Entry& entry) const {

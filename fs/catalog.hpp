@@ -74,6 +74,9 @@ public:
     // For a view of an aggregation: the first partition file that is absent
     // or unreadable now (one access(2) per partition file), else nullopt.
     std::optional<std::string> absent_partition(const Entry& entry);
+    // Every file a non-directory entry draws on: the real file, or a view's
+    // source and (aggregation) its partition files. Cached like the views.
+    std::shared_ptr<const std::vector<std::string>> source_files(const Entry& entry);
     // The attributes shown for an entry: source owner and mode (views: write
     // bits removed), size served, 1 MiB st_blksize.
     struct stat attributes(const Entry& entry) const;
@@ -119,6 +122,7 @@ private:
     Lru<uint64_t> view_sizes_;
     Lru<std::shared_ptr<const Dataset>> datasets_;
     Lru<std::shared_ptr<const VirtualFile>> views_;
+    Lru<std::shared_ptr<const std::vector<std::string>>> source_files_;
     size_t classification_count_ = 0;
     size_t sniff_count_ = 0;
     size_t dataset_open_count_ = 0;

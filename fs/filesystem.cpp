@@ -4,6 +4,7 @@
 #include <sys/statvfs.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -28,6 +29,7 @@ struct FileHandle {
     int fd = -1;                               // RealFile
     std::shared_ptr<const VirtualFile> view;   // View
     std::string real_path;                     // for messages
+    std::unique_ptr<Filesystem::AccessGrant> grant;  // allow_other: judged again after changes
     ~FileHandle() {
         if (fd >= 0) ::close(fd);
     }
@@ -99,12 +101,15 @@ void op_lookup(fuse_req_t req, fuse_ino_t parent, const char* name) {
 }
 
 void op_forget(fuse_req_t req, fuse_ino_t ino, uint64_t nlookup) {
-    fs_of(req).inodes().forget(ino, nlookup);
+    auto& fs = fs_of(req);
+    if (fs.inodes().forget(ino, nlookup)) fs.forgotten(ino);
     fuse_reply_none(req);
 }
 
 void op_forget_multi(fuse_req_t req, size_t count, fuse_forget_data* forgets) {
-    for (size_t i = 0; i < count; ++i) fs_of(req).inodes().forget(forgets[i].ino, forgets[i].nlookup);
+    auto& fs = fs_of(req);
+    for (size_t i = 0; i < count; ++i)
+        if (fs.inodes().forget(forgets[i].ino, forgets[i].nlookup)) fs.forgotten(forgets[i].ino);
     fuse_reply_none(req);
 }
 
@@ -189,6 +194,9 @@ void op_open(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
         if (!entry) return (void)fuse_reply_err(req, ENOENT);
         if (entry->kind == EntryKind::Directory) return (void)fuse_reply_err(req, EISDIR);
         auto handle = std::make_unique<FileHandle>();
+        if (int refused = fs.caller_may_open(req, ino, *entry, handle->grant))
+            return (void)fuse_reply_err(req, refused);
+        bool partitions_changed = fs.refresh_partitions(ino, *entry);
         handle->kind = entry->kind;
         handle->real_path = entry->real_path;
         if (entry->kind == EntryKind::RealFile) {
@@ -214,7 +222,7 @@ void op_open(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
         // Keep the kernel's page cache across opens while the source is unchanged.
         bool changed = fs.inodes().note_identity(ino, entry->identity());
         if (changed || direct) fs.invalidate(ino);
-        fi->keep_cache = changed || direct ? 0 : 1;
+        fi->keep_cache = changed || direct || partitions_changed ? 0 : 1;
         fi->direct_io = direct ? 1 : 0;
         fi->fh = reinterpret_cast<uint64_t>(handle.get());
         if (fuse_reply_open(req, fi) == 0) handle.release();
@@ -329,6 +337,9 @@ void op_read(fuse_req_t req, fuse_ino_t, size_t size, off_t offset, fuse_file_in
         const auto& h = *reinterpret_cast<FileHandle*>(fi->fh);
         bool splice = fs.catalog().options().splice;
         if (h.kind == EntryKind::RealFile) return reply_real_file(req, h, size, offset, splice);
+        // A partition may now be another file than the one the caller was judged on.
+        if (h.grant)
+            if (int refused = fs.grant_holds(*h.grant)) return (void)fuse_reply_err(req, refused);
         reply_view(req, fs, h, size, offset, splice);
     });
 }
@@ -400,7 +411,77 @@ fuse_lowlevel_ops make_operations() {
 
 }  // namespace
 
-Filesystem::Filesystem(Catalog& catalog) : catalog_(catalog) {}
+Filesystem::Filesystem(Catalog& catalog, bool check_callers)
+    : catalog_(catalog),
+      access_(check_callers ? std::make_unique<CallerAccess>() : nullptr),
+      watch_([this](const std::vector<fuse_ino_t>& inodes) { partitions_changed(inodes); },
+             [this] {
+                 if (access_) access_->forget_all();
+             }) {}
+
+namespace {
+
+Caller caller_of(fuse_req_t req) {
+    const fuse_ctx* ctx = fuse_req_ctx(req);
+    Caller caller{ctx->uid, ctx->gid, {}};
+    std::vector<gid_t> groups(64);
+    int n = fuse_req_getgroups(req, static_cast<int>(groups.size()), groups.data());
+    if (n > static_cast<int>(groups.size())) {
+        groups.resize(static_cast<size_t>(n));
+        n = fuse_req_getgroups(req, static_cast<int>(groups.size()), groups.data());
+    }
+    // Unknown groups (the caller is gone, no /proc): judged without them, i.e. with fewer rights.
+    groups.resize(n > 0 ? std::min(static_cast<size_t>(n), groups.size()) : 0);
+    std::sort(groups.begin(), groups.end());
+    groups.erase(std::unique(groups.begin(), groups.end()), groups.end());
+    caller.groups = std::move(groups);
+    return caller;
+}
+
+}  // namespace
+
+int Filesystem::caller_may_open(fuse_req_t req, fuse_ino_t ino, const Entry& entry,
+                                std::unique_ptr<AccessGrant>& grant) {
+    if (!access_) return 0;
+    grant = std::make_unique<AccessGrant>();
+    grant->caller = caller_of(req);
+    grant->subject = entry.real_path;
+    grant->subject_st = entry.st;
+    grant->files = catalog_.source_files(entry);
+    grant->watched = entry.kind == EntryKind::View && entry.aggregation && watch_.track(ino, grant->files);
+    return judge(*grant, "open");
+}
+
+int Filesystem::grant_holds(AccessGrant& grant) {
+    if (grant.generation.load() == access_->generation()) return 0;
+    return judge(grant, "read");
+}
+
+int Filesystem::judge(AccessGrant& grant, const char* what) {
+    uint64_t generation = access_->generation();  // before: a change during the check is judged again
+    AccessVerdict verdict = access_->check(grant.caller, grant.subject, grant.subject_st, grant.files, grant.watched);
+    if (verdict.allowed) {
+        grant.generation = generation;
+        return 0;
+    }
+    log_rate_limited(LogLevel::Warning, std::string(what) + " of " + grant.subject + " refused for " +
+                                            grant.caller.describe() + ": cannot read " + verdict.file + " (" +
+                                            std::strerror(verdict.error) + ")");
+    return EACCES;
+}
+
+bool Filesystem::refresh_partitions(fuse_ino_t ino, const Entry& entry) {
+    if (entry.kind != EntryKind::View || !entry.aggregation) return false;
+    watch_.track(ino, catalog_.source_files(entry));
+    if (!watch_.unwatched_changed(ino)) return false;
+    partitions_changed({ino});
+    return true;
+}
+
+void Filesystem::partitions_changed(const std::vector<fuse_ino_t>& inodes) {
+    block_cache_.clear();  // computed bytes of any view may hold the old values
+    for (fuse_ino_t ino : inodes) invalidate(ino);
+}
 
 Filesystem::~Filesystem() { stop(); }
 
@@ -412,9 +493,11 @@ const fuse_lowlevel_ops& Filesystem::operations() {
 void Filesystem::start(fuse_session* session) {
     session_ = session;
     worker_ = std::thread([this] { invalidation_loop(); });
+    watch_.start();
 }
 
 void Filesystem::stop() {
+    watch_.stop();
     {
         std::lock_guard lock(queue_mutex_);
         stopping_ = true;

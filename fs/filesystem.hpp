@@ -5,20 +5,25 @@
 
 #include <fuse_lowlevel.h>
 
+#include <atomic>
 #include <condition_variable>
 #include <deque>
 #include <mutex>
 #include <thread>
 
+#include "fs/caller_access.hpp"
 #include "fs/catalog.hpp"
 #include "fs/inode_table.hpp"
+#include "fs/partition_watch.hpp"
 #include "fs/read_path.hpp"
 
 namespace ncafs::fs {
 
 class Filesystem {
 public:
-    explicit Filesystem(Catalog& catalog);
+    // check_callers (allow_other): files are opened only for callers who
+    // could read everything they draw on themselves (CallerAccess).
+    explicit Filesystem(Catalog& catalog, bool check_callers = false);
     ~Filesystem();
     Filesystem(const Filesystem&) = delete;
     Filesystem& operator=(const Filesystem&) = delete;
@@ -34,11 +39,35 @@ public:
     Catalog& catalog() { return catalog_; }
     BlockCache& block_cache() { return block_cache_; }
     InodeTable& inodes() { return inodes_; }
+    // The kernel dropped ino: its partitions need no watching for it.
+    void forgotten(fuse_ino_t ino) { watch_.untrack(ino); }
     // Queues a kernel cache invalidation (page cache and attributes) of ino.
     void invalidate(fuse_ino_t ino);
+    // What an open was judged on (allow_other): reads judge it again after
+    // a watched file's owner, mode or name changed under the open file.
+    struct AccessGrant {
+        Caller caller;
+        std::string subject;
+        struct stat subject_st {};
+        std::shared_ptr<const std::vector<std::string>> files;
+        bool watched = false;
+        std::atomic<uint64_t> generation{0};  // of CallerAccess when last judged
+    };
+    // 0 when the caller of req may open entry (grant: what it was judged on;
+    // null without allow_other), else the errno to reply (EACCES, one log
+    // line naming the user and the file).
+    int caller_may_open(fuse_req_t req, fuse_ino_t ino, const Entry& entry, std::unique_ptr<AccessGrant>& grant);
+    // 0 while the grant holds, else EACCES (logged).
+    int grant_holds(AccessGrant& grant);
+    // Watches the partitions of an aggregation view served as ino; true when
+    // one in an unwatched folder changed since the last open (the caches of
+    // ino were dropped then).
+    bool refresh_partitions(fuse_ino_t ino, const Entry& entry);
 
 private:
     void invalidation_loop();
+    void partitions_changed(const std::vector<fuse_ino_t>& inodes);
+    int judge(AccessGrant& grant, const char* what);
 
     Catalog& catalog_;
     InodeTable inodes_;
@@ -49,6 +78,8 @@ private:
     std::deque<fuse_ino_t> queue_;
     bool stopping_ = false;
     std::thread worker_;
+    std::unique_ptr<CallerAccess> access_;  // only with check_callers
+    PartitionWatch watch_;
 };
 
 }  // namespace ncafs::fs

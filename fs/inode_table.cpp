@@ -21,17 +21,18 @@ fuse_ino_t InodeTable::lookup(const std::string& virtual_path) {
     return ino;
 }
 
-void InodeTable::forget(fuse_ino_t ino, uint64_t count) {
-    if (ino == FUSE_ROOT_ID) return;
+bool InodeTable::forget(fuse_ino_t ino, uint64_t count) {
+    if (ino == FUSE_ROOT_ID) return false;
     std::lock_guard lock(mutex_);
     auto it = nodes_.find(ino);
-    if (it == nodes_.end()) return;
+    if (it == nodes_.end()) return false;
     if (it->second.lookups > count) {
         it->second.lookups -= count;
-        return;
+        return false;
     }
     by_path_.erase(it->second.path);
     nodes_.erase(it);
+    return true;
 }
 
 std::optional<std::string> InodeTable::path_of(fuse_ino_t ino) const {

@@ -21,7 +21,8 @@ public:
     InodeTable();
     // The inode of a path, created if needed; adds one lookup reference.
     fuse_ino_t lookup(const std::string& virtual_path);
-    void forget(fuse_ino_t ino, uint64_t count);
+    // Returns true when the inode was dropped (its last lookup forgotten).
+    bool forget(fuse_ino_t ino, uint64_t count);
     std::optional<std::string> path_of(fuse_ino_t ino) const;
     // Records the identity of what the inode served last; returns true when
     // it differs from the previous one (the kernel caches must be dropped).

@@ -54,7 +54,7 @@ int run_mount(const MountOptions& options, const char* program) {
     fuse_args args = FUSE_ARGS_INIT(static_cast<int>(argv.size()), argv.data());
 
     Catalog catalog(options.source, options.view, make_backend(options.view, {options.source}));
-    Filesystem filesystem(catalog);
+    Filesystem filesystem(catalog, options.allow_other);
 
     fuse_session* session = fuse_session_new(&args, &Filesystem::operations(), sizeof(fuse_lowlevel_ops), &filesystem);
     if (!session) {

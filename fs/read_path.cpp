@@ -58,8 +58,10 @@ namespace ncafs::fs {
 
 std::shared_ptr<const std::vector<uint8_t>> BlockCache::block(const std::shared_ptr<const VirtualFile>& vf,
                                                               uint64_t index) {
+    uint64_t generation;
     {
         std::lock_guard lock(mutex_);
+        generation = generation_;
         for (auto it = blocks_.begin(); it != blocks_.end(); ++it) {
             if (it->file == vf && it->index == index) {
                 blocks_.splice(blocks_.begin(), blocks_, it);
@@ -72,9 +74,16 @@ std::shared_ptr<const std::vector<uint8_t>> BlockCache::block(const std::shared_
         static_cast<size_t>(std::min<uint64_t>(kBlockSize, vf->size() - start)));
     read_view(*vf, start, *bytes);  // outside the lock: other readers go on
     std::lock_guard lock(mutex_);
+    if (generation != generation_) return bytes;
     blocks_.push_front(Block{vf, index, bytes});
     while (blocks_.size() > capacity_) blocks_.pop_back();
     return bytes;
+}
+
+void BlockCache::clear() {
+    std::lock_guard lock(mutex_);
+    blocks_.clear();
+    ++generation_;
 }
 
 void BlockCache::read(const std::shared_ptr<const VirtualFile>& vf, uint64_t offset, std::span<uint8_t> out) {

@@ -38,6 +38,8 @@ public:
     explicit BlockCache(size_t capacity_blocks) : capacity_(capacity_blocks) {}
     // Fills out with [offset, offset + out.size()) of vf through the cache.
     void read(const std::shared_ptr<const VirtualFile>& vf, uint64_t offset, std::span<uint8_t> out);
+    // Drops every block (a file behind some view changed).
+    void clear();
 
 private:
     struct Block {
@@ -49,6 +51,7 @@ private:
     size_t capacity_;
     std::mutex mutex_;
     std::list<Block> blocks_;  // most recent first
+    uint64_t generation_ = 0;  // bumped by clear(): a block computed across it is not kept
 };
 
 }  // namespace ncafs::fs

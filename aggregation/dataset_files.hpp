@@ -1,0 +1,19 @@
+// The files a dataset draws on: the file it was read from (Dataset::origin)
+// and, for an aggregation, every partition file its aggregated variables
+// name. Used by the FUSE layer to check that a caller could read them all
+// directly, and to watch them for changes. Nothing here opens a file.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "codecs/dataset.hpp"
+
+namespace ncafs::agg {
+
+// origin first, then the partition paths (as resolved by the path policy,
+// lexically absolute) in the order met, each once. Constant, missing and
+// self fragments name no other file.
+std::vector<std::string> files_drawn_on(const Dataset& dataset);
+
+}  // namespace ncafs::agg

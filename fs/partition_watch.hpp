@@ -1,0 +1,77 @@
+// Watches the folders of the partitions behind open aggregation views with
+// inotify, so that a partition rewritten behind an unchanged aggregation
+// file does not leave stale bytes in the kernel's page cache or the block
+// cache. One watch per folder, at most kMaxFolders (and what the system's
+// inotify limit allows); files in folders beyond that are stat'ed on each
+// open instead (unwatched_changed). Callbacks run on the watch thread.
+#pragma once
+
+#include <fuse_lowlevel.h>
+#include <sys/stat.h>
+
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <set>
+#include <string>
+#include <thread>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+namespace ncafs::fs {
+
+class PartitionWatch {
+public:
+    static constexpr size_t kMaxFolders = 1024;
+
+    // contents_changed: the inodes whose files' bytes (or identity) changed;
+    // attributes_changed: a watched file's or folder's owner, mode or name changed.
+    using ContentsChanged = std::function<void(const std::vector<fuse_ino_t>&)>;
+    using AttributesChanged = std::function<void()>;
+    PartitionWatch(ContentsChanged contents_changed, AttributesChanged attributes_changed);
+    ~PartitionWatch();
+    PartitionWatch(const PartitionWatch&) = delete;
+    PartitionWatch& operator=(const PartitionWatch&) = delete;
+
+    void start();
+    void stop();
+
+    // Records that inode ino serves bytes of files (a cheap no-op when it
+    // already does with the same list); returns true when every file's folder
+    // is watched.
+    bool track(fuse_ino_t ino, const std::shared_ptr<const std::vector<std::string>>& files);
+    // Forgets ino (the kernel dropped it); folders nothing else needs are unwatched.
+    void untrack(fuse_ino_t ino);
+    // For the files of ino in unwatched folders: true when one of them
+    // changed (identity, size, mtime) since the previous call.
+    bool unwatched_changed(fuse_ino_t ino);
+    size_t watched_folders() const;
+
+private:
+    struct Folder {
+        std::string path;
+        std::unordered_map<std::string, std::set<fuse_ino_t>> names;  // file name -> inodes it feeds
+    };
+    struct Tracked {
+        std::shared_ptr<const std::vector<std::string>> files;
+        bool all_watched = true;
+        std::vector<std::pair<std::string, std::string>> unwatched;  // path, stamp
+    };
+    int watch_folder(const std::string& folder);  // wd, or -1
+    void drop_folder(int wd);
+    void loop();
+    void handle_events(const char* buffer, size_t length, std::set<fuse_ino_t>& changed, bool& attributes);
+
+    ContentsChanged contents_changed_;
+    AttributesChanged attributes_changed_;
+    int inotify_fd_ = -1;
+    int stop_fd_ = -1;
+    std::thread thread_;
+    mutable std::mutex mutex_;
+    std::unordered_map<std::string, int> wd_of_folder_;
+    std::unordered_map<int, Folder> folders_;
+    std::unordered_map<fuse_ino_t, Tracked> tracked_;
+};
+
+}  // namespace ncafs::fs

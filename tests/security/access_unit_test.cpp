@@ -1,0 +1,252 @@
+// Unit tests of access on behalf of the caller (fs/caller_access), the
+// partition folder watch (fs/partition_watch) and agg::files_drawn_on. The
+// credential tests need root (they switch to other users); they say SKIPPED
+// otherwise. The watch tests wait for events with generous timeouts only.
+#include <gtest/gtest.h>
+#include <grp.h>
+#include <sys/fsuid.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <condition_variable>
+#include <filesystem>
+#include <fstream>
+#include <mutex>
+#include <set>
+
+#include "aggregation/aggregated_source.hpp"
+#include "aggregation/dataset_files.hpp"
+#include "fs/caller_access.hpp"
+#include "fs/partition_watch.hpp"
+
+namespace stdfs = std::filesystem;
+using namespace ncafs;
+using namespace ncafs::fs;
+
+namespace {
+
+struct TempDir {
+    stdfs::path path;
+    TempDir() {
+        char tmpl[] = "/tmp/ncafs-access-test-XXXXXX";
+        path = ::mkdtemp(tmpl);
+        stdfs::permissions(path, stdfs::perms(0755));
+    }
+    ~TempDir() { stdfs::remove_all(path); }
+    std::string write(const std::string& name, const std::string& bytes, mode_t mode = 0644) const {
+        std::ofstream(path / name, std::ios::binary) << bytes;
+        stdfs::permissions(path / name, stdfs::perms(mode));
+        return (path / name).string();
+    }
+};
+
+constexpr uid_t kNobody = 65534;
+
+std::shared_ptr<const std::vector<std::string>> files(std::vector<std::string> v) {
+    return std::make_shared<const std::vector<std::string>>(std::move(v));
+}
+
+struct stat stat_of(const std::string& path) {
+    struct stat st {};
+    ::stat(path.c_str(), &st);
+    return st;
+}
+
+#define REQUIRE_ROOT()                                                                    \
+    if (::geteuid() != 0) GTEST_SKIP() << "SKIPPED: switching to other users needs root"
+
+}  // namespace
+
+TEST(CallerAccess, RefusesWhatTheCallerCannotReadAndRestoresTheThread) {
+    REQUIRE_ROOT();
+    TempDir dir;
+    std::string open_file = dir.write("open.nc", "x", 0644);
+    std::string hidden = dir.write("hidden.nc", "secret", 0600);
+    CallerAccess access;
+    Caller nobody{kNobody, kNobody, {}};
+    auto verdict = access.check(nobody, open_file, stat_of(open_file), files({open_file, hidden}), false);
+    EXPECT_FALSE(verdict.allowed);
+    EXPECT_EQ(verdict.file, hidden);
+    EXPECT_EQ(verdict.error, EACCES);
+    EXPECT_TRUE(access.check(nobody, open_file, stat_of(open_file), files({open_file}), false).allowed);
+    Caller root{0, 0, {}};
+    EXPECT_TRUE(access.check(root, open_file, stat_of(open_file), files({open_file, hidden}), false).allowed);
+    // The thread is root again, with its groups.
+    EXPECT_EQ(::setfsuid(static_cast<uid_t>(-1)), 0);
+    EXPECT_EQ(::setfsgid(static_cast<gid_t>(-1)), 0);
+    EXPECT_EQ(::access(hidden.c_str(), R_OK), 0);
+}
+
+TEST(CallerAccess, SupplementaryGroupsCount) {
+    REQUIRE_ROOT();
+    TempDir dir;
+    std::string shared = dir.write("shared.nc", "x", 0640);
+    ASSERT_EQ(::chown(shared.c_str(), 0, 4242), 0);
+    CallerAccess access;
+    EXPECT_FALSE(access.check(Caller{kNobody, kNobody, {}}, shared, stat_of(shared), files({shared}), false).allowed);
+    Caller in_group{kNobody, kNobody, {4242}};
+    EXPECT_TRUE(access.check(in_group, shared, stat_of(shared), files({shared}), false).allowed);
+}
+
+TEST(CallerAccess, FoldersOnTheWayMustBeSearchable) {
+    REQUIRE_ROOT();
+    TempDir dir;
+    stdfs::create_directory(dir.path / "private");
+    std::string inner = dir.write("private/inner.nc", "x", 0644);
+    stdfs::permissions(dir.path / "private", stdfs::perms(0700));
+    CallerAccess access;
+    auto verdict = access.check(Caller{kNobody, kNobody, {}}, inner, stat_of(inner), files({inner}), false);
+    EXPECT_FALSE(verdict.allowed);
+    EXPECT_EQ(verdict.error, EACCES);
+}
+
+TEST(CallerAccess, DecisionsAreCachedUntilForgottenOrAFolderChanges) {
+    REQUIRE_ROOT();
+    TempDir dir;
+    std::string a = dir.write("a.nc", "x");
+    CallerAccess access;
+    Caller nobody{kNobody, kNobody, {}};
+    auto list = files({a});
+    EXPECT_TRUE(access.check(nobody, a, stat_of(a), list, true).allowed);
+    EXPECT_TRUE(access.check(nobody, a, stat_of(a), list, true).allowed);
+    EXPECT_EQ(access.checks_run(), 1u);
+    access.check(nobody, a, stat_of(a), list, false);  // not cacheable: checked again
+    EXPECT_EQ(access.checks_run(), 2u);
+    access.forget_all();
+    access.check(nobody, a, stat_of(a), list, true);
+    EXPECT_EQ(access.checks_run(), 3u);
+    stdfs::permissions(dir.path, stdfs::perms(0700));  // a folder on the way changed
+    EXPECT_FALSE(access.check(nobody, a, stat_of(a), list, true).allowed);
+    EXPECT_EQ(access.checks_run(), 4u);
+    // Another caller is another decision.
+    access.check(Caller{kNobody, kNobody, {7}}, a, stat_of(a), list, true);
+    EXPECT_EQ(access.checks_run(), 5u);
+}
+
+TEST(CallerAccess, ADaemonThatIsNotRootServesOnlyItsOwnUser) {
+    REQUIRE_ROOT();
+    TempDir dir;
+    std::string open_file = dir.write("open.nc", "x", 0644);
+    pid_t child = ::fork();
+    ASSERT_GE(child, 0);
+    if (child == 0) {  // becomes an ordinary user, as a daemon mounted by that user runs
+        if (::setgroups(0, nullptr) != 0 || ::setgid(kNobody) != 0 || ::setuid(kNobody) != 0) ::_exit(10);
+        CallerAccess access;
+        if (AssumedCredentials(Caller{1234, 1234, {}}).ok()) ::_exit(11);
+        auto other = access.check(Caller{1234, 1234, {}}, open_file, stat_of(open_file), files({open_file}), false);
+        if (other.allowed || other.error != EPERM) ::_exit(12);
+        Caller self_user{kNobody, kNobody, {}};
+        auto self = access.check(self_user, open_file, stat_of(open_file), files({open_file}), false);
+        ::_exit(self.allowed ? 0 : 13);
+    }
+    int status = 0;
+    ASSERT_EQ(::waitpid(child, &status, 0), child);
+    ASSERT_TRUE(WIFEXITED(status));
+    EXPECT_EQ(WEXITSTATUS(status), 0) << "10: cannot drop root, 11: switched anyway, 12: other user served, "
+                                         "13: own user refused";
+}
+
+namespace {
+
+struct Recorder {
+    std::mutex mutex;
+    std::condition_variable cv;
+    std::set<fuse_ino_t> changed;
+    int attributes = 0;
+    bool wait_for(fuse_ino_t ino) {
+        std::unique_lock lock(mutex);
+        return cv.wait_for(lock, std::chrono::seconds(30), [&] { return changed.count(ino) > 0; });
+    }
+    bool wait_for_attributes() {
+        std::unique_lock lock(mutex);
+        return cv.wait_for(lock, std::chrono::seconds(30), [&] { return attributes > 0; });
+    }
+};
+
+}  // namespace
+
+TEST(PartitionWatch, ReportsTheInodesOfAChangedPartition) {
+    TempDir dir;
+    std::string p1 = dir.write("p1.nc", "one"), p2 = dir.write("p2.nc", "two");
+    Recorder r;
+    PartitionWatch watch(
+        [&](const std::vector<fuse_ino_t>& inodes) {
+            std::lock_guard lock(r.mutex);
+            r.changed.insert(inodes.begin(), inodes.end());
+            r.cv.notify_all();
+        },
+        [&] {
+            std::lock_guard lock(r.mutex);
+            ++r.attributes;
+            r.cv.notify_all();
+        });
+    watch.start();
+    auto list = files({p1});
+    EXPECT_TRUE(watch.track(5, list));
+    EXPECT_TRUE(watch.track(6, files({p2})));
+    EXPECT_EQ(watch.watched_folders(), 1u);
+    dir.write("unrelated.txt", "z");
+    dir.write("p1.nc", "ONE");
+    ASSERT_TRUE(r.wait_for(5));
+    {
+        std::lock_guard lock(r.mutex);
+        EXPECT_EQ(r.changed.count(6), 0u);  // p2 did not change
+    }
+    stdfs::permissions(p2, stdfs::perms(0600));
+    ASSERT_TRUE(r.wait_for(6));
+    EXPECT_TRUE(r.wait_for_attributes());
+    watch.untrack(5);
+    EXPECT_EQ(watch.watched_folders(), 1u);  // p2 still needs it
+    watch.untrack(6);
+    EXPECT_EQ(watch.watched_folders(), 0u);
+    EXPECT_TRUE(watch.track(5, list));  // watched afresh
+    EXPECT_EQ(watch.watched_folders(), 1u);
+    watch.stop();
+}
+
+TEST(PartitionWatch, UnwatchedFilesAreComparedOnOpen) {
+    TempDir dir;
+    std::string p = dir.write("p.nc", "one");
+    PartitionWatch watch(nullptr, nullptr);  // not started: nothing can be watched
+    EXPECT_FALSE(watch.track(9, files({p})));
+    EXPECT_FALSE(watch.unwatched_changed(9));
+    dir.write("p.nc", "one plus");
+    EXPECT_TRUE(watch.unwatched_changed(9));
+    EXPECT_FALSE(watch.unwatched_changed(9));
+}
+
+TEST(FilesDrawnOn, OriginThenEachPartitionOnce) {
+    auto aggregate = std::make_shared<agg::Aggregate>();
+    aggregate->file = "/data/a.nca";
+    aggregate->name = "tas";
+    aggregate->type = NcType::Float;
+    aggregate->dims = {"t"};
+    aggregate->shape = {8};
+    aggregate->fill.resize(4);
+    const char* paths[] = {"/data/p1.nc", "/data/p2.nc", "/data/p1.nc"};
+    for (uint64_t i = 0; i < 3; ++i) {
+        agg::Fragment f;
+        f.start = {2 * i};
+        f.count = {2};
+        f.path = paths[i];
+        f.variable = "tas";
+        f.axis_to_master = {0};
+        aggregate->fragments.push_back(f);
+    }
+    agg::Fragment missing;
+    missing.kind = agg::FragmentKind::Missing;
+    missing.path = "/data/never.nc";
+    missing.start = {6};
+    missing.count = {2};
+    aggregate->fragments.push_back(missing);  // names no file it draws on
+    agg::DatasetCache cache;
+    auto policy = std::make_shared<const agg::PathPolicy>("/data/a.nca", std::vector<std::string>{},
+                                                          std::vector<std::pair<std::string, std::string>>{});
+    Dataset ds;
+    ds.origin = "/data/a.nca";
+    ds.variables.push_back(Variable{"tas", NcType::Float, {}, {},
+                                    std::make_shared<const agg::AggregatedSource>(aggregate, policy, cache)});
+    ds.variables.push_back(Variable{"plain", NcType::Float, {}, {}, nullptr});
+    EXPECT_EQ(agg::files_drawn_on(ds), (std::vector<std::string>{"/data/a.nca", "/data/p1.nc", "/data/p2.nc"}));
+}
