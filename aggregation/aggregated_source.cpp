@@ -238,7 +238,7 @@ void AggregatedSource::read_piece(const Fragment& f, const Resolved& r, const st
     }
 
     // Source index along each partition axis for local master offsets
-    // local[d]+j: reversal (section 5.1 step 3), then part (step 5).
+    // local[d]+j: reversal (docs/conventions/README.md "Reading a fragment", step 2), then part (step 4).
     const size_t K = f.axis_to_master.size();
     const size_t ssize = type_size(r.src_type);
     std::vector<uint64_t> box_lo(K), box_count(K);

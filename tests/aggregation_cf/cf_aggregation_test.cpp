@@ -1,5 +1,5 @@
-// G3/G4a/G4b/G5 readers against the spec examples: aggregation files from the
-// spec CDL (ncgen), fragments and expected values from make_cf_cases.py
+// G3/G4a/G4b/G5 readers against files equivalent to the spec examples (our
+// own CDL, cfa06_examples.py, through ncgen), fragments and expected values from make_cf_cases.py
 // (netCDF4-python + numpy, independent of ncafs), compared through
 // make_cf_source (AggregatedSource with the CF fragment resolver).
 #include <gtest/gtest.h>
