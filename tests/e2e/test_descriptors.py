@@ -151,7 +151,10 @@ def read_through_mount(source, name):
     with Mount(source, "cache_timeout=0,open_files=%d" % OPEN_FILES) as m:
         virtual = m.path(name)
         with FdSampler(m.process.pid) as sampler:
-            got = read_tas(virtual)
+            try:
+                got = read_tas(virtual)
+            except OSError as e:
+                check(False, "reading %s through the mount failed (%s); daemon log:\n%s" % (name, e, m.log_text()[-2000:]))
         check(m.alive(), "ncafs died while reading " + name)
     check_values(got, "mount " + name)
     print("%s through the mount: at most %d descriptors open in the daemon (%d samples)"
