@@ -111,11 +111,13 @@ std::shared_ptr<const AggregatedSource::Resolved> AggregatedSource::resolve(size
     auto r = std::make_shared<Resolved>();
     r->dataset = ds;
     r->fragment = f;
-    if (resolver_) try {
-            resolver_->complete(r->fragment, *ds);
+    if (resolver_) {
+        try {
+            resolver_->complete(r->fragment, *ds);  // CF families: axes and units from the file
         } catch (const FragmentRejected& e) {
             fail(e.what());
         }
+    }
     conform(r->fragment, ds, r.get());
     std::lock_guard lock(mutex_);
     resolved_[i] = r;
