@@ -7,11 +7,14 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 phase_report=()
-phase() {  # phase NAME COMMAND...: runs COMMAND, records its wall time
-    local name=$1 started=$SECONDS
+phase() {  # phase NAME COMMAND...: runs COMMAND, records its wall time (failed or not)
+    local name=$1 started=$SECONDS status=0
     shift
-    "$@"
-    phase_report+=("$(printf '%-34s %5d s' "$name" $((SECONDS - started)))")
+    "$@" || status=$?
+    local outcome=""
+    [ "$status" -eq 0 ] || outcome="  (failed, status $status)"
+    phase_report+=("$(printf '%-34s %5d s%s' "$name" $((SECONDS - started)) "$outcome")")
+    return "$status"
 }
 report() {
     local status=$?
