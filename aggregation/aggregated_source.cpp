@@ -23,6 +23,7 @@ struct AggregatedSource::Resolved {
     bool mask = false;         // some element may be masked (-> master fill)
     Affine value;              // unpack -> units -> master packing, raw partition -> raw master
     bool plain = false;        // a byte copy: identity transform, same type, nothing to mask or convert
+    Fragment fragment;         // the declared fragment as the resolver completed it for this dataset
 };
 
 namespace {
@@ -53,19 +54,31 @@ inline void copy_element(uint8_t* dst, const uint8_t* src, size_t esize) {
 }  // namespace
 
 AggregatedSource::AggregatedSource(std::shared_ptr<const Aggregate> aggregate, std::shared_ptr<const PathPolicy> paths,
-                                   DatasetCache& cache)
-    : agg_(std::move(aggregate)), paths_(std::move(paths)), cache_(cache), grid_(*agg_),
+                                   DatasetCache& cache, std::shared_ptr<const FragmentResolver> resolver)
+    : agg_(std::move(aggregate)), paths_(std::move(paths)), cache_(cache), resolver_(std::move(resolver)), grid_(*agg_),
       resolved_(agg_->fragments.size()) {}
 
 AggregatedSource::~AggregatedSource() = default;
+
+void AggregatedSource::reject(const Fragment& f, const std::string& reason) const {
+    throw SourceError(f.path, reason + " (" + (resolver_ ? resolver_->label(f) : "partition " + f.where) + ")");
+}
+
+void AggregatedSource::check_declared(size_t i) const {
+    if (!resolver_) return;
+    try {
+        resolver_->check_declared(i);
+    } catch (const FragmentRejected& e) {
+        reject(agg_->fragments[i], e.what());
+    }
+}
 
 std::shared_ptr<const AggregatedSource::Resolved> AggregatedSource::resolve(size_t i,
                                                                            std::shared_ptr<const Dataset>& keep) const {
     const Fragment& f = agg_->fragments[i];
     const std::string& path = f.path;
-    auto fail = [&](const std::string& reason) -> void {
-        throw SourceError(path, reason + " (partition " + f.where + ")");
-    };
+    auto fail = [&](const std::string& reason) -> void { reject(f, reason); };
+    check_declared(i);
     // The symlink walk of the allowed-roots check costs a readlink per path
     // component: do it before the first open, and again only when the cache
     // hands back a different dataset (the path now names another file).
@@ -85,7 +98,7 @@ std::shared_ptr<const AggregatedSource::Resolved> AggregatedSource::resolve(size
     } catch (const SourceError& e) {
         std::string reason = e.what();
         if (reason.rfind(e.file() + ": ", 0) == 0) reason = reason.substr(e.file().size() + 2);
-        throw SourceError(path, reason + " (partition " + f.where + ")");
+        fail(reason);
     }
     {
         std::lock_guard lock(mutex_);
@@ -97,6 +110,23 @@ std::shared_ptr<const AggregatedSource::Resolved> AggregatedSource::resolve(size
     if (resolved_before) check_allowed();
     auto r = std::make_shared<Resolved>();
     r->dataset = ds;
+    r->fragment = f;
+    if (resolver_) {
+        try {
+            resolver_->complete(r->fragment, *ds);  // CF families: axes and units from the file
+        } catch (const FragmentRejected& e) {
+            fail(e.what());
+        }
+    }
+    conform(r->fragment, ds, r.get());
+    std::lock_guard lock(mutex_);
+    resolved_[i] = r;
+    keep = ds;
+    return r;
+}
+
+void AggregatedSource::conform(const Fragment& f, const std::shared_ptr<const Dataset>& ds, Resolved* r) const {
+    auto fail = [&](const std::string& reason) -> void { reject(f, reason); };
     const Variable* var = nullptr;
     if (!f.variable.empty()) {
         var = ds->find_variable(f.variable);
@@ -159,17 +189,15 @@ std::shared_ptr<const AggregatedSource::Resolved> AggregatedSource::resolve(size
                                       masking_changes_values(r->missing, agg_->type, agg_->fill.data()));
     r->plain = f.transform_is_identity() && r->src_type == agg_->type && r->value.is_identity() && !r->mask &&
                !r->missing.has_range() && r->src_shape == f.count;
-
-    std::lock_guard lock(mutex_);
-    resolved_[i] = r;
-    keep = ds;
-    return r;
 }
 
 void AggregatedSource::verify_fragment(size_t i) const {
     const Fragment& f = agg_->fragments.at(i);
     std::shared_ptr<const Dataset> keep;
-    if (f.kind == FragmentKind::File || f.kind == FragmentKind::Self) resolve(i, keep);
+    if (f.kind == FragmentKind::File || f.kind == FragmentKind::Self)
+        resolve(i, keep);
+    else
+        check_declared(i);
 }
 
 bool AggregatedSource::fragment_is_plain(size_t i) const {
@@ -200,7 +228,7 @@ void AggregatedSource::read_piece(const Fragment& f, const Resolved& r, const st
     }
 
     // Source index along each partition axis for local master offsets
-    // local[d]+j: reversal (section 5.1 step 3), then part (step 5).
+    // local[d]+j: reversal (docs/conventions/README.md "Reading a fragment", step 2), then part (step 4).
     const size_t K = f.axis_to_master.size();
     const size_t ssize = type_size(r.src_type);
     std::vector<uint64_t> box_lo(K), box_count(K);
@@ -306,16 +334,20 @@ void AggregatedSource::read(std::span<const uint64_t> start, std::span<const uin
         }
         std::shared_ptr<const Resolved> r;
         std::shared_ptr<const Dataset> keep;
-        if (f.kind == FragmentKind::File || f.kind == FragmentKind::Self) r = resolve(i, keep);
+        if (f.kind == FragmentKind::File || f.kind == FragmentKind::Self)
+            r = resolve(i, keep);
+        else
+            check_declared(i);
         static const Resolved none{};
         const Resolved& rr = r ? *r : none;
+        const Fragment& as_read = r ? r->fragment : f;
         if (whole) {
-            read_piece(f, rr, lo, len, out);
+            read_piece(as_read, rr, lo, len, out);
         } else {
             uint64_t pn = 1;
             for (uint64_t l : len) pn *= l;
             piece.resize(pn * msize);
-            read_piece(f, rr, lo, len, piece.data());
+            read_piece(as_read, rr, lo, len, piece.data());
             scatter_box(piece.data(), len, at, req_count, msize, static_cast<uint8_t*>(out));
         }
     }

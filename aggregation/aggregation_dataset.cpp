@@ -183,13 +183,13 @@ LoadedAggregation load_aggregation(const std::string& path, const AggregationOpt
     for (size_t i = 0; i < visible.size(); ++i) {
         const Variable& v = *visible[i];
         if (auto it = cf_index.find(v.name); it != cf_index.end()) {
-            auto ca = std::make_shared<const CfAggregate>(std::move(cf.aggregates[it->second]));
-            auto source = std::make_shared<const CfAggregatedSource>(ca, paths, cache);
+            auto source = make_cf_source(cf.aggregates[it->second], paths, cache);
+            const Aggregate& ca = source->aggregate();
             Variable m;
-            m.name = ca->aggregate.name;
-            m.type = ca->aggregate.type;
-            for (const auto& d : ca->aggregate.dims) m.dimids.push_back(new_id[*file->find_dimension(d)]);
-            m.attributes = ca->aggregate.attributes;
+            m.name = ca.name;
+            m.type = ca.type;
+            for (const auto& d : ca.dims) m.dimids.push_back(new_id[*file->find_dimension(d)]);
+            m.attributes = ca.attributes;
             m.source = source;
             out.cf_sources.push_back(source);
             presented->variables.push_back(std::move(m));

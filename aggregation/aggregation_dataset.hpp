@@ -40,14 +40,13 @@ std::shared_ptr<const Dataset> open_aggregation(const std::string& path, const A
 namespace ncafs::agg {
 
 class AggregatedSource;
-class CfAggregatedSource;
 class DatasetCache;
 
 // What open_aggregation builds, with the parts the commands need.
 struct LoadedAggregation {
     std::shared_ptr<const Dataset> dataset;
     std::vector<std::shared_ptr<const AggregatedSource>> sources;  // one per master array
-    std::vector<std::shared_ptr<const CfAggregatedSource>> cf_sources;  // one per G3-G5 aggregation variable
+    std::vector<std::shared_ptr<const AggregatedSource>> cf_sources;  // one per CF-style (G3-G5) aggregation variable
     std::vector<std::string> warnings;
     size_t hidden_variables = 0;
     size_t hidden_dimensions = 0;

@@ -482,7 +482,7 @@ CfAggregate parse_one(const std::string& path, const Dataset& file, const Variab
         f.reverse.assign(ndim, false);
         f.where = base_where + " fragment " + index_text(idx);
         // Alignment of the fragment's axes (missing size-1 dims) and its units
-        // are only known once the fragment is opened: left to CfAggregatedSource.
+        // are only known once the fragment is opened: left to CfFragmentResolver.
 
         if (values) {
             const std::string w = where_of(Role::Values);

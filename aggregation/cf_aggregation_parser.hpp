@@ -1,9 +1,9 @@
-// Parser for the term-variable aggregation generations (aggregation-
-// conventions.md sections 3-5): G3 CFA-0.6/0.6.1/0.6.2 (location/file/format/
+// Parser for the term-variable aggregation generations (docs/conventions/
+// cfa-0.6.md, cf-drafts.md, cf-1.13.md): G3 CFA-0.6/0.6.1/0.6.2 (location/file/format/
 // address), G4a the 2024 CF draft (shape/location/address[/value]), G4b cfdm
 // 1.12.0-1.12.1 (map/location/variable | map/unique_value) and G5 CF-1.13
 // (map/uris/identifiers | map/unique_values). The generation is detected from
-// the keyword set of `aggregated_data`, never from Conventions (section 0, A10).
+// the keyword set of `aggregated_data`, never from Conventions (A10).
 // Metadata only: the aggregation file's own term variables are read (with
 // netcdf-c), no fragment file is opened. Output: the one internal model
 // (partition_model.hpp).
@@ -60,7 +60,7 @@ CfAggregations parse_cf_file(const std::string& path, const Dataset& file, const
 // The same, reduced to the aggregates (for callers that keep no side table).
 std::vector<Aggregate> parse_cf_aggregations(const std::string& path, const Dataset& file, const PathPolicy& paths);
 
-// Resolution of one fragment name (URI or path) as sections 4.2/4.4 say:
+// Resolution of one fragment name (URI or path), docs/conventions/cf-1.13.md "uris":
 // file:// URIs and absolute paths accepted, relative references resolved
 // against the aggregation file's folder, any other scheme refused. `path` is
 // the resolved path (or the name as given when `problem` is set).

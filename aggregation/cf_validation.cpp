@@ -139,7 +139,11 @@ CfCheckReport check_cf_aggregation(const std::string& path, const AggregationOpt
     }
     for (const auto& w : parsed.warnings) report.warnings.push_back(paths->aggregation_file() + ": " + w);
 
-    std::map<std::string, std::shared_ptr<const CfAggregatedSource>> sources;
+    struct Checked {
+        std::shared_ptr<const CfAggregate> cf;
+        std::shared_ptr<const AggregatedSource> source;
+    };
+    std::map<std::string, Checked> sources;
     for (auto& ca : parsed.aggregates) {
         ++report.aggregates;
         auto shared = std::make_shared<const CfAggregate>(std::move(ca));
@@ -147,8 +151,8 @@ CfCheckReport check_cf_aggregation(const std::string& path, const AggregationOpt
         auto tiling = check_tiling(a);
         report.problems.insert(report.problems.end(), tiling.begin(), tiling.end());
         if (!tiling.empty()) continue;
-        auto source = std::make_shared<const CfAggregatedSource>(shared, paths, cache);
-        sources[a.name] = source;
+        auto source = make_cf_source(*shared, paths, cache);
+        sources[a.name] = Checked{shared, source};
         for (size_t i = 0; i < a.fragments.size(); ++i) {
             ++report.fragments;
             const Fragment& f = a.fragments[i];
@@ -167,8 +171,8 @@ CfCheckReport check_cf_aggregation(const std::string& path, const AggregationOpt
     }
     if (!verify_coordinates) return report;
 
-    for (const auto& [name, source] : sources) {
-        const CfAggregate& ca = source->cf_aggregate();
+    for (const auto& [name, checked] : sources) {
+        const CfAggregate& ca = *checked.cf;
         const Aggregate& a = ca.aggregate;
         for (size_t d = 0; d < a.dims.size(); ++d) {
             const std::string& dim = a.dims[d];
@@ -176,10 +180,10 @@ CfCheckReport check_cf_aggregation(const std::string& path, const AggregationOpt
             // The coordinate variable: an aggregation coordinate variable or a plain one.
             std::shared_ptr<const ArraySource> coord;
             std::string units, calendar;
-            if (auto it = sources.find(dim); it != sources.end() && it->second->aggregate().dims.size() == 1) {
-                coord = it->second;
-                units = it->second->aggregate().units;
-                calendar = it->second->aggregate().calendar;
+            if (auto it = sources.find(dim); it != sources.end() && it->second.source->aggregate().dims.size() == 1) {
+                coord = it->second.source;
+                units = it->second.source->aggregate().units;
+                calendar = it->second.source->aggregate().calendar;
             } else if (const Variable* v = file->find_variable(dim);
                        v && v->source && v->dimids.size() == 1 && file->dimensions[v->dimids[0]].name == dim) {
                 coord = v->source;

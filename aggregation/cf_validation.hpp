@@ -1,5 +1,5 @@
-// Validation of G3-G5 aggregation files (aggregation-conventions.md section
-// 6), for `ncafs check`: metadata rules (names exist, map rows count the
+// Validation of G3-G5 aggregation files (docs/conventions/README.md
+// "Validation"), for `ncafs check`: metadata rules (names exist, map rows count the
 // aggregated dimensions, term variables span the fragment dimensions - these
 // three are enforced by the parser and come back as its error), boxes tile
 // the aggregated array, every fragment opens and conforms (variable, shape

@@ -169,7 +169,7 @@ int check_command(const std::vector<std::string>& args, std::ostream& out, std::
             continue;
         }
         if (!loaded.cf_sources.empty()) {
-            // G3-G5: section 6 checks, fragment by fragment, optionally A9.
+            // G3-G5: docs/conventions/README.md "Validation", fragment by fragment, optionally A9.
             auto report = agg::check_cf_aggregation(file, cl.options, agg::DatasetCache::shared(), cl.verify_coordinates);
             for (const auto& w : report.warnings) out << "warning: " << w << "\n";
             for (const auto& p : report.problems) out << p << "\n";

@@ -39,6 +39,15 @@ std::shared_ptr<const Dataset> DatasetCache::get(const std::string& path, const 
     return ds;
 }
 
+void DatasetCache::set_capacity(size_t capacity) {
+    std::lock_guard lock(mutex_);
+    capacity_ = capacity == 0 ? 1 : capacity;
+    while (entries_.size() > capacity_) {
+        entries_.erase(lru_.back());
+        lru_.pop_back();
+    }
+}
+
 size_t DatasetCache::size() const {
     std::lock_guard lock(mutex_);
     return entries_.size();

@@ -29,6 +29,10 @@ public:
     // unreadable.
     std::shared_ptr<const Dataset> get(const std::string& path, const std::string& group = {});
 
+    // Lowers or raises the bound (the mount's open_files=); drops the least
+    // recently used entries beyond it.
+    void set_capacity(size_t capacity);
+
     size_t size() const;
     size_t opens() const;  // number of files opened so far (for tests and benchmarks)
 

@@ -3,7 +3,6 @@
 #include <unordered_set>
 
 #include "aggregation/aggregated_source.hpp"
-#include "aggregation/cf_aggregated_source.hpp"
 
 namespace ncafs::agg {
 
@@ -11,7 +10,6 @@ namespace {
 
 const Aggregate* aggregate_of(const ArraySource* source) {
     if (auto* s = dynamic_cast<const AggregatedSource*>(source)) return &s->aggregate();
-    if (auto* s = dynamic_cast<const CfAggregatedSource*>(source)) return &s->aggregate();
     return nullptr;
 }
 

@@ -353,7 +353,7 @@ Aggregate parse_nca_variable(const Dataset& file, const Variable& carrier, const
                                " partitions but pmshape has room for " + std::to_string(matrix_cells) +
                                " (locations place them)");
 
-    // Which convention each partition's location uses (1.10).
+    // Which convention each partition's location uses (A1, docs/conventions/nca-json.md).
     enum class Convention { Unknown, Inclusive, HalfOpen };
     std::vector<Convention> convention(parts->size(), Convention::Unknown);
     std::vector<std::vector<std::pair<uint64_t, uint64_t>>> raw_locations(parts->size());
@@ -561,7 +561,7 @@ Aggregate parse_nca_variable(const Dataset& file, const Variable& carrier, const
                 if (pair[1] < pair[0]) cx.fail(L, "stop " + std::to_string(pair[1]) + " before start " + std::to_string(pair[0]));
                 raw_locations[i].push_back({pair[0], pair[1]});
             }
-            // Section 1.10 rule: per dimension, the extent of the partition's
+            // A1 rule: per dimension, the extent of the partition's
             // data (after part, size-1 alignment and permutation) matches
             // exactly one of stop-start+1 (inclusive, the text and every real
             // writer) and stop-start (half-open, every CDL example).

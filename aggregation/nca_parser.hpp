@@ -19,7 +19,7 @@ enum class NcaGeneration {
 };
 
 // The generation of a carrier variable, or nullopt for an ordinary variable.
-// Detected by the JSON attribute (never by Conventions, see section 0).
+// Detected by the JSON attribute (never by Conventions, A10 in docs/conventions/cf-drafts.md).
 std::optional<NcaGeneration> nca_generation(const Variable& v);
 
 // cf_role nca_private / cfa_private, or a non-zero integer nca_private / cfa_private (0.1).
@@ -29,7 +29,7 @@ bool is_nca_private(const Variable& v);
 // Throws AggregationError.
 Aggregate parse_nca_variable(const Dataset& file, const Variable& carrier, const PathPolicy& paths);
 
-// `part` grammar of section 1.9, exposed for tests. `square_is_range`: 0.4
+// `part` grammar (docs/conventions/nca-json.md, A2), exposed for tests. `square_is_range`: 0.4
 // rules (square = [start, stop, step] inclusive, round = list); false: 0.2/0.3
 // rules (square = list, round = (start, stop, step) inclusive). Throws
 // std::runtime_error naming the character position.

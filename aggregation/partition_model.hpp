@@ -1,5 +1,5 @@
 // The one internal model every aggregation generation is parsed into
-// (aggregation-conventions.md section 5): a master array over named
+// (docs/conventions/README.md "One model"): a master array over named
 // dimensions plus fragments, each a half-open box of master index space
 // mapped onto a variable of some file through a transform. Parsers (NCA/CFA
 // JSON today, CFA-0.6 / CF-1.13 later) produce it; the aggregated source and

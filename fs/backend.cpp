@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include "aggregation/aggregation_dataset.hpp"
+#include "aggregation/dataset_cache.hpp"
 #include "aggregation/dataset_files.hpp"
 #include "codecs/cdf/cdf_view.hpp"
 #include "codecs/ds/ds_reader.hpp"
@@ -50,6 +51,10 @@ Backend make_backend(const ViewOptions& options, const std::vector<std::string>&
     cdf.version = options.cdf_version;
     DsViewOptions ds_options;
     ds_options.values = options.ds_values_cf ? DsViewOptions::Values::Cf : DsViewOptions::Values::Raw;
+
+    // Partition files count against open_files= too: the aggregations' shared
+    // cache keeps at most that many open.
+    agg::DatasetCache::shared().set_capacity(options.open_files);
 
     Backend b;
     b.is_aggregation = [](const std::string& path) { return is_aggregation_file(path); };

@@ -13,7 +13,6 @@
 #include <set>
 #include <system_error>
 
-#include "aggregation/fragment_presence.hpp"
 #include "fs/aggregation_precheck.hpp"
 #include "fs/log.hpp"
 
@@ -470,7 +469,10 @@ std::shared_ptr<const VirtualFile> Catalog::open_view(const Entry& entry) {
 
 std::optional<std::string> Catalog::absent_partition(const Entry& entry) {
     if (entry.kind != EntryKind::View || !entry.aggregation) return std::nullopt;
-    return agg::first_absent_fragment_file(*dataset(entry.real_path, entry.st, true));
+    auto files = source_files(entry);  // the aggregation file first, then its partitions
+    for (size_t i = 1; i < files->size(); ++i)
+        if (::access((*files)[i].c_str(), R_OK) != 0) return (*files)[i];
+    return std::nullopt;
 }
 
 std::shared_ptr<const std::vector<std::string>> Catalog::source_files(const Entry& entry) {

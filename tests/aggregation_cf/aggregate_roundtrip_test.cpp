@@ -1,6 +1,6 @@
 // `ncafs aggregate` round trips: partition files from make_partitions.py
 // (netCDF4-python), aggregated by aggregate_command, read back through the CF
-// reader (CfAggregatedSource) and compared with NCO ncrcat's concatenation of
+// reader (make_cf_source) and compared with NCO ncrcat's concatenation of
 // the same files, read with netcdf-c - or with netCDF4-python's own unpacking
 // where ncrcat cannot be right (per-file packing).
 #include <gtest/gtest.h>
@@ -37,7 +37,7 @@ std::string make_dir(const std::string& kind) {
 
 struct Read {
     std::shared_ptr<const Dataset> file;
-    std::map<std::string, std::shared_ptr<CfAggregatedSource>> sources;
+    std::map<std::string, std::shared_ptr<const AggregatedSource>> sources;
     CfAggregations parsed;
 };
 
@@ -47,7 +47,7 @@ Read read_back(const std::string& path, DatasetCache& cache) {
     r.file = cache.get(path);
     r.parsed = parse_cf_file(path, *r.file, *paths);
     for (const auto& a : r.parsed.aggregates)
-        r.sources[a.aggregate.name] = std::make_shared<CfAggregatedSource>(std::make_shared<const CfAggregate>(a), paths, cache);
+        r.sources[a.aggregate.name] = make_cf_source(a, paths, cache);
     return r;
 }
 

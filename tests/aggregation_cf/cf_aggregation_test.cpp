@@ -1,7 +1,7 @@
-// G3/G4a/G4b/G5 readers against the spec examples: aggregation files from the
-// spec CDL (ncgen), fragments and expected values from make_cf_cases.py
+// G3/G4a/G4b/G5 readers against files equivalent to the spec examples (our
+// own CDL, cfa06_examples.py, through ncgen), fragments and expected values from make_cf_cases.py
 // (netCDF4-python + numpy, independent of ncafs), compared through
-// CfAggregatedSource (which reads through AggregatedSource's pipeline).
+// make_cf_source (AggregatedSource with the CF fragment resolver).
 #include <gtest/gtest.h>
 #include <netcdf.h>
 
@@ -42,7 +42,7 @@ struct Opened {
     std::shared_ptr<const PathPolicy> paths;
     std::shared_ptr<const Dataset> file;
     CfAggregations parsed;
-    std::map<std::string, std::shared_ptr<CfAggregatedSource>> sources;
+    std::map<std::string, std::shared_ptr<const AggregatedSource>> sources;
 };
 
 Opened open_cf(const std::string& path, DatasetCache& cache) {
@@ -52,7 +52,7 @@ Opened open_cf(const std::string& path, DatasetCache& cache) {
     o.parsed = parse_cf_file(o.paths->aggregation_file(), *o.file, *o.paths);
     for (const auto& a : o.parsed.aggregates)
         o.sources[a.aggregate.name] =
-            std::make_shared<CfAggregatedSource>(std::make_shared<const CfAggregate>(a), o.paths, cache);
+            make_cf_source(a, o.paths, cache);
     return o;
 }
 
@@ -70,7 +70,7 @@ bool contains(const std::vector<std::string>& v, const std::string& x) {
     return std::find(v.begin(), v.end(), x) != v.end();
 }
 
-std::string verify_error(const CfAggregatedSource& s, size_t i) {
+std::string verify_error(const AggregatedSource& s, size_t i) {
     try {
         s.verify_fragment(i);
     } catch (const std::exception& e) {

@@ -1,25 +1,25 @@
 #!/usr/bin/python3
 """Builds the G3/G4/G5 aggregation test cases under OUTDIR.
 
-Aggregation files come from the spec CDL (fixtures, and the CF-1.13 examples
-of aggregation-conventions.md 4.3 completed) through ncgen; fragment files are
-written with netCDF4-python. The values a correct reader must produce are
+Aggregation files come from our own CDL (cfa06_examples.py for CFA-0.6.2,
+the texts below for the CF drafts and CF-1.13) through ncgen; fragment files
+are written with netCDF4-python. The values a correct reader must produce are
 computed here, independently of ncafs (numpy, netCDF4-python's own masking and
 unpacking), and stored in OUTDIR/expected.nc, one variable per case.
 
-Usage: make_cf_cases.py FIXTURES_DIR OUTDIR
+Usage: make_cf_cases.py OUTDIR
 """
 import os
-import re
 import subprocess
 import sys
 
 import netCDF4
 import numpy as np
 
-FIX = sys.argv[1]
-OUT = sys.argv[2]
-SPEC = os.path.join(FIX, "cfa-0.6.2", "cfa-python-spec-examples")
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import cfa06_examples as ex  # noqa: E402
+
+OUT = sys.argv[1]
 DFILL = netCDF4.default_fillvals["f8"]
 rng = np.random.default_rng(20251217)
 expected = {}
@@ -59,13 +59,12 @@ def write_fragment(path, name, dims, data, units=None, dtype="f8", fmt="NETCDF4"
 # ---------------------------------------------------------------- G3 (CFA-0.6.2)
 def g3_examples():
     d = case_dir("g3")
-    src = {n: open(os.path.join(SPEC, n + ".cdl")).read() for n in
-           ["example1a", "example1b", "example1c", "example2", "example3", "example4", "example5", "example6", "example7"]}
-    for n in ["example1a", "example1b", "example1c", "example2", "example5", "example6", "example7"]:
-        ncgen(src[n], os.path.join(d, n + ".nca"))
-    # ncgen 4.9.0 aborts on the shortened data lists of 3 and 4 (fixtures README): drop them.
-    for n in ["example3", "example4"]:
-        text = "\n".join(l for l in src[n].splitlines() if not re.match(r"\s*temp[12] = .*_ ;\s*$", l))
+    src = {"example1a": ex.two_halves(), "example1b": ex.two_halves(tracking=True),
+           "example1c": ex.two_halves(substitution="file://data1/"), "example2": ex.in_file_second_half(),
+           "example3": ex.grouped_shape_defect(), "example4": ex.versions_and_defects(),
+           "example5": ex.missing_term_variables(), "example6": ex.stations_repeated_attributes(),
+           "example7": ex.packed_grouped()}
+    for n, text in src.items():
         ncgen(text, os.path.join(d, n + ".nca"))
     # Fragments of 1a/1b/2: January-June is a plain double K fragment with the
     # level dimension; July-December omits the size-1 level dimension, is packed
@@ -86,34 +85,13 @@ def g3_examples():
     e2 = np.ma.filled(t2.astype("f8") + 273.15, DFILL)
     expected["g3_example2"] = np.concatenate([jj, e2[:, None, :, :]], axis=0)
     # Example 1a with the second fragment wholly missing (no file, no address).
-    gap = src["example1a"].replace('aggregation_file = "January-June.nc", "July-December.nc" ;',
-                                   'aggregation_file = "January-June.nc", _ ;')
-    gap = gap.replace('aggregation_address = "temp", "temp" ;', 'aggregation_address = "temp", _ ;')
-    ncgen(gap, os.path.join(d, "example1a_missing.nca"))
+    ncgen(ex.two_halves(files=("January-June.nc", None), addresses=("temp", None)),
+          os.path.join(d, "example1a_missing.nca"))
     expected["g3_example1a_missing"] = np.concatenate([jj, np.full((6, 1, 73, 144), DFILL)], axis=0)
     # Example 1c made local: the substitution points at this folder by a file URI.
-    ncgen(src["example1c"].replace("file://data1/", "file://" + d + "/"), os.path.join(d, "example1c_local.nca"))
+    ncgen(ex.two_halves(substitution="file://" + d + "/"), os.path.join(d, "example1c_local.nca"))
     # Example 7 with its fragments in the root group (packed aggregation variable, A7).
-    dims7 = "t = 6 ; f_time = 2 ; i = 1 ; j = 2 ;"
-    root7 = f"""netcdf ex7root {{
-dimensions: time = 12 ; {dims7}
-variables:
-  short temp ; temp:standard_name = "air_temperature" ; temp:units = "K" ;
-    temp:scale_factor = 1.6785949e-05f ; temp:add_offset = 270.0f ;
-    temp:aggregated_dimensions = "time" ;
-    temp:aggregated_data = "location: location file: file format: format address: address" ;
-  float time(time) ; time:units = "days since 2001-01-01" ;
-  short temp1(t) ; short temp2(t) ;
-  int location(i, j) ; string file(f_time) ; string format ; string address(f_time) ;
-:Conventions = "CF-1.10 CFA-0.6.2" ;
-data:
-  time = 0, 31, 59, 90, 120, 151, 181, 212, 243, 273, 304, 334 ;
-  temp1 = 0, 5958, 11916, 17874, 23832, 29790 ;
-  temp2 = 35749, 41707, 47665, 53623, 59581, 65539 ;
-  location = 6, 6 ; file = _, _ ; format = _ ; address = "/temp1", "/temp2" ;
-}}
-"""
-    ncgen(root7, os.path.join(d, "example7_root.nca"))
+    ncgen(ex.packed_grouped(in_group=False), os.path.join(d, "example7_root.nca"))
     with netCDF4.Dataset(os.path.join(d, "example7_root.nca")) as ds:
         ds.set_auto_maskandscale(False)
         raw = np.concatenate([ds["temp1"][:], ds["temp2"][:]]).astype("i2")

@@ -13,7 +13,7 @@ namespace ncafs::ds_test {
 
 std::string source_dir() {
     const char* s = std::getenv("NCAFS_SOURCE_DIR");
-    return s ? s : "/work/main";
+    return s ? s : NCAFS_SOURCE_DIR_FALLBACK;
 }
 
 std::string scratch_dir(const std::string& name) {

@@ -2,7 +2,7 @@
 """Independent expectation for ncafs's cf ds view.
 
 Writes OUT.ds for the netCDF file IN the way `ds select IN OUT.ds`
-(ds-format 5.0.2) does, implemented here from /work/shared/specs/ds-1.0.md
+(ds-format 5.0.2) does, implemented here from the ds-1.0 specification
 with netCDF4-python's default (masked and scaled) view and Python's json
 module -- it shares no code with the C++ under test.
 

@@ -3,6 +3,12 @@
 control fields, contents and dependencies, and installs it with apt-get.
 
 usage: deb_build_install.py SOURCE_DIR DEB_BUILD_DIR
+       deb_build_install.py --build-only SOURCE_DIR DEB_BUILD_DIR
+
+--build-only configures and compiles the package tree and stops: tests/run.sh
+does that once before ctest, so this test then finds the tree up to date
+(configure and build are no-ops) and only packs, checks and installs. The
+tree is always Release without sanitizers: a .deb never ships ASan binaries.
 
 The ctest fixture ncafs_deb_installed: the mount and service tests run on
 what this installs; deb_purge.py removes it afterwards.
@@ -26,13 +32,17 @@ EXPECTED_FILES = [
 REQUIRED_DEPENDS = ["fuse3", "libfuse3-3", "libnetcdf19"]
 
 
-def build_package(source, build):
+def build_tree(source, build):
     run(["cmake", "-S", source, "-B", build, "-DCMAKE_BUILD_TYPE=Release", "-DNCAFS_BUILD_TESTS=OFF",
          "-DNCAFS_SANITIZE=OFF", "-DCMAKE_INSTALL_PREFIX=/usr",
          # cpack then installs what is built below instead of building "all"
          # first: the package holds only ncafs and the packaging files.
          "-DCMAKE_SKIP_INSTALL_ALL_DEPENDENCY=ON"], timeout=300)
     run(["cmake", "--build", build, "-j2", "--target", "ncafs", "ncafs_man_page"], timeout=1500)
+
+
+def build_package(source, build):
+    build_tree(source, build)
     for old in glob.glob(os.path.join(build, "ncafs_*.deb")):
         os.unlink(old)
     run(["cpack", "-G", "DEB"], cwd=build, timeout=600)
@@ -154,6 +164,9 @@ def install(deb):
 
 
 def check(argv):
+    if argv and argv[0] == "--build-only":
+        build_tree(*argv[1:])
+        return
     source, build = argv
     require_root()
     deb = build_package(source, build)
