@@ -16,7 +16,9 @@
 #include "aggregation/dataset_cache.hpp"
 #include "aggregation/nca_parser.hpp"
 #include "aggregation/path_policy.hpp"
+#include "codecs/cdf/header_reader.hpp"
 #include "codecs/netcdf/netcdf_library.hpp"
+#include "codecs/open_file.hpp"
 
 namespace ncafs {
 
@@ -39,10 +41,23 @@ bool looks_like_netcdf(const std::string& path) {
     return yes;
 }
 
+// netcdf-c trusts the counts of a classic header (2^31-1 variables in a
+// 32-byte file crash nc_open): our own reader checks it first and throws
+// FormatError naming the file and the byte.
+void reject_bad_classic_header(const std::string& path) {
+    auto file = OpenFile::open(path);
+    uint8_t head[4] = {};
+    if (file->size() < 4) return;
+    file->pread_exact(head, 4, 0);
+    if (!cdf::has_cdf_magic(head)) return;
+    (void)cdf::read_cdf_header(*file);
+}
+
 }  // namespace
 
 bool is_aggregation_file(const std::string& path) {
     if (!looks_like_netcdf(path)) return false;
+    reject_bad_classic_header(path);
     std::lock_guard lock(netcdf_library_mutex());
     int ncid = -1;
     if (nc_open(path.c_str(), NC_NOWRITE, &ncid) != NC_NOERR) return false;
@@ -112,7 +127,7 @@ LoadedAggregation load_aggregation(const std::string& path, const AggregationOpt
     bool any_cf = false;
     for (const auto& v : file->variables) any_cf |= is_cf_aggregation_variable(v);
     if (any_cf) {
-        cf = parse_cf_file(paths->aggregation_file(), *file, *paths);
+        cf = parse_cf_file(paths->aggregation_file(), *file, *paths, options.limits);
         for (size_t i = 0; i < cf.aggregates.size(); ++i) cf_index[cf.aggregates[i].aggregate.name] = i;
         cf_hidden_vars.insert(cf.hidden_variables.begin(), cf.hidden_variables.end());
         cf_hidden_dims.insert(cf.hidden_dimensions.begin(), cf.hidden_dimensions.end());
@@ -134,7 +149,7 @@ LoadedAggregation load_aggregation(const std::string& path, const AggregationOpt
             continue;
         }
         if (nca_generation(v)) {
-            Aggregate a = parse_nca_variable(*file, v, *paths);
+            Aggregate a = parse_nca_variable(*file, v, *paths, options.limits);
             for (const auto& d : a.dims) keep_dim[*file->find_dimension(d)] = true;
             aggregates.push_back(std::move(a));
             is_master.push_back(true);

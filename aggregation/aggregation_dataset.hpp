@@ -7,6 +7,7 @@
 #include <utility>
 #include <vector>
 
+#include "aggregation/aggregation_limits.hpp"
 #include "codecs/dataset.hpp"
 
 namespace ncafs {
@@ -18,6 +19,7 @@ struct AggregationOptions {
     // Path prefix rewrites old -> new, applied to resolved partition paths
     // (e.g. {"/home/david", "/data/david"}); first match wins.
     std::vector<std::pair<std::string, std::string>> path_rewrites;
+    agg::AggregationLimits limits;  // max_fragments, max_metadata (README "Limits")
 };
 
 // Content-based and cheap: reads the header only (via netcdf-c, under its

@@ -76,8 +76,10 @@ private:
     std::vector<uint8_t> bytes_;
 };
 
-// Walks a CDF-1/2/5 header and looks at every attribute name. Any
-// inconsistency answers Maybe: the full test then decides (and reports).
+// Walks a CDF-1/2/5 header and looks at every attribute name. A header it
+// cannot walk is not an aggregation: netcdf-c must never see a classic file
+// whose header is inconsistent (a 32-byte file claiming 2^31-1 variables
+// crashes it), so the file stays a plain dataset whose views report the error.
 class ClassicHeaderWalk {
 public:
     ClassicHeaderWalk(Prefix& prefix, int version) : p_(prefix), wide_(version == 5), wide_offset_(version != 1) {}
@@ -85,24 +87,24 @@ public:
     Precheck run() {
         pos_ = 4;
         uint64_t ignored = 0;
-        if (!count(ignored)) return Precheck::Maybe;  // numrecs
+        if (!count(ignored)) return Precheck::NotAggregation;  // numrecs
         bool marker = false;
         // dim_list
         uint64_t tag = 0, n = 0;
-        if (!list_header(tag, n)) return Precheck::Maybe;
+        if (!list_header(tag, n)) return Precheck::NotAggregation;
         for (uint64_t i = 0; i < n; ++i) {
             std::string_view name;
-            if (!read_name(name) || !count(ignored)) return Precheck::Maybe;
+            if (!read_name(name) || !count(ignored)) return Precheck::NotAggregation;
         }
-        if (!attributes(marker)) return Precheck::Maybe;
-        if (!list_header(tag, n)) return Precheck::Maybe;
+        if (!attributes(marker)) return Precheck::NotAggregation;
+        if (!list_header(tag, n)) return Precheck::NotAggregation;
         for (uint64_t i = 0; i < n; ++i) {
             std::string_view name;
             uint64_t ndims = 0;
-            if (!read_name(name) || !count(ndims) || ndims > kMaxCount) return Precheck::Maybe;
-            if (!skip(ndims * (wide_ ? 8 : 4))) return Precheck::Maybe;
-            if (!attributes(marker)) return Precheck::Maybe;
-            if (!skip(4) || !count(ignored) || !skip(wide_offset_ ? 8 : 4)) return Precheck::Maybe;
+            if (!read_name(name) || !count(ndims) || ndims > kMaxCount) return Precheck::NotAggregation;
+            if (!skip(ndims * (wide_ ? 8 : 4))) return Precheck::NotAggregation;
+            if (!attributes(marker)) return Precheck::NotAggregation;
+            if (!skip(4) || !count(ignored) || !skip(wide_offset_ ? 8 : 4)) return Precheck::NotAggregation;
         }
         return marker ? Precheck::Maybe : Precheck::NotAggregation;
     }
