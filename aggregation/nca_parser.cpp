@@ -63,7 +63,9 @@ uint64_t as_index(const Context& cx, const json& v, const std::string& path) {
     }
     if (v.is_number_float()) {
         double d = v.get<double>();
-        if (d >= 0 && d == static_cast<double>(static_cast<uint64_t>(d))) return static_cast<uint64_t>(d);
+        // Range first: converting 1e300 to uint64_t is undefined behaviour.
+        if (d >= 0 && d < 18446744073709551616.0 && d == static_cast<double>(static_cast<uint64_t>(d)))
+            return static_cast<uint64_t>(d);
     }
     cx.fail(path, "expected a non-negative integer, found " + v.dump());
 }
