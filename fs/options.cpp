@@ -1,5 +1,8 @@
 #include "fs/options.hpp"
 
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <cerrno>
 #include <climits>
 #include <cstdlib>
@@ -35,6 +38,10 @@ std::string absolute_directory(const std::string& path, const char* what) {
     auto canonical = std::filesystem::canonical(path, ec);
     if (ec) throw_path_error(path, what, ec);
     if (!std::filesystem::is_directory(canonical, ec)) throw_path_error(path, what, ec);
+    // stat may be answered from the kernel's attribute cache even when the
+    // FUSE daemon behind the directory is dead; opening it always asks.
+    if (int fd = ::open(canonical.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC); fd >= 0) ::close(fd);
+    else if (errno == ENOTCONN) throw_path_error(path, what, std::error_code(errno, std::generic_category()));
     return canonical.string();
 }
 
