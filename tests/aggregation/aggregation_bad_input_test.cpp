@@ -283,10 +283,15 @@ TEST(AggregationHostile, LocationNear2To64CannotWrapPastTheRangeCheck) {
     // No declared shape: the convention follows the other partition (half-open); both ranges wrap.
     j.replace(j.find("[[2, 4], [0, 3]]"), 16, "[[18446744073709551615, 18446744073709551615], [0, 3]]");
     EXPECT_CONTAINS(error_of(write_nca(dir, j)), "v:nca_array Partitions[1].location[0]");
+    // Inclusive (as partition 0 reads) without a shape: count 1, and start + 1 wraps to 0.
     j = kTwoParts;
+    j.replace(j.find("[[0, 2], [0, 3]]"), 16, "[[0, 1], [0, 2]]");
     j.replace(j.find("[[2, 4], [0, 3]]"), 16, "[[18446744073709551615, 18446744073709551615], [0, 2]]");
-    j.replace(j.find(R"("file": "b.nc", "ncvar": "p", "shape": [2, 3])"), 45, R"("file": "b.nc", "ncvar": "p")");
-    EXPECT_CONTAINS(error_of(write_nca(dir, j)), "v:nca_array Partitions[1].location[0]");
+    const std::string sub_b = R"("file": "b.nc", "ncvar": "p", "shape": [2, 3])";
+    j.replace(j.find(sub_b), sub_b.size(), R"("file": "b.nc", "ncvar": "p")");
+    EXPECT_CONTAINS(error_of(write_nca(dir, j)),
+                    "v:nca_array Partitions[1].location[0]: [18446744073709551615, 18446744073709551615] runs past the "
+                    "master dimension 'x' of length 4");
 }
 
 TEST(AggregationHostile, JsonNestedDeeperThan256IsRefusedBeforeParsing) {
