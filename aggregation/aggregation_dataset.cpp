@@ -18,7 +18,6 @@
 #include "aggregation/path_policy.hpp"
 #include "codecs/cdf/header_reader.hpp"
 #include "codecs/netcdf/netcdf_library.hpp"
-#include "codecs/open_file.hpp"
 
 namespace ncafs {
 
@@ -41,23 +40,11 @@ bool looks_like_netcdf(const std::string& path) {
     return yes;
 }
 
-// netcdf-c trusts the counts of a classic header (2^31-1 variables in a
-// 32-byte file crash nc_open): our own reader checks it first and throws
-// FormatError naming the file and the byte.
-void reject_bad_classic_header(const std::string& path) {
-    auto file = OpenFile::open(path);
-    uint8_t head[4] = {};
-    if (file->size() < 4) return;
-    file->pread_exact(head, 4, 0);
-    if (!cdf::has_cdf_magic(head)) return;
-    (void)cdf::read_cdf_header(*file);
-}
-
 }  // namespace
 
 bool is_aggregation_file(const std::string& path) {
     if (!looks_like_netcdf(path)) return false;
-    reject_bad_classic_header(path);
+    cdf::check_classic_header(path);  // throws FormatError naming the file
     std::lock_guard lock(netcdf_library_mutex());
     int ncid = -1;
     if (nc_open(path.c_str(), NC_NOWRITE, &ncid) != NC_NOERR) return false;
