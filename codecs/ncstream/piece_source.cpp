@@ -13,6 +13,8 @@ namespace ncafs::ncstream {
 
 namespace {
 
+constexpr size_t kMaxIndexes = 4;  // inflate indexes kept per variable (in-flight readers keep theirs)
+
 // Unconditional byte reversal of each element (the piece's order differs
 // from the requested one, whatever the host order is).
 void reverse_element_bytes(uint8_t* p, uint64_t n, size_t es) {
@@ -89,6 +91,8 @@ void PieceSource::copy_piece(const StoredPiece& p, const std::vector<Run>& runs,
 
 std::shared_ptr<InflateIndex> PieceSource::index_for(const StoredPiece& p) const {
     std::lock_guard lock(indexes_mutex_);
+    // Each index holds up to 512 inflater snapshots (~40 KiB each): keep a few.
+    if (indexes_.size() >= kMaxIndexes && !indexes_.count(p.file_offset)) indexes_.erase(indexes_.begin());
     auto& slot = indexes_[p.file_offset];
     if (!slot) {
         // Blocks must fit the cache, or a sequential read would inflate each block many times.

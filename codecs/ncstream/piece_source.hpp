@@ -2,7 +2,8 @@
 // data messages cover ("pieces", later ones taking precedence, as the grammar
 // says), the rest filled with _FillValue or the type's default fill.
 // Uncompressed pieces are pread where they lie; deflated ones are inflated
-// on demand, small ones kept in a bounded cache shared by the dataset.
+// on demand, small ones kept in a bounded cache shared by the dataset, large
+// ones read block by block through an InflateIndex (blocks cached likewise).
 #pragma once
 
 #include <cstdint>
