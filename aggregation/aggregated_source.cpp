@@ -248,9 +248,10 @@ void AggregatedSource::read_piece(const Fragment& f, const Resolved& r, const st
     }
     const uint64_t src_n = ncafs::element_count(box_count);
     if (box_too_sparse(src_n, n)) {  // a sparse part: read runs of consecutive indices instead of the box
-        size_t k = 0;
+        size_t k = 0;  // the axis whose box exceeds its elements most (a list may repeat indices)
+        auto excess = [&](size_t q) { return box_count[q] - std::min(box_count[q], axis_len(f, len, q)); };
         for (size_t q = 1; q < K; ++q)
-            if (box_count[q] - axis_len(f, len, q) > box_count[k] - axis_len(f, len, k)) k = q;
+            if (excess(q) > excess(k)) k = q;
         return read_in_runs(static_cast<size_t>(f.axis_to_master[k]), [&](uint64_t j) { return source_index(k, j); }, lo,
                             len, msize, dst, [&](const auto& sl, const auto& sn, void* sd) { read_piece(f, r, sl, sn, sd); });
     }

@@ -356,6 +356,20 @@ TEST(AggregationHostile, SparsePartListReadsOnlyTheNeededRows) {
     const float last = static_cast<float>((n - 1) * 3);  // write_part: value = row * 3 + column
     EXPECT_EQ(got, (std::vector<float>{0, 1, 2, last, last + 1, last + 2, 100, 101, 102, 103, 104, 105}));
     EXPECT_LT(growth, 8u * 1024) << "KiB of peak RSS growth for a 48-byte read";
+
+    // Descending rows, columns reversed by a list: each run is a single index.
+    std::string k = j;
+    const std::string part = "[[0, " + std::to_string(n - 1) + "], (0, 2, 1)]";
+    k.replace(k.find(part), part.size(), "[[" + std::to_string(n - 1) + ", 0], [2, 1, 0]]");
+    auto dir2 = test::fresh_dir("hostile_sparse_desc");
+    std::filesystem::copy_file(dir + "/a.nc", dir2 + "/a.nc");
+    std::filesystem::copy_file(dir + "/b.nc", dir2 + "/b.nc");
+    auto ds2 = open_aggregation(write_nca(dir2, k), {});
+    ds2->find_variable("v")->source->read_linear(0, 12, ByteOrder::Native, got.data());
+    EXPECT_EQ(got, (std::vector<float>{last + 2, last + 1, last, 2, 1, 0, 100, 101, 102, 103, 104, 105}));
+    std::vector<float> one(1);
+    ds2->find_variable("v")->source->read_linear(4, 1, ByteOrder::Native, one.data());  // v[1][1]
+    EXPECT_EQ(one[0], 1.0f);
 }
 
 TEST(AggregationHostile, CheckGoesOnPastABadNumberAndNamesTheFile) {
