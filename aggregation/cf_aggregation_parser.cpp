@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "aggregation/aggregation_error.hpp"
+#include "codecs/checked_math.hpp"
 #include "aggregation/term_variables.hpp"
 #include "codecs/error.hpp"
 
@@ -411,10 +412,10 @@ CfAggregate parse_one(const std::string& path, const Dataset& file, const Variab
     std::vector<uint64_t> nf;
     for (size_t d = 0; d < ndim; ++d) {
         uint64_t sum = 0;
-        for (uint64_t s : rows[d]) {
-            if (sum + s < sum) throw AggregationError(path, sizes_where, "sizes overflow");
-            sum += s;
-        }
+        for (uint64_t s : rows[d])
+            sum = checked::add_or_throw(sum, s, [&](const std::string& r) -> void {
+                throw AggregationError(path, sizes_where, "sizes overflow: " + r);
+            });
         a.shape.push_back(sum);
         nf.push_back(rows[d].size());
         const uint64_t declared = file.dimensions[*file.find_dimension(a.dims[d])].length;

@@ -2,7 +2,8 @@
 // file content (every such number is hostile until checked). add/mul return
 // nullopt on uint64_t overflow; the *_or_throw forms throw the caller's error
 // (FormatError, AggregationError...) built by a callable given the reason, so
-// each layer keeps its own message shape. fits_in(start, count, length) is the
+// each layer keeps its own message shape. (The CDF, ds and ncstream readers
+// check their layouts with __builtin_*_overflow where they compute them.) fits_in(start, count, length) is the
 // range test "start + count <= length" written so that it cannot wrap.
 #pragma once
 
@@ -42,14 +43,6 @@ uint64_t mul_or_throw(uint64_t a, uint64_t b, Fail&& fail) {
     if (auto r = mul(a, b)) return *r;
     fail(std::to_string(a) + " * " + std::to_string(b) + " overflows 64 bits");
     throw Error("checked mul: fail() returned");
-}
-
-// The common case of a file format: FormatError "FILE: at byte N: WHAT: a * b overflows 64 bits".
-inline uint64_t add_in_file(uint64_t a, uint64_t b, const std::string& file, uint64_t offset, const std::string& what) {
-    return add_or_throw(a, b, [&](const std::string& r) -> void { throw FormatError(file, offset, what + ": " + r); });
-}
-inline uint64_t mul_in_file(uint64_t a, uint64_t b, const std::string& file, uint64_t offset, const std::string& what) {
-    return mul_or_throw(a, b, [&](const std::string& r) -> void { throw FormatError(file, offset, what + ": " + r); });
 }
 
 }  // namespace ncafs::checked
