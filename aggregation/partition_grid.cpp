@@ -24,7 +24,6 @@ std::string box_text(const Aggregate& agg, const Fragment& f) {
                                box_text(agg, agg.fragments[b]) + " meets " + box_text(agg, agg.fragments[a]) + ")");
 }
 
-
 // The grid indexes cells_ by the boxes: a box outside the master (or a
 // master whose element count wraps) would write past the table.
 void check_boxes(const Aggregate& agg) {
