@@ -19,7 +19,7 @@ struct AggregationOptions {
     // Path prefix rewrites old -> new, applied to resolved partition paths
     // (e.g. {"/home/david", "/data/david"}); first match wins.
     std::vector<std::pair<std::string, std::string>> path_rewrites;
-    agg::AggregationLimits limits;  // max_fragments, max_metadata (README "Limits")
+    agg::AggregationLimits limits;  // max_fragments, max_metadata (README "Hostile input")
 };
 
 // Content-based and cheap: reads the header only (via netcdf-c, under its
