@@ -6,6 +6,7 @@
 
 #include "aggregation/conform_values.hpp"
 #include "aggregation/scatter_box.hpp"
+#include "aggregation/sparse_part_read.hpp"
 #include "codecs/error.hpp"
 
 namespace ncafs::agg {
@@ -207,6 +208,12 @@ bool AggregatedSource::fragment_is_plain(size_t i) const {
     return resolve(i, keep)->plain;
 }
 
+// Elements of the piece along partition axis k (1 for an extra size-1 axis).
+static uint64_t axis_len(const Fragment& f, const std::vector<uint64_t>& len, size_t k) {
+    const int d = f.axis_to_master[k];
+    return d >= 0 ? len[static_cast<size_t>(d)] : 1;
+}
+
 void AggregatedSource::read_piece(const Fragment& f, const Resolved& r, const std::vector<uint64_t>& lo,
                                   const std::vector<uint64_t>& len, void* dst) const {
     const size_t rank = len.size();
@@ -255,8 +262,15 @@ void AggregatedSource::read_piece(const Fragment& f, const Resolved& r, const st
         box_lo[k] = mn;
         box_count[k] = mx - mn + 1;
     }
-    uint64_t src_n = 1;
-    for (uint64_t c : box_count) src_n *= c;
+    const uint64_t src_n = ncafs::element_count(box_count);
+    if (box_too_sparse(src_n, n)) {  // a sparse part: read runs of consecutive indices instead of the box
+        size_t k = 0;  // the axis whose box exceeds its elements most (a list may repeat indices)
+        auto excess = [&](size_t q) { return box_count[q] - std::min(box_count[q], axis_len(f, len, q)); };
+        for (size_t q = 1; q < K; ++q)
+            if (excess(q) > excess(k)) k = q;
+        return read_in_runs(static_cast<size_t>(f.axis_to_master[k]), [&](uint64_t j) { return source_index(k, j); }, lo,
+                            len, msize, dst, [&](const auto& sl, const auto& sn, void* sd) { read_piece(f, r, sl, sn, sd); });
+    }
     std::vector<uint8_t> src(src_n * ssize);
     r.source->read(box_lo, box_count, ByteOrder::Native, src.data());
 

@@ -16,6 +16,7 @@
 #include "aggregation/dataset_cache.hpp"
 #include "aggregation/nca_parser.hpp"
 #include "aggregation/path_policy.hpp"
+#include "codecs/cdf/header_reader.hpp"
 #include "codecs/netcdf/netcdf_library.hpp"
 
 namespace ncafs {
@@ -43,6 +44,7 @@ bool looks_like_netcdf(const std::string& path) {
 
 bool is_aggregation_file(const std::string& path) {
     if (!looks_like_netcdf(path)) return false;
+    cdf::check_classic_header(path);  // throws FormatError naming the file
     std::lock_guard lock(netcdf_library_mutex());
     int ncid = -1;
     if (nc_open(path.c_str(), NC_NOWRITE, &ncid) != NC_NOERR) return false;
@@ -112,7 +114,7 @@ LoadedAggregation load_aggregation(const std::string& path, const AggregationOpt
     bool any_cf = false;
     for (const auto& v : file->variables) any_cf |= is_cf_aggregation_variable(v);
     if (any_cf) {
-        cf = parse_cf_file(paths->aggregation_file(), *file, *paths);
+        cf = parse_cf_file(paths->aggregation_file(), *file, *paths, options.limits);
         for (size_t i = 0; i < cf.aggregates.size(); ++i) cf_index[cf.aggregates[i].aggregate.name] = i;
         cf_hidden_vars.insert(cf.hidden_variables.begin(), cf.hidden_variables.end());
         cf_hidden_dims.insert(cf.hidden_dimensions.begin(), cf.hidden_dimensions.end());
@@ -134,7 +136,7 @@ LoadedAggregation load_aggregation(const std::string& path, const AggregationOpt
             continue;
         }
         if (nca_generation(v)) {
-            Aggregate a = parse_nca_variable(*file, v, *paths);
+            Aggregate a = parse_nca_variable(*file, v, *paths, options.limits);
             for (const auto& d : a.dims) keep_dim[*file->find_dimension(d)] = true;
             aggregates.push_back(std::move(a));
             is_master.push_back(true);

@@ -7,6 +7,7 @@
 #include <utility>
 #include <vector>
 
+#include "aggregation/aggregation_limits.hpp"
 #include "codecs/dataset.hpp"
 
 namespace ncafs {
@@ -18,12 +19,15 @@ struct AggregationOptions {
     // Path prefix rewrites old -> new, applied to resolved partition paths
     // (e.g. {"/home/david", "/data/david"}); first match wins.
     std::vector<std::pair<std::string, std::string>> path_rewrites;
+    agg::AggregationLimits limits;  // max_fragments, max_metadata (README "Hostile input")
 };
 
 // Content-based and cheap: reads the header only (via netcdf-c, under its
 // mutex) and looks for a variable carrying nca_array or cfa_array, or
 // aggregated_dimensions + aggregated_data (G3-G5). Returns
-// false fast for files that are neither CDF nor HDF5, and on any error.
+// false fast for files that are neither CDF nor HDF5, and on any error,
+// except that a CDF file whose header ncafs's own reader rejects throws
+// FormatError (it is never handed to netcdf-c).
 bool is_aggregation_file(const std::string& path);
 
 // The dataset an aggregation file presents: NCA/CFA variables become ordinary

@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "aggregation/aggregation_error.hpp"
+#include "codecs/checked_math.hpp"
 #include "aggregation/term_variables.hpp"
 #include "codecs/error.hpp"
 
@@ -309,7 +310,7 @@ std::string root_name(const std::string& full) {
 }
 
 CfAggregate parse_one(const std::string& path, const Dataset& file, const Variable& carrier, const TermFile& terms,
-                      const PathPolicy& paths) {
+                      const PathPolicy& paths, const AggregationLimits& limits) {
     const std::string base_where = carrier.name + ":aggregated_data";
     CfAggregate out;
     Aggregate& a = out.aggregate;
@@ -341,6 +342,11 @@ CfAggregate parse_one(const std::string& path, const Dataset& file, const Variab
     }
     const size_t ndim = a.dims.size();
 
+    for (const char* name : {"aggregated_data", "aggregated_dimensions"})
+        if (const Attribute* at = carrier.find_attribute(name); at->length() > limits.max_metadata_bytes)
+            throw AggregationError(path, carrier.name + ":" + name,
+                                   std::to_string(at->length()) + " bytes exceed the limit max_metadata=" +
+                                       std::to_string(limits.max_metadata_bytes));
     auto term_pairs = parse_terms(text_of(carrier.find_attribute("aggregated_data")), path, base_where);
     TermSet ts = classify_terms(term_pairs, path, base_where);
     out.generation = ts.generation;
@@ -356,7 +362,8 @@ CfAggregate parse_one(const std::string& path, const Dataset& file, const Variab
                                    "variable \"" + v + "\" does not exist (CF group search from the root group)");
         out.term_variables.push_back(*full);
     }
-    for (const auto& [role, tv] : ts.roles) arrays.emplace(role, terms.read(*terms.find(tv.second)));
+    // Sizes first: the fragment count is checked before the other terms are read.
+    arrays.emplace(Role::Sizes, terms.read(*terms.find(ts.roles.at(Role::Sizes).second)));
 
     // Sizes -> shape and boxes.
     const TermArray& sizes = arrays.at(Role::Sizes);
@@ -405,10 +412,10 @@ CfAggregate parse_one(const std::string& path, const Dataset& file, const Variab
     std::vector<uint64_t> nf;
     for (size_t d = 0; d < ndim; ++d) {
         uint64_t sum = 0;
-        for (uint64_t s : rows[d]) {
-            if (sum + s < sum) throw AggregationError(path, sizes_where, "sizes overflow");
-            sum += s;
-        }
+        for (uint64_t s : rows[d])
+            sum = checked::add_or_throw(sum, s, [&](const std::string& r) -> void {
+                throw AggregationError(path, sizes_where, "sizes overflow: " + r);
+            });
         a.shape.push_back(sum);
         nf.push_back(rows[d].size());
         const Dimension& dim = file.dimensions[*file.find_dimension(a.dims[d])];
@@ -423,9 +430,15 @@ CfAggregate parse_one(const std::string& path, const Dataset& file, const Variab
     a.matrix_shape = nf;
     uint64_t nfrag = 1;
     for (uint64_t n : nf) {
-        if (n != 0 && nfrag > (uint64_t{1} << 32) / n) throw AggregationError(path, sizes_where, "too many fragments");
+        if (n != 0 && nfrag > limits.max_fragments / n)
+            throw AggregationError(path, sizes_where,
+                                   "more than " + std::to_string(limits.max_fragments) +
+                                       " fragments (limit max_fragments; the array of fragments has shape " +
+                                       shape_text(nf) + ")");
         nfrag *= n;
     }
+    for (const auto& [role, tv] : ts.roles)
+        if (role != Role::Sizes) arrays.emplace(role, terms.read(*terms.find(tv.second)));
 
     // The other terms' layouts.
     const bool g3 = ts.generation == CfGeneration::Cfa06, g4a = ts.generation == CfGeneration::Draft2024;
@@ -595,13 +608,14 @@ CfAggregate parse_one(const std::string& path, const Dataset& file, const Variab
 
 }  // namespace
 
-CfAggregations parse_cf_file(const std::string& path, const Dataset& file, const PathPolicy& paths) {
+CfAggregations parse_cf_file(const std::string& path, const Dataset& file, const PathPolicy& paths,
+                             const AggregationLimits& limits) {
     CfAggregations out;
     TermFile terms(path);
     std::set<std::string> hidden;
     for (const auto& v : file.variables) {
         if (!is_cf_aggregation_variable(v)) continue;
-        CfAggregate a = parse_one(path, file, v, terms, paths);
+        CfAggregate a = parse_one(path, file, v, terms, paths, limits);
         for (const auto& t : a.term_variables)
             if (auto r = root_name(t); !r.empty()) hidden.insert(r);
         for (const auto& f : a.aggregate.fragments)

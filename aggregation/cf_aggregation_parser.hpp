@@ -13,6 +13,7 @@
 #include <string_view>
 #include <vector>
 
+#include "aggregation/aggregation_limits.hpp"
 #include "aggregation/partition_model.hpp"
 #include "aggregation/path_policy.hpp"
 #include "codecs/dataset.hpp"
@@ -55,7 +56,8 @@ struct CfAggregations {
 // file's own dataset, read from `path`). Throws AggregationError naming the
 // file, "VAR:aggregated_data TERM" and the reason for metadata that cannot
 // describe an aggregation; SourceError when the file cannot be read.
-CfAggregations parse_cf_file(const std::string& path, const Dataset& file, const PathPolicy& paths);
+CfAggregations parse_cf_file(const std::string& path, const Dataset& file, const PathPolicy& paths,
+                             const AggregationLimits& limits = AggregationLimits{});
 
 // The same, reduced to the aggregates (for callers that keep no side table).
 std::vector<Aggregate> parse_cf_aggregations(const std::string& path, const Dataset& file, const PathPolicy& paths);

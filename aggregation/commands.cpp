@@ -155,6 +155,15 @@ int inspect_command(const std::vector<std::string>& args, std::ostream& out, std
     return rc;
 }
 
+namespace {
+
+// "FILE: MESSAGE" unless the message already starts with the file's name.
+std::string with_file_name(const std::string& file, const std::string& message) {
+    return message.rfind(file, 0) == 0 ? message : file + ": " + message;
+}
+
+}  // namespace
+
 int check_command(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
     CommandLine cl;
     if (!parse_args(args, cl, err, "check")) return 2;
@@ -163,17 +172,24 @@ int check_command(const std::vector<std::string>& args, std::ostream& out, std::
         agg::LoadedAggregation loaded;
         try {
             loaded = agg::load_aggregation(file, cl.options, agg::DatasetCache::shared());
-        } catch (const Error& e) {
-            out << e.what() << "\n";
+        } catch (const std::exception& e) {
+            // Not only Error: a library exception (a bad number) must not end the
+            // run before the next FILE, and its message must name this one.
+            out << with_file_name(file, e.what()) << "\n";
             ++problems;
             continue;
         }
         if (!loaded.cf_sources.empty()) {
             // G3-G5: docs/conventions/README.md "Validation", fragment by fragment, optionally A9.
-            auto report = agg::check_cf_aggregation(file, cl.options, agg::DatasetCache::shared(), cl.verify_coordinates);
-            for (const auto& w : report.warnings) out << "warning: " << w << "\n";
-            for (const auto& p : report.problems) out << p << "\n";
-            problems += report.problems.size();
+            try {
+                auto report = agg::check_cf_aggregation(file, cl.options, agg::DatasetCache::shared(), cl.verify_coordinates);
+                for (const auto& w : report.warnings) out << "warning: " << w << "\n";
+                for (const auto& p : report.problems) out << p << "\n";
+                problems += report.problems.size();
+            } catch (const std::exception& e) {
+                out << with_file_name(file, e.what()) << "\n";
+                ++problems;
+            }
         } else {
             for (const auto& w : loaded.warnings) out << "warning: " << w << "\n";
         }
@@ -182,8 +198,8 @@ int check_command(const std::vector<std::string>& args, std::ostream& out, std::
             for (size_t i = 0; i < a.fragments.size(); ++i) {
                 try {
                     src->verify_fragment(i);
-                } catch (const Error& e) {
-                    out << e.what() << "\n";
+                } catch (const std::exception& e) {
+                    out << with_file_name(file, e.what()) << "\n";
                     ++problems;
                 }
             }

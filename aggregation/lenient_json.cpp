@@ -2,6 +2,8 @@
 
 #include <cctype>
 
+#include "codecs/json_depth.hpp"
+
 namespace ncafs::agg {
 
 std::string single_quotes_to_json(const std::string& in, std::vector<size_t>* map) {
@@ -55,6 +57,8 @@ std::string single_quotes_to_json(const std::string& in, std::vector<size_t>* ma
 }
 
 nlohmann::json parse_lenient_json(const std::string& text) {
+    if (auto at = json_too_deep_at(text, kMaxJsonDepth, true))
+        throw JsonTextError{*at, "nested deeper than " + std::to_string(kMaxJsonDepth) + " levels"};
     try {
         return nlohmann::json::parse(text);
     } catch (const nlohmann::json::parse_error& strict) {

@@ -10,6 +10,7 @@
 
 #include "aggregation/aggregation_error.hpp"
 #include "aggregation/lenient_json.hpp"
+#include "codecs/checked_math.hpp"
 #include "aggregation/text_attribute.hpp"
 #include "aggregation/units_conversion.hpp"
 
@@ -62,7 +63,9 @@ uint64_t as_index(const Context& cx, const json& v, const std::string& path) {
     }
     if (v.is_number_float()) {
         double d = v.get<double>();
-        if (d >= 0 && d == static_cast<double>(static_cast<uint64_t>(d))) return static_cast<uint64_t>(d);
+        // Range first: converting 1e300 to uint64_t is undefined behaviour.
+        if (d >= 0 && d < 18446744073709551616.0 && d == static_cast<double>(static_cast<uint64_t>(d)))
+            return static_cast<uint64_t>(d);
     }
     cx.fail(path, "expected a non-negative integer, found " + v.dump());
 }
@@ -227,7 +230,8 @@ std::vector<IndexSelection> parse_part(const std::string& text, bool square_is_r
     return out;
 }
 
-Aggregate parse_nca_variable(const Dataset& file, const Variable& carrier, const PathPolicy& paths) {
+Aggregate parse_nca_variable(const Dataset& file, const Variable& carrier, const PathPolicy& paths,
+                             const AggregationLimits& limits) {
     const auto gen = nca_generation(carrier);
     if (!gen) throw AggregationError(paths.aggregation_file(), carrier.name, "not an NCA/CFA variable");
     const std::string prefix = *gen == NcaGeneration::Nca ? "nca_" : "cfa_";
@@ -284,7 +288,10 @@ Aggregate parse_nca_variable(const Dataset& file, const Variable& carrier, const
             agg.packing = Affine{sf && sf->length() > 0 ? sf->as_double(0) : 1.0, ao && ao->length() > 0 ? ao->as_double(0) : 0.0};
     }
 
-    // The JSON.
+    // The JSON (its size bounded first: the parsed tree holds many times the text).
+    if (const Attribute* at = carrier.find_attribute(json_attr); at && at->length() > limits.max_metadata_bytes)
+        cx.fail("", std::to_string(at->length()) + " bytes of JSON exceed the limit max_metadata=" +
+                        std::to_string(limits.max_metadata_bytes));
     std::string text = text_attribute(carrier, json_attr.c_str());
     json root;
     try {
@@ -341,11 +348,13 @@ Aggregate parse_nca_variable(const Dataset& file, const Variable& carrier, const
     }
 
     const json* parts = find_key(root, {"Partitions"});
+    if (parts && parts->is_array() && parts->size() > limits.max_fragments)
+        cx.fail("Partitions", std::to_string(parts->size()) + " partitions exceed the limit max_fragments=" +
+                                  std::to_string(limits.max_fragments));
     if (!parts || parts->is_null()) cx.fail("Partitions", "missing");
     if (!parts->is_array()) cx.fail("Partitions", "expected a list, found " + parts->dump());
 
-    uint64_t matrix_cells = 1;
-    for (uint64_t s : agg.matrix_shape) matrix_cells *= s;
+    const uint64_t matrix_cells = element_count(agg.matrix_shape);  // saturates: pmshape is hostile
     // Locations place partitions; pmshape and index only validate (a
     // disagreement is a warning, overlap is refused by the partition grid).
     if (parts->size() > matrix_cells)
@@ -570,7 +579,7 @@ Aggregate parse_nca_variable(const Dataset& file, const Variable& carrier, const
                 const auto [a, b] = raw_locations[i][d];
                 const std::string L = P + ".location[" + std::to_string(d) + "]";
                 Convention c;
-                if (b - a + 1 == expected[d]) c = Convention::Inclusive;
+                if (b - a != UINT64_MAX && b - a + 1 == expected[d]) c = Convention::Inclusive;
                 else if (b - a == expected[d]) c = Convention::HalfOpen;
                 else
                     cx.fail(L, "[" + std::to_string(a) + ", " + std::to_string(b) + "] spans " + std::to_string(b - a + 1) +
@@ -610,10 +619,13 @@ Aggregate parse_nca_variable(const Dataset& file, const Variable& carrier, const
         const std::string P = "Partitions[" + std::to_string(i) + "]";
         for (size_t d = 0; d < rank; ++d) {
             const auto [a, b] = raw_locations[i][d];
-            uint64_t count = convention[i] == Convention::Inclusive ? b - a + 1 : b - a;
             const std::string L = P + ".location[" + std::to_string(d) + "]";
+            // b - a + 1 wraps for [0, 2^64-1]: checked, like the range test below.
+            const uint64_t count = convention[i] == Convention::Inclusive
+                                       ? checked::add_or_throw(b - a, 1, [&](const std::string& r) -> void { cx.fail(L, r); })
+                                       : b - a;
             if (count == 0) cx.fail(L, "empty range [" + std::to_string(a) + ", " + std::to_string(b) + ")");
-            if (a + count > agg.shape[d])
+            if (!checked::fits_in(a, count, agg.shape[d]))
                 cx.fail(L, "[" + std::to_string(a) + ", " + std::to_string(b) + "] runs past the master dimension '" +
                                agg.dims[d] + "' of length " + std::to_string(agg.shape[d]));
             f.start.push_back(a);

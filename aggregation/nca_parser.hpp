@@ -7,6 +7,7 @@
 #include <optional>
 #include <string>
 
+#include "aggregation/aggregation_limits.hpp"
 #include "aggregation/partition_model.hpp"
 #include "aggregation/path_policy.hpp"
 #include "codecs/dataset.hpp"
@@ -27,7 +28,8 @@ bool is_nca_private(const Variable& v);
 
 // Parses one carrier variable of `file` (the aggregation file's own dataset).
 // Throws AggregationError.
-Aggregate parse_nca_variable(const Dataset& file, const Variable& carrier, const PathPolicy& paths);
+Aggregate parse_nca_variable(const Dataset& file, const Variable& carrier, const PathPolicy& paths,
+                             const AggregationLimits& limits = AggregationLimits{});
 
 // `part` grammar (docs/conventions/nca-json.md, A2), exposed for tests. `square_is_range`: 0.4
 // rules (square = [start, stop, step] inclusive, round = list); false: 0.2/0.3

@@ -1,8 +1,10 @@
 #include "aggregation/partition_grid.hpp"
 
 #include <algorithm>
+#include <climits>
 
 #include "aggregation/aggregation_error.hpp"
+#include "codecs/checked_math.hpp"
 
 namespace ncafs::agg {
 
@@ -21,9 +23,25 @@ std::string box_text(const Aggregate& agg, const Fragment& f) {
                            "overlaps " + agg.fragments[a].where.substr(agg.fragments[a].where.rfind(' ') + 1) + " (" +
                                box_text(agg, agg.fragments[b]) + " meets " + box_text(agg, agg.fragments[a]) + ")");
 }
+
+// The grid indexes cells_ by the boxes: a box outside the master (or a
+// master whose element count wraps) would write past the table.
+void check_boxes(const Aggregate& agg) {
+    (void)agg.element_count();  // throws when the master shape overflows 64 bits
+    if (agg.fragments.size() > static_cast<size_t>(INT32_MAX))
+        throw AggregationError(agg.file, agg.name, "too many fragments (" + std::to_string(agg.fragments.size()) + ")");
+    for (const auto& f : agg.fragments) {
+        if (f.start.size() != agg.shape.size() || f.count.size() != agg.shape.size())
+            throw AggregationError(agg.file, f.where, "box rank differs from the master's");
+        for (size_t d = 0; d < agg.shape.size(); ++d)
+            if (!checked::fits_in(f.start[d], f.count[d], agg.shape[d]))
+                throw AggregationError(agg.file, f.where, "box " + box_text(agg, f) + " lies outside the master");
+    }
+}
 }  // namespace
 
 PartitionGrid::PartitionGrid(const Aggregate& agg) : agg_(agg) {
+    check_boxes(agg);
     const size_t rank = agg.shape.size();
     cuts_.resize(rank);
     for (size_t d = 0; d < rank; ++d) {
@@ -88,8 +106,10 @@ PartitionGrid::PartitionGrid(const Aggregate& agg) : agg_(agg) {
 bool PartitionGrid::for_each_fragment(std::span<const uint64_t> start, std::span<const uint64_t> count,
                                       const std::function<void(size_t)>& f) const {
     const size_t rank = agg_.shape.size();
-    uint64_t volume = 1;
-    for (uint64_t c : count) volume *= c;
+    for (size_t d = 0; d < rank; ++d)
+        if (!checked::fits_in(start[d], count[d], agg_.shape[d]))
+            throw UsageError(agg_.file + ": " + agg_.name + ": hyperslab outside the aggregated shape");
+    const uint64_t volume = element_count(count);  // <= the master's count, checked at construction
     if (volume == 0) return false;
     if (!table_ok_) {
         uint64_t covered = 0;

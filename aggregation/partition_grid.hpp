@@ -18,7 +18,8 @@ namespace ncafs::agg {
 
 class PartitionGrid {
 public:
-    // Throws AggregationError when two fragments overlap.
+    // Throws AggregationError when two fragments overlap, a box lies outside
+    // the master or the master's element count overflows 64 bits.
     explicit PartitionGrid(const Aggregate& agg);
 
     // Calls f(i) once for every fragment i whose box meets [start, start+count);

@@ -2,6 +2,9 @@
 
 #include <algorithm>
 
+#include "aggregation/aggregation_error.hpp"
+#include "codecs/checked_math.hpp"
+
 namespace ncafs::agg {
 
 uint64_t IndexSelection::min_index() const {
@@ -17,9 +20,7 @@ uint64_t IndexSelection::max_index() const {
 }
 
 uint64_t Fragment::element_count() const {
-    uint64_t n = 1;
-    for (uint64_t c : count) n *= c;
-    return n;
+    return ncafs::element_count(count);  // boxes lie inside the master, whose count was checked
 }
 
 bool Fragment::transform_is_identity() const {
@@ -34,8 +35,13 @@ bool Fragment::transform_is_identity() const {
 }
 
 uint64_t Aggregate::element_count() const {
+    for (uint64_t s : shape)
+        if (s == 0) return 0;
     uint64_t n = 1;
-    for (uint64_t s : shape) n *= s;
+    for (uint64_t s : shape)
+        n = checked::mul_or_throw(n, s, [&](const std::string& r) -> void {
+            throw AggregationError(file, name, "the aggregated shape has too many elements (" + r + ")");
+        });
     return n;
 }
 

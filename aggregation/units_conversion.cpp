@@ -4,7 +4,9 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <memory>
 #include <mutex>
 #include <stdexcept>
@@ -80,6 +82,18 @@ struct ReferenceTime {
     double seconds = 0;  // time of day
 };
 
+// Calendar arithmetic multiplies years by 366 days in int64_t: years are
+// bounded first (documented in README "Hostile input") so nothing can wrap.
+constexpr double kMaxReferenceYear = 1e9;
+
+void check_date_range(const std::string& units, double year, double month, double day) {
+    if (!(std::fabs(year) <= kMaxReferenceYear))
+        throw std::runtime_error("units \"" + units + "\": reference year out of range (at most " +
+                                 std::to_string(static_cast<int64_t>(kMaxReferenceYear)) + " years from year 0)");
+    if (!(month >= 1 && month <= 12)) throw std::runtime_error("units \"" + units + "\": month out of range 1..12");
+    if (!(day >= 1 && day <= 31)) throw std::runtime_error("units \"" + units + "\": day out of range 1..31");
+}
+
 // "UNIT since YYYY-MM-DD[ T]hh:mm:ss" (time of day and zone "Z"/"UTC" optional).
 // Hand-written rather than std::regex (which trips GCC 12 warnings).
 std::optional<ReferenceTime> parse_reference_time(const std::string& text) {
@@ -95,7 +109,7 @@ std::optional<ReferenceTime> parse_reference_time(const std::string& text) {
             ++j;
             while (j < text.size() && std::isdigit(static_cast<unsigned char>(text[j]))) ++j;
         }
-        v = std::stod(text.substr(i, j - i));
+        v = std::strtod(text.substr(i, j - i).c_str(), nullptr);  // HUGE_VAL past double: range-checked later
         i = j;
         return true;
     };
@@ -113,6 +127,7 @@ std::optional<ReferenceTime> parse_reference_time(const std::string& text) {
     if (!number(true, false, y) || i >= text.size() || text[i++] != '-' || !number(false, false, mo) ||
         i >= text.size() || text[i++] != '-' || !number(false, false, d))
         return std::nullopt;
+    check_date_range(text, y, mo, d);
     r.year = static_cast<int64_t>(y), r.month = static_cast<int64_t>(mo), r.day = static_cast<int64_t>(d);
     while (i < text.size() && (text[i] == ' ' || text[i] == 'T')) ++i;
     double h, mi, sec = 0;

@@ -1,5 +1,7 @@
 #include "codecs/dataset.hpp"
 
+#include "codecs/checked_math.hpp"
+
 namespace ncafs {
 
 Attribute Attribute::text(std::string name, std::string_view value) {
@@ -45,7 +47,10 @@ std::optional<size_t> Dataset::find_dimension(std::string_view wanted) const {
 
 uint64_t element_count(std::span<const uint64_t> shape) {
     uint64_t n = 1;
-    for (uint64_t d : shape) n *= d;
+    for (uint64_t d : shape) {
+        if (d == 0) return 0;
+        n = checked::mul(n, d).value_or(UINT64_MAX);  // saturates: never a small wrapped count
+    }
     return n;
 }
 

@@ -69,7 +69,7 @@ struct Dataset {
     std::optional<size_t> find_dimension(std::string_view name) const;
 };
 
-// Product of the lengths (1 for a scalar).
+// Product of the lengths (1 for a scalar); saturates at UINT64_MAX instead of wrapping.
 uint64_t element_count(std::span<const uint64_t> shape);
 
 }  // namespace ncafs

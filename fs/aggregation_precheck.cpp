@@ -50,6 +50,7 @@ public:
     // Makes bytes [0, end) available; false when the file (or the cap) ends first.
     bool ensure(uint64_t end) {
         if (end <= bytes_.size()) return true;
+        if (end > cap_) capped_ = true;
         if (end > cap_ || eof_) return false;
         size_t want = std::min<size_t>(cap_, std::max<size_t>(end, bytes_.size() * 2 + 4096));
         size_t have = bytes_.size();
@@ -68,16 +69,21 @@ public:
     }
     const uint8_t* data() const { return bytes_.data(); }
     size_t size() const { return bytes_.size(); }
+    bool capped() const { return capped_; }  // a read stopped at the cap, not at the file's end
 
 private:
     int fd_;
     size_t cap_;
     bool eof_ = false;
+    bool capped_ = false;
     std::vector<uint8_t> bytes_;
 };
 
-// Walks a CDF-1/2/5 header and looks at every attribute name. Any
-// inconsistency answers Maybe: the full test then decides (and reports).
+// Walks a CDF-1/2/5 header and looks at every attribute name. A header it
+// cannot walk is not an aggregation: netcdf-c must never see a classic file
+// whose header is inconsistent (a 32-byte file claiming 2^31-1 variables
+// crashes it), so the file stays a plain dataset whose views report the error.
+// Only a header longer than the read cap is left to the full test.
 class ClassicHeaderWalk {
 public:
     ClassicHeaderWalk(Prefix& prefix, int version) : p_(prefix), wide_(version == 5), wide_offset_(version != 1) {}
@@ -85,30 +91,34 @@ public:
     Precheck run() {
         pos_ = 4;
         uint64_t ignored = 0;
-        if (!count(ignored)) return Precheck::Maybe;  // numrecs
+        if (!count(ignored)) return unwalkable();  // numrecs
         bool marker = false;
         // dim_list
         uint64_t tag = 0, n = 0;
-        if (!list_header(tag, n)) return Precheck::Maybe;
+        if (!list_header(tag, n)) return unwalkable();
         for (uint64_t i = 0; i < n; ++i) {
             std::string_view name;
-            if (!read_name(name) || !count(ignored)) return Precheck::Maybe;
+            if (!read_name(name) || !count(ignored)) return unwalkable();
         }
-        if (!attributes(marker)) return Precheck::Maybe;
-        if (!list_header(tag, n)) return Precheck::Maybe;
+        if (!attributes(marker)) return unwalkable();
+        if (!list_header(tag, n)) return unwalkable();
         for (uint64_t i = 0; i < n; ++i) {
             std::string_view name;
             uint64_t ndims = 0;
-            if (!read_name(name) || !count(ndims) || ndims > kMaxCount) return Precheck::Maybe;
-            if (!skip(ndims * (wide_ ? 8 : 4))) return Precheck::Maybe;
-            if (!attributes(marker)) return Precheck::Maybe;
-            if (!skip(4) || !count(ignored) || !skip(wide_offset_ ? 8 : 4)) return Precheck::Maybe;
+            if (!read_name(name) || !count(ndims) || ndims > kMaxCount) return unwalkable();
+            if (!skip(ndims * (wide_ ? 8 : 4))) return unwalkable();
+            if (!attributes(marker)) return unwalkable();
+            if (!skip(4) || !count(ignored) || !skip(wide_offset_ ? 8 : 4)) return unwalkable();
         }
         return marker ? Precheck::Maybe : Precheck::NotAggregation;
     }
 
 private:
     static constexpr uint64_t kMaxCount = 1u << 24;
+
+    // A header longer than the cap (a huge JSON attribute) may still be an
+    // aggregation: the full test reads it with ncafs's own header reader first.
+    Precheck unwalkable() const { return p_.capped() ? Precheck::Maybe : Precheck::NotAggregation; }
 
     bool u32(uint32_t& v) {
         if (!p_.ensure(pos_ + 4)) return false;

@@ -8,7 +8,8 @@
 namespace ncafs::fs {
 
 enum class Precheck {
-    NotAggregation,  // certainly not: wrong name, not netCDF, or no marker attribute
+    NotAggregation,  // certainly not: wrong name, not netCDF, no marker attribute, or a
+                     // classic header that cannot be walked (never handed to netcdf-c)
     Maybe,           // needs the full test (is_aggregation_file)
 };
 

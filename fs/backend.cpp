@@ -47,6 +47,7 @@ Backend make_backend(const ViewOptions& options, const std::vector<std::string>&
     aggregation.allowed_roots = allowed_roots;
     for (const auto& r : options.extra_allowed_roots) aggregation.allowed_roots.push_back(r);
     aggregation.path_rewrites = options.path_rewrites;
+    aggregation.limits = options.limits;
     CdfViewOptions cdf;
     cdf.version = options.cdf_version;
     DsViewOptions ds_options;

@@ -426,7 +426,9 @@ std::vector<DirEntry> Catalog::list(const std::string& virtual_dir) {
             if (!have_stat && ::stat(path.c_str(), &st) != 0) continue;
             // NAME.nca is classified fully (it may be shown as NAME.nc); any
             // other dataset name costs one magic sniff: a NAME.nc keeps its
-            // name whatever it holds, and its twins exist for any netCDF magic.
+            // name whatever it holds. Its twins exist for any netCDF magic,
+            // except when it is a broken aggregation (no twins): a NAME.nc
+            // passing the header pre-check is classified to find out.
             bool is_dataset;
             if (rank == 1) {
                 auto c = classify(path, st);
@@ -435,6 +437,8 @@ std::vector<DirEntry> Catalog::list(const std::string& virtual_dir) {
                     shown = false;  // appears as its twin NAME.nc
             } else {
                 is_dataset = sniff(path, st) != SourceFormat::None;
+                if (is_dataset && rank == 0 && precheck_aggregation(path) == Precheck::Maybe)
+                    is_dataset = classify(path, st).is_dataset();
             }
             if (is_dataset) sources.push_back({rank, r.name, path, st});
         }

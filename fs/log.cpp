@@ -54,8 +54,9 @@ int syslog_priority(LogLevel level) {
 }
 
 // Caller holds the mutex.
-void write_locked(LogState& s, LogLevel level, const std::string& message) {
+void write_locked(LogState& s, LogLevel level, const std::string& raw) {
     if (level == LogLevel::Debug && !s.debug) return;
+    const std::string message = escape_log_text(raw);
     if (s.syslog) {
         ::syslog(syslog_priority(level), "%s", message.c_str());
     } else {
@@ -65,6 +66,23 @@ void write_locked(LogState& s, LogLevel level, const std::string& message) {
 }
 
 }  // namespace
+
+std::string escape_log_text(const std::string& message) {
+    std::string out;
+    out.reserve(message.size());
+    for (char c : message) {
+        const auto b = static_cast<unsigned char>(c);
+        if (b >= 0x20 && b != 0x7f) {
+            out += c;
+            continue;
+        }
+        static const char hex[] = "0123456789abcdef";
+        out += "\\x";
+        out += hex[b >> 4];
+        out += hex[b & 15];
+    }
+    return out;
+}
 
 void log_to_stderr(bool debug) {
     auto& s = state();

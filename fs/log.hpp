@@ -13,6 +13,11 @@ enum class LogLevel { Debug, Info, Warning, Error };
 void log_to_stderr(bool debug);
 void log_to_syslog(bool debug);
 
+// Messages quote file names and file content: a newline would forge a log
+// line and a NUL would cut it short, so every line is written with its
+// control bytes (< 0x20, 0x7f) as \xNN. Exposed for tests.
+std::string escape_log_text(const std::string& message);
+
 void log_line(LogLevel level, const std::string& message);
 // Writes the line unless the same line was written less than a minute ago.
 void log_rate_limited(LogLevel level, const std::string& message);

@@ -1,5 +1,8 @@
 #include "fs/options.hpp"
 
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <cerrno>
 #include <climits>
 #include <cstdlib>
@@ -22,12 +25,23 @@ bool is_dropped_mount_word(const std::string& item) {
     return starts_with(item, "x-") || starts_with(item, "comment=");
 }
 
+// A mount whose daemon died (SIGKILL) answers ENOTCONN: say how to clear it.
+[[noreturn]] void throw_path_error(const std::string& path, const char* what, const std::error_code& ec) {
+    if (ec == std::errc::not_connected)
+        throw UsageError(std::string(what) + " " + path + ": " + ec.message() +
+                         " (a dead FUSE mount: run fusermount3 -u " + path + " first)");
+    throw UsageError(std::string(what) + " " + path + ": " + (ec ? ec.message() : "not a directory"));
+}
+
 std::string absolute_directory(const std::string& path, const char* what) {
     std::error_code ec;
     auto canonical = std::filesystem::canonical(path, ec);
-    if (ec) throw UsageError(std::string(what) + " " + path + ": " + ec.message());
-    if (!std::filesystem::is_directory(canonical, ec))
-        throw UsageError(std::string(what) + " " + path + ": not a directory");
+    if (ec) throw_path_error(path, what, ec);
+    if (!std::filesystem::is_directory(canonical, ec)) throw_path_error(path, what, ec);
+    // stat may be answered from the kernel's attribute cache even when the
+    // FUSE daemon behind the directory is dead; opening it always asks.
+    if (int fd = ::open(canonical.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC); fd >= 0) ::close(fd);
+    else if (errno == ENOTCONN) throw_path_error(path, what, std::error_code(errno, std::generic_category()));
     return canonical.string();
 }
 
@@ -134,6 +148,12 @@ bool apply_view_option(const std::string& item, ViewOptions& options) {
         options.cache_timeout = t;
         return true;
     }
+    if (key == "max_fragments" || key == "max_metadata") {
+        const uint64_t n = parse_unsigned(value, key);
+        if (n < 1) throw UsageError("option " + key + ": expected a positive integer");
+        (key == "max_fragments" ? options.limits.max_fragments : options.limits.max_metadata_bytes) = n;
+        return true;
+    }
     if (key == "splice" || key == "nosplice") {
         options.splice = key == "splice" && value != "0" && value != "no";
         return true;
@@ -234,6 +254,10 @@ std::string usage_text(const std::string& program) {
       << "  cache_timeout=S    kernel attribute/entry cache time for unchanged files,\n"
       << "                     seconds (default 60)\n"
       << "  nosplice           copy file extents through memory instead of splice\n"
+      << "  max_fragments=N    refuse aggregated variables of more than N fragments\n"
+      << "                     (default 2000000)\n"
+      << "  max_metadata=BYTES refuse aggregation JSON/attribute text longer than BYTES\n"
+      << "                     (default 268435456)\n"
       << "\n"
       << "FUSE/mount options passed on: allow_other (forces default_permissions),\n"
       << "  allow_root, default_permissions, fsname=, subtype=, max_read=, dev, nodev,\n"

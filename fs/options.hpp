@@ -8,6 +8,8 @@
 #include <utility>
 #include <vector>
 
+#include "aggregation/aggregation_limits.hpp"
+
 namespace ncafs::fs {
 
 // Options that shape what the views contain; shared by mount and export.
@@ -21,6 +23,7 @@ struct ViewOptions {
     size_t open_files = 128;                    // bound of the cache of opened datasets
     double cache_timeout = 60.0;                // entry/attr timeout of unchanged files (seconds)
     bool splice = true;                         // pass file extents to the kernel by splice
+    agg::AggregationLimits limits;              // max_fragments=, max_metadata=
 };
 
 struct MountOptions {

@@ -374,4 +374,12 @@ CdfHeader read_cdf_header(const OpenFile& file, CdfLayout* layout) {
     return h;
 }
 
+void check_classic_header(const std::string& path) {
+    auto file = OpenFile::open(path);
+    uint8_t head[4] = {};
+    if (file->size() < 4) return;
+    file->pread_exact(head, 4, 0);
+    if (has_cdf_magic(head)) (void)read_cdf_header(*file);
+}
+
 }  // namespace ncafs::cdf

@@ -26,4 +26,10 @@ CdfHeader parse_cdf_header(std::span<const uint8_t> bytes, const std::string& fi
 // which the reader computes anyway to check the data placement.
 CdfHeader read_cdf_header(const OpenFile& file, CdfLayout* layout = nullptr);
 
+// Called before any nc_open: netcdf-c trusts a classic header's counts (a
+// 32-byte CDF-1 file claiming 2^31-1 variables crashes it). When the file
+// has CDF magic, reads its header with this reader and throws FormatError if
+// it is invalid; other files (HDF5...) pass untouched.
+void check_classic_header(const std::string& path);
+
 }  // namespace ncafs::cdf

@@ -5,6 +5,8 @@
 #include <cstdio>
 #include <vector>
 
+#include "codecs/json_depth.hpp"
+
 namespace ncafs::ds {
 
 namespace {
@@ -184,6 +186,8 @@ std::string python_json_dumps(const Json& value) {
 }
 
 Json parse_python_json(std::string_view text) {
+    if (auto at = json_too_deep_at(text))
+        throw JsonSyntaxError{*at, "invalid JSON: nested deeper than " + std::to_string(kMaxJsonDepth) + " levels"};
     // Pre-pass: outside strings, replace the three bare tokens by sentinel
     // strings. map[] keeps output positions traceable to input positions.
     std::string rewritten;

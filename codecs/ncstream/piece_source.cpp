@@ -1,5 +1,6 @@
 #include "codecs/ncstream/piece_source.hpp"
 
+#include <algorithm>
 #include <bit>
 #include <cstring>
 #include <utility>
@@ -12,6 +13,8 @@ namespace ncafs::ncstream {
 
 namespace {
 
+constexpr size_t kMaxIndexes = 4;  // inflate indexes kept per variable (in-flight readers keep theirs)
+
 // Unconditional byte reversal of each element (the piece's order differs
 // from the requested one, whatever the host order is).
 void reverse_element_bytes(uint8_t* p, uint64_t n, size_t es) {
@@ -22,22 +25,23 @@ void reverse_element_bytes(uint8_t* p, uint64_t n, size_t es) {
 
 }  // namespace
 
-std::shared_ptr<const std::vector<uint8_t>> InflateCache::find(uint64_t key) {
+std::shared_ptr<const std::vector<uint8_t>> InflateCache::find(uint64_t offset, uint64_t block) {
     std::lock_guard lock(mutex_);
-    auto it = entries_.find(key);
+    auto it = entries_.find({offset, block});
     if (it == entries_.end()) return nullptr;
     order_.splice(order_.begin(), order_, it->second.lru);
     return it->second.value;
 }
 
-void InflateCache::insert(uint64_t key, std::shared_ptr<const std::vector<uint8_t>> value) {
+void InflateCache::insert(uint64_t offset, std::shared_ptr<const std::vector<uint8_t>> value, uint64_t block) {
+    const std::pair<uint64_t, uint64_t> key{offset, block};
     std::lock_guard lock(mutex_);
     if (entries_.count(key) || value->size() > capacity_) return;
     order_.push_front(key);
     used_ += value->size();
     entries_.emplace(key, Entry{std::move(value), order_.begin()});
     while (used_ > capacity_) {
-        const uint64_t victim = order_.back();
+        const auto victim = order_.back();
         order_.pop_back();
         auto it = entries_.find(victim);
         used_ -= it->second.value->size();
@@ -81,24 +85,51 @@ void PieceSource::copy_piece(const StoredPiece& p, const std::vector<Run>& runs,
         auto raw = inflated(p);
         for (const Run& r : runs) std::memcpy(out + r.dst, raw->data() + r.src, r.length);
     } else {
-        // Too big to keep: inflate as a stream, copying the runs (sorted by
-        // source offset) as their bytes pass by, and stop after the last one.
-        size_t next = 0;
-        const uint64_t wanted_end = runs.empty() ? 0 : runs.back().src + runs.back().length;
-        auto err = inflate_streaming(
-            p.stored_length, p.raw_length,
-            [&](uint64_t off, std::span<uint8_t> buf) { file_->pread_exact(buf.data(), buf.size(), p.file_offset + off); },
-            [&](std::span<const uint8_t> chunk, uint64_t at) {
-                const uint64_t chunk_end = at + chunk.size();
-                for (size_t i = next; i < runs.size() && runs[i].src < chunk_end; ++i) {
-                    const Run& r = runs[i];
-                    const uint64_t lo = std::max(r.src, at), hi = std::min(r.src + r.length, chunk_end);
-                    if (lo < hi) std::memcpy(out + r.dst + (lo - r.src), chunk.data() + (lo - at), hi - lo);
-                    if (r.src + r.length <= chunk_end) next = i + 1;
-                }
-                return chunk_end < wanted_end;
-            });
-        if (err) throw FormatError(file_->path(), p.file_offset, "variable " + variable_ + ": " + *err);
+        copy_indexed(p, runs, out);
+    }
+}
+
+std::shared_ptr<InflateIndex> PieceSource::index_for(const StoredPiece& p) const {
+    std::lock_guard lock(indexes_mutex_);
+    // Each index holds up to 512 inflater snapshots (~40 KiB each): keep a few.
+    if (indexes_.size() >= kMaxIndexes && !indexes_.count(p.file_offset)) indexes_.erase(indexes_.begin());
+    auto& slot = indexes_[p.file_offset];
+    if (!slot) {
+        // Blocks must fit the cache, or a sequential read would inflate each block many times.
+        auto block = InflateIndex::block_size_for(p.raw_length, cache_->capacity() / 4);
+        if (!block)
+            throw FormatError(file_->path(), p.file_offset,
+                              "variable " + variable_ + ": deflated payload of " + std::to_string(p.raw_length) +
+                                  " bytes is above the " + std::to_string(InflateIndex::kMaxBlocks * std::max(cache_->capacity() / 4, InflateIndex::kMinBlock)) +
+                                  " bytes this reader seeks in");
+        slot = std::make_shared<InflateIndex>(p.stored_length, p.raw_length, *block);
+    }
+    return slot;
+}
+
+std::shared_ptr<const std::vector<uint8_t>> PieceSource::inflated_block(const StoredPiece& p, InflateIndex& index,
+                                                                        uint64_t b) const {
+    if (auto hit = cache_->find(p.file_offset, b)) return hit;
+    auto raw = std::make_shared<std::vector<uint8_t>>(index.block_bytes(b));
+    auto err = index.inflate_block(b, *raw, [&](uint64_t off, std::span<uint8_t> buf) {
+        file_->pread_exact(buf.data(), buf.size(), p.file_offset + off);
+    });
+    if (err) throw FormatError(file_->path(), p.file_offset, "variable " + variable_ + ": " + *err);
+    cache_->insert(p.file_offset, raw, b);
+    return raw;
+}
+
+void PieceSource::copy_indexed(const StoredPiece& p, const std::vector<Run>& runs, uint8_t* out) const {
+    auto index = index_for(p);
+    const uint64_t bs = index->block_size();
+    for (const Run& r : runs) {
+        for (uint64_t at = r.src; at < r.src + r.length;) {
+            const uint64_t b = at / bs;
+            auto block = inflated_block(p, *index, b);
+            const uint64_t n = std::min(r.src + r.length, (b + 1) * bs) - at;
+            std::memcpy(out + r.dst + (at - r.src), block->data() + (at - b * bs), n);
+            at += n;
+        }
     }
 }
 

@@ -2,7 +2,8 @@
 // data messages cover ("pieces", later ones taking precedence, as the grammar
 // says), the rest filled with _FillValue or the type's default fill.
 // Uncompressed pieces are pread where they lie; deflated ones are inflated
-// on demand, small ones kept in a bounded cache shared by the dataset.
+// on demand, small ones kept in a bounded cache shared by the dataset, large
+// ones read block by block through an InflateIndex (blocks cached likewise).
 #pragma once
 
 #include <cstdint>
@@ -13,6 +14,7 @@
 #include <vector>
 
 #include "codecs/array_source.hpp"
+#include "codecs/ncstream/inflate_index.hpp"
 #include "codecs/open_file.hpp"
 
 namespace ncafs::ncstream {
@@ -36,19 +38,20 @@ class InflateCache {
 public:
     explicit InflateCache(uint64_t capacity) : capacity_(capacity) {}
     uint64_t capacity() const { return capacity_; }
-    std::shared_ptr<const std::vector<uint8_t>> find(uint64_t key);
-    void insert(uint64_t key, std::shared_ptr<const std::vector<uint8_t>> value);
+    // block: UINT64_MAX for a whole payload, else a block of an InflateIndex.
+    std::shared_ptr<const std::vector<uint8_t>> find(uint64_t key, uint64_t block = UINT64_MAX);
+    void insert(uint64_t key, std::shared_ptr<const std::vector<uint8_t>> value, uint64_t block = UINT64_MAX);
 
 private:
     struct Entry {
         std::shared_ptr<const std::vector<uint8_t>> value;
-        std::list<uint64_t>::iterator lru;
+        std::list<std::pair<uint64_t, uint64_t>>::iterator lru;
     };
     std::mutex mutex_;
     uint64_t capacity_;
     uint64_t used_ = 0;
-    std::list<uint64_t> order_;  // most recent first
-    std::map<uint64_t, Entry> entries_;
+    std::list<std::pair<uint64_t, uint64_t>> order_;  // (file offset, block), most recent first
+    std::map<std::pair<uint64_t, uint64_t>, Entry> entries_;
 };
 
 class PieceSource final : public ArraySource {
@@ -74,6 +77,11 @@ private:
     };
     void copy_piece(const StoredPiece& p, const std::vector<Run>& runs, uint8_t* out) const;
     std::shared_ptr<const std::vector<uint8_t>> inflated(const StoredPiece& p) const;
+    // Payloads too big for the cache: read block by block through an InflateIndex.
+    void copy_indexed(const StoredPiece& p, const std::vector<Run>& runs, uint8_t* out) const;
+    std::shared_ptr<InflateIndex> index_for(const StoredPiece& p) const;
+    std::shared_ptr<const std::vector<uint8_t>> inflated_block(const StoredPiece& p, InflateIndex& index,
+                                                               uint64_t b) const;
 
     std::shared_ptr<const OpenFile> file_;
     std::string variable_;
@@ -82,6 +90,8 @@ private:
     std::vector<uint8_t> fill_native_;
     std::vector<StoredPiece> pieces_;
     std::shared_ptr<InflateCache> cache_;
+    mutable std::mutex indexes_mutex_;
+    mutable std::map<uint64_t, std::shared_ptr<InflateIndex>> indexes_;  // by payload file offset
 };
 
 }  // namespace ncafs::ncstream

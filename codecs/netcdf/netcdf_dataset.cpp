@@ -7,6 +7,7 @@
 #include <map>
 #include <mutex>
 
+#include "codecs/cdf/header_reader.hpp"
 #include "codecs/error.hpp"
 #include "codecs/netcdf/netcdf_library.hpp"
 
@@ -58,6 +59,7 @@ std::vector<Attribute> read_attributes(int ncid, int varid, const std::string& p
 }  // namespace
 
 std::shared_ptr<const NetcdfHandle> NetcdfHandle::open(const std::string& path) {
+    cdf::check_classic_header(path);
     std::lock_guard lock(netcdf_library_mutex());
     int ncid = -1;
     if (int s = nc_open(path.c_str(), NC_NOWRITE, &ncid); s != NC_NOERR)

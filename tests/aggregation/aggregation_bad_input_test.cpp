@@ -7,9 +7,12 @@
 
 #include <cstring>
 #include <filesystem>
+#include <fstream>
+#include <sstream>
 
 #include "aggregation/aggregation_dataset.hpp"
 #include "aggregation/aggregation_error.hpp"
+#include "aggregation/commands.hpp"
 #include "aggregation/dataset_cache.hpp"
 #include "aggregation/lenient_json.hpp"
 #include "aggregation/nca_parser.hpp"
@@ -302,4 +305,130 @@ TEST(AggregationParsers, ConventionsAndDetection) {
     EXPECT_FALSE(is_aggregation_file(dir + "/text.nc"));
     EXPECT_FALSE(is_aggregation_file(dir + "/missing.nc"));
     EXPECT_TRUE(is_aggregation_file(write_nca(dir, kTwoParts)));
+}
+
+// ---- Issue 11: hostile numbers, depths and sizes (items 4 and 7) ----
+
+namespace {
+
+// Peak RSS since the last reset, in KiB (writing 5 to clear_refs resets VmHWM).
+uint64_t reset_and_read_hwm_kib(bool reset) {
+    if (reset) std::ofstream("/proc/self/clear_refs") << "5";
+    std::ifstream status("/proc/self/status");
+    for (std::string line; std::getline(status, line);)
+        if (line.rfind("VmHWM:", 0) == 0) return std::stoull(line.substr(6));
+    return 0;
+}
+
+}  // namespace
+
+TEST(AggregationHostile, LocationNear2To64CannotWrapPastTheRangeCheck) {
+    auto dir = test::fresh_dir("hostile_wrap");
+    write_part(dir + "/a.nc", 2, 3, 0);
+    write_part(dir + "/b.nc", 2, 3, 100);
+    std::string j = kTwoParts;
+    // No declared shape: the convention follows the other partition (half-open); both ranges wrap.
+    j.replace(j.find("[[2, 4], [0, 3]]"), 16, "[[18446744073709551615, 18446744073709551615], [0, 3]]");
+    EXPECT_CONTAINS(error_of(write_nca(dir, j)), "v:nca_array Partitions[1].location[0]");
+    // Inclusive (as partition 0 reads) without a shape: count 1, and start + 1 wraps to 0.
+    j = kTwoParts;
+    j.replace(j.find("[[0, 2], [0, 3]]"), 16, "[[0, 1], [0, 2]]");
+    j.replace(j.find("[[2, 4], [0, 3]]"), 16, "[[18446744073709551615, 18446744073709551615], [0, 2]]");
+    const std::string sub_b = R"("file": "b.nc", "ncvar": "p", "shape": [2, 3])";
+    j.replace(j.find(sub_b), sub_b.size(), R"("file": "b.nc", "ncvar": "p")");
+    EXPECT_CONTAINS(error_of(write_nca(dir, j)),
+                    "v:nca_array Partitions[1].location[0]: [18446744073709551615, 18446744073709551615] runs past the "
+                    "master dimension 'x' of length 4");
+}
+
+TEST(AggregationHostile, JsonNestedDeeperThan256IsRefusedBeforeParsing) {
+    auto dir = test::fresh_dir("hostile_deep");
+    const std::string deep = "{'Partitions': " + std::string(100000, '[') + std::string(100000, ']') + "}";
+    EXPECT_CONTAINS(error_of(write_nca(dir, deep)), "v:nca_array: at character 270: nested deeper than 256 levels");
+    // 256 levels are fine for the depth guard (the document is then refused for its content).
+    const std::string ok = "{'Partitions': " + std::string(255, '[') + std::string(255, ']') + "}";
+    EXPECT_EQ(error_of(write_nca(dir, ok)).find("nested deeper"), std::string::npos);
+    // Brackets inside strings do not count.
+    EXPECT_NO_THROW(agg::parse_lenient_json("{'a': '" + std::string(1000, '[') + "'}"));
+}
+
+TEST(AggregationHostile, ReferenceYearsOutOfRangeAreErrorsNotWrappedValues) {
+    for (const char* cal : {"360_day", "365_day", "366_day", "julian", "proleptic_gregorian", "standard"}) {
+        try {
+            agg::units_converter("days since 9000000000000000000-01-01", cal, "days since 2000-01-01", cal);
+            ADD_FAILURE() << cal << ": accepted";
+        } catch (const std::exception& e) {
+            EXPECT_CONTAINS(std::string(e.what()), "\"days since 9000000000000000000-01-01\": reference year out of range");
+        }
+    }
+    EXPECT_THROW(agg::units_converter("days since 1e400-01-01", "360_day", "days since 2000-01-01", "360_day"),
+                 std::runtime_error);
+    // In range: 1000 years of 360 days.
+    EXPECT_EQ(agg::units_converter("days since 3000-01-01", "360_day", "days since 2000-01-01", "360_day").offset, 360000.0);
+}
+
+TEST(AggregationHostile, FragmentAndMetadataLimitsNameTheFileAndTheLimit) {
+    auto dir = test::fresh_dir("hostile_limits");
+    write_part(dir + "/a.nc", 2, 3, 0);
+    write_part(dir + "/b.nc", 2, 3, 100);
+    const std::string path = write_nca(dir, kTwoParts);
+    AggregationOptions o;
+    o.limits.max_fragments = 1;
+    EXPECT_CONTAINS(error_of(path, o), "agg.nca: v:nca_array Partitions: 2 partitions exceed the limit max_fragments=1");
+    o = {};
+    o.limits.max_metadata_bytes = 100;
+    EXPECT_CONTAINS(error_of(path, o), "agg.nca: v:nca_array: ");
+    EXPECT_CONTAINS(error_of(path, o), "bytes of JSON exceed the limit max_metadata=100");
+    EXPECT_EQ(error_of(path), "(no error)");  // the defaults allow it
+}
+
+TEST(AggregationHostile, SparsePartListReadsOnlyTheNeededRows) {
+    // Partition a.nc holds N rows; part picks rows 0 and N-1. The old source box
+    // spanned all N rows (24 MiB) for a 24-byte read.
+    auto dir = test::fresh_dir("hostile_sparse");
+    const size_t n = size_t{1} << 21;
+    write_part(dir + "/a.nc", n, 3, 0);
+    write_part(dir + "/b.nc", 2, 3, 100);
+    std::string j = kTwoParts;
+    const std::string sub_a = R"("subarray": {"file": "a.nc", "ncvar": "p", "shape": [2, 3]})";
+    j.replace(j.find(sub_a), sub_a.size(),
+              R"("part": "[[0, )" + std::to_string(n - 1) + R"(], (0, 2, 1)]", "subarray": {"file": "a.nc", "ncvar": "p", "shape": [)" +
+                  std::to_string(n) + ", 3]}");
+    auto ds = open_aggregation(write_nca(dir, j), {});
+    std::vector<float> got(12);
+    reset_and_read_hwm_kib(true);
+    const uint64_t before = reset_and_read_hwm_kib(false);
+    ds->find_variable("v")->source->read_linear(0, 12, ByteOrder::Native, got.data());
+    const uint64_t growth = reset_and_read_hwm_kib(false) - before;
+    const float last = static_cast<float>((n - 1) * 3);  // write_part: value = row * 3 + column
+    EXPECT_EQ(got, (std::vector<float>{0, 1, 2, last, last + 1, last + 2, 100, 101, 102, 103, 104, 105}));
+    EXPECT_LT(growth, 8u * 1024) << "KiB of peak RSS growth for a 48-byte read";
+
+    // Descending rows, columns reversed by a list: each run is a single index.
+    std::string k = j;
+    const std::string part = "[[0, " + std::to_string(n - 1) + "], (0, 2, 1)]";
+    k.replace(k.find(part), part.size(), "[[" + std::to_string(n - 1) + ", 0], [2, 1, 0]]");
+    auto dir2 = test::fresh_dir("hostile_sparse_desc");
+    std::filesystem::copy_file(dir + "/a.nc", dir2 + "/a.nc");
+    std::filesystem::copy_file(dir + "/b.nc", dir2 + "/b.nc");
+    auto ds2 = open_aggregation(write_nca(dir2, k), {});
+    ds2->find_variable("v")->source->read_linear(0, 12, ByteOrder::Native, got.data());
+    EXPECT_EQ(got, (std::vector<float>{last + 2, last + 1, last, 2, 1, 0, 100, 101, 102, 103, 104, 105}));
+    std::vector<float> one(1);
+    ds2->find_variable("v")->source->read_linear(4, 1, ByteOrder::Native, one.data());  // v[1][1]
+    EXPECT_EQ(one[0], 1.0f);
+}
+
+TEST(AggregationHostile, CheckGoesOnPastABadNumberAndNamesTheFile) {
+    auto bad_dir = test::fresh_dir("hostile_check_bad"), next_dir = test::fresh_dir("hostile_check_next");
+    write_part(bad_dir + "/a.nc", 2, 3, 0);
+    write_part(bad_dir + "/b.nc", 2, 3, 100);
+    write_part(next_dir + "/a.nc", 2, 3, 0);  // next_dir/b.nc is missing: a problem check must report
+    std::string j = kTwoParts;
+    j.replace(j.find("[[2, 4], [0, 3]]"), 16, "[[1e300, 4], [0, 3]]");
+    const std::string bad = write_nca(bad_dir, j), next = write_nca(next_dir, kTwoParts);
+    std::ostringstream out, err;
+    EXPECT_EQ(check_command({bad, next}, out, err), 1);
+    EXPECT_CONTAINS(out.str(), bad + ": v:nca_array Partitions[1].location[0][0]: expected a non-negative integer");
+    EXPECT_CONTAINS(out.str(), next_dir + "/b.nc");  // the second file was checked too
 }

@@ -10,6 +10,7 @@
 #include "codecs/cdf/header_reader.hpp"
 #include "codecs/cdf/layout.hpp"
 #include "codecs/error.hpp"
+#include "codecs/netcdf/netcdf_dataset.hpp"
 #include "tests/codecs/cdf_test_support.hpp"
 
 // The largest single allocation since the last reset, across the process.
@@ -223,6 +224,23 @@ TEST(CdfBadInput, HostileHeaders) {
         b[4] = b[5] = b[6] = b[7] = 0xFF;
         EXPECT_EQ(parse_outcome(b, b.size()), "");
         EXPECT_EQ(parse_cdf_header(b, "s").numrecs, 1u);
+    }
+}
+
+// Issue 11 item 4c: netcdf-c crashes on a 32-byte CDF-1 file claiming 2^31-1
+// variables; every path into nc_open checks the header with our reader first.
+TEST(CdfBadInput, NetcdfCNeverSeesAClassicHeaderWeReject) {
+    const std::string path = cdftest::temp_dir() + "/claims.nc";
+    std::vector<uint8_t> bytes = {'C', 'D', 'F', 1, 0, 0, 0, 0};  // numrecs 0
+    bytes.resize(24, 0);                                          // dim_list, gatt_list ABSENT
+    for (uint8_t b : {0, 0, 0, 0x0b, 0x7f, 0xff, 0xff, 0xff}) bytes.push_back(b);  // 2^31-1 variables
+    cdftest::write_file(path, bytes);
+    try {
+        (void)netcdf::open_netcdf_dataset(path);
+        ADD_FAILURE() << "opened";
+    } catch (const FormatError& e) {
+        EXPECT_EQ(e.file(), path);
+        EXPECT_NE(std::string(e.what()).find("variable count 2147483647"), std::string::npos) << e.what();
     }
 }
 

@@ -1,5 +1,9 @@
 #include "codecs/types.hpp"
 
+#include "codecs/checked_math.hpp"
+#include "codecs/dataset.hpp"
+#include "codecs/error.hpp"
+
 #include <gtest/gtest.h>
 #include <netcdf.h>
 
@@ -110,3 +114,23 @@ TEST(Types, FillElements) {
 
 }  // namespace
 }  // namespace ncafs
+
+// codecs/checked_math.hpp and element_count: sizes from files never wrap (issue 11).
+TEST(CheckedMath, OverflowIsDetectedNeverWrapped) {
+    constexpr uint64_t max = std::numeric_limits<uint64_t>::max();
+    EXPECT_EQ(ncafs::checked::add(max - 1, 1), max);
+    EXPECT_EQ(ncafs::checked::add(max, 1), std::nullopt);
+    EXPECT_EQ(ncafs::checked::mul(uint64_t{1} << 32, uint64_t{1} << 31), uint64_t{1} << 63);
+    EXPECT_EQ(ncafs::checked::mul(uint64_t{1} << 32, uint64_t{1} << 32), std::nullopt);
+    // [2^64-1, +1) would pass "start + count <= length" once wrapped to 0.
+    EXPECT_FALSE(ncafs::checked::fits_in(max, 1, 4));
+    EXPECT_FALSE(ncafs::checked::fits_in(0, 5, 4));
+    EXPECT_TRUE(ncafs::checked::fits_in(3, 1, 4));
+    EXPECT_TRUE(ncafs::checked::fits_in(4, 0, 4));
+    EXPECT_THROW(ncafs::checked::mul_or_throw(max, 2, [](const std::string& r) -> void { throw ncafs::UsageError(r); }),
+                 ncafs::UsageError);
+    const uint64_t big[] = {uint64_t{1} << 40, uint64_t{1} << 40};
+    EXPECT_EQ(ncafs::element_count(big), max);  // saturates
+    const uint64_t with_zero[] = {uint64_t{1} << 40, uint64_t{1} << 40, 0};
+    EXPECT_EQ(ncafs::element_count(with_zero), 0u);
+}

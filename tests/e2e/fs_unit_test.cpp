@@ -14,6 +14,7 @@
 #include "fs/aggregation_precheck.hpp"
 #include "codecs/dataset.hpp"
 #include "fs/catalog.hpp"
+#include "fs/log.hpp"
 #include "fs/options.hpp"
 #include "fs/read_path.hpp"
 
@@ -111,6 +112,32 @@ TEST(Options, MountCommandLine) {
     EXPECT_THROW(parse_mount_command_line({src.path.string()}), UsageError);
 }
 
+TEST(Options, LimitsAndDeadMountpoint) {
+    TempDir src, mnt;
+    auto o = parse_mount_command_line({src.path.string(), mnt.path.string(), "-o", "max_fragments=7,max_metadata=4096"});
+    EXPECT_EQ(o.view.limits.max_fragments, 7u);
+    EXPECT_EQ(o.view.limits.max_metadata_bytes, 4096u);
+    auto d = parse_mount_command_line({src.path.string(), mnt.path.string()});
+    EXPECT_EQ(d.view.limits.max_fragments, 2'000'000u);  // the documented defaults
+    EXPECT_EQ(d.view.limits.max_metadata_bytes, uint64_t{256} << 20);
+    EXPECT_THROW(parse_mount_command_line({src.path.string(), mnt.path.string(), "-o", "max_fragments=0"}), UsageError);
+    EXPECT_THROW(parse_mount_command_line({src.path.string(), mnt.path.string(), "-o", "max_metadata=x"}), UsageError);
+    // (ENOTCONN of a dead mount is exercised end to end by tests/security/test_hostile.py.)
+    try {
+        parse_mount_command_line({src.path.string(), (src.path / "missing").string()});
+        ADD_FAILURE() << "a missing mount point was accepted";
+    } catch (const UsageError& e) {
+        EXPECT_NE(std::string(e.what()).find("No such file or directory"), std::string::npos) << e.what();
+    }
+}
+
+TEST(Log, ControlBytesCannotForgeOrCutLines) {
+    EXPECT_EQ(escape_log_text(std::string("a.nc\nncafs: error: forged\0tail", 30)),
+              "a.nc\\x0ancafs: error: forged\\x00tail");
+    EXPECT_EQ(escape_log_text("tab\there\x7f"), "tab\\x09here\\x7f");
+    EXPECT_EQ(escape_log_text("plain \xc3\xa9 UTF-8"), "plain \xc3\xa9 UTF-8");  // bytes >= 0x80 kept
+}
+
 TEST(Precheck, NameMagicAndMarkers) {
     TempDir d;
     d.write("agg.nc", classic_with_attribute("nca_array"));
@@ -121,9 +148,13 @@ TEST(Precheck, NameMagicAndMarkers) {
     EXPECT_EQ(precheck_aggregation(d.path / "plain.nc"), Precheck::NotAggregation);
     EXPECT_EQ(precheck_aggregation(d.path / "agg.txt"), Precheck::NotAggregation);
     EXPECT_EQ(precheck_aggregation(d.path / "text.nca"), Precheck::NotAggregation);
-    // A truncated header cannot be ruled out.
-    d.write("cut.nc", classic_with_attribute("history").substr(0, 20));
-    EXPECT_EQ(precheck_aggregation(d.path / "cut.nc"), Precheck::Maybe);
+    // A header the walk cannot parse is never handed to netcdf-c (issue 11 4c):
+    // truncated, or a 32-byte CDF-1 file claiming 2^31-1 variables.
+    d.write("cut.nc", classic_with_attribute("nca_array").substr(0, 20));
+    EXPECT_EQ(precheck_aggregation(d.path / "cut.nc"), Precheck::NotAggregation);
+    std::string claim("CDF\x01\0\0\0\0" "\0\0\0\0\0\0\0\0" "\0\0\0\0\0\0\0\0" "\0\0\0\x0b\x7f\xff\xff\xff", 32);
+    d.write("claims.nc", claim);
+    EXPECT_EQ(precheck_aggregation(d.path / "claims.nc"), Precheck::NotAggregation);
 }
 
 TEST(Catalog, ListingPartitionsClassifiesNothingAndNamesFollowTheRules) {
@@ -215,6 +246,21 @@ TEST(Catalog, TwinViewsByNameAndMagicRealFilesWin) {
     EXPECT_FALSE(names.count("p7.ds") || names.count("h.ncs"));
     EXPECT_FALSE(plain.resolve("p7.ds"));
     EXPECT_TRUE(plain.resolve("n.nc"));
+}
+
+TEST(Catalog, BrokenNcAggregationListsNoTwins) {
+    TempDir d;
+    d.write("bad.nc", classic_with_attribute("nca_array"));  // fake backend: "bad" fails to open
+    d.write("good.nc", classic_with_attribute("nca_array"));
+    d.write("p.nc", classic_with_attribute("history"));
+    std::atomic<int> full_tests{0};
+    Catalog catalog(d.path, ViewOptions{}, fake_backend(full_tests));
+    std::set<std::string> names;
+    for (auto& e : catalog.list("")) names.insert(e.name);
+    EXPECT_EQ(names, (std::set<std::string>{"bad.nc", "good.nc", "good.ds", "good.ncs", "p.nc", "p.ds", "p.ncs"}));
+    EXPECT_FALSE(catalog.resolve("bad.ds"));  // listed names and lookups agree
+    EXPECT_TRUE(catalog.resolve("good.ds"));
+    EXPECT_EQ(catalog.classification_count(), 2u);  // the partition p.nc was pre-checked only
 }
 
 TEST(Catalog, SymlinksOutsideSourceAreHidden) {

@@ -6,12 +6,15 @@
 #include <unistd.h>
 #include <zlib.h>
 
+#include <algorithm>
+#include <cstring>
 #include <memory>
 #include <random>
 
 #include "codecs/array_source.hpp"
 #include "codecs/error.hpp"
 #include "codecs/ncstream/framing.hpp"
+#include "codecs/ncstream/inflate_index.hpp"
 #include "codecs/ncstream/ncstream_export.hpp"
 #include "codecs/ncstream/ncstream_reader.hpp"
 #include "codecs/ncstream/ncstream_view.hpp"
@@ -283,3 +286,44 @@ TEST(NcstreamHostile, StringCountsChecked) {
 
 }  // namespace
 }  // namespace ncafs::ncstream
+
+// Issue 11 item 7: a small deflated payload that inflates to gigabytes must
+// not cost a full inflate per read near its end, nor a quadratic full read.
+// The index inflates each block from its own inflater snapshot: after one
+// pass, re-reading a block fetches about that block's compressed bytes only.
+using ncafs::ncstream::InflateIndex;
+
+TEST(NcstreamHostile, InflateIndexReadsABlockFromItsOwnSnapshot) {
+    const uint64_t block = InflateIndex::kMinBlock, raw_size = 6 * block + 12345;
+    std::vector<uint8_t> raw(raw_size);
+    for (uint64_t i = 0; i < raw_size; ++i) raw[i] = static_cast<uint8_t>((i / 7) ^ (i >> 13));  // compressible, not flat
+    std::vector<uint8_t> z(compressBound(raw.size()));
+    uLongf zn = z.size();
+    ASSERT_EQ(compress2(z.data(), &zn, raw.data(), raw.size(), 6), Z_OK);
+    z.resize(zn);
+    uint64_t fetched = 0;
+    auto fetch = [&](uint64_t off, std::span<uint8_t> buf) {
+        ASSERT_LE(off + buf.size(), z.size());
+        std::memcpy(buf.data(), z.data() + off, buf.size());
+        fetched += buf.size();
+    };
+    InflateIndex index(z.size(), raw.size(), block);
+    ASSERT_EQ(index.block_count(), 7u);
+    // Last block first (walks the whole stream once), then every block, backwards.
+    for (uint64_t b = index.block_count(); b-- > 0;) {
+        std::vector<uint8_t> out(index.block_bytes(b));
+        ASSERT_EQ(index.inflate_block(b, out, fetch), std::nullopt) << b;
+        ASSERT_TRUE(std::equal(out.begin(), out.end(), raw.begin() + static_cast<ptrdiff_t>(b * block))) << b;
+    }
+    fetched = 0;
+    std::vector<uint8_t> out(index.block_bytes(5));
+    ASSERT_EQ(index.inflate_block(5, out, fetch), std::nullopt);
+    EXPECT_LT(fetched, z.size() / 3) << "a block read again must not inflate from the start";
+    // Sizes: 4 GiB gets 8 MiB blocks; above 512 blocks of a quarter of the cache, refused.
+    EXPECT_EQ(InflateIndex::block_size_for(uint64_t{4} << 30, 16 << 20), (uint64_t{4} << 30) / 512 + 1);
+    EXPECT_EQ(InflateIndex::block_size_for((uint64_t{8} << 30) + 1024, 16 << 20), std::nullopt);
+    // A stream longer than announced is still refused at its last block.
+    InflateIndex shorter(z.size(), raw.size() - 1, block);
+    std::vector<uint8_t> last(shorter.block_bytes(6));
+    EXPECT_NE(shorter.inflate_block(6, last, fetch), std::nullopt);
+}
