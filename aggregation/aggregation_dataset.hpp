@@ -7,6 +7,7 @@
 #include <utility>
 #include <vector>
 
+#include "codecs/confined_open.hpp"
 #include "codecs/dataset.hpp"
 
 namespace ncafs {
@@ -23,8 +24,9 @@ struct AggregationOptions {
 // Content-based and cheap: reads the header only (via netcdf-c, under its
 // mutex) and looks for a variable carrying nca_array or cfa_array, or
 // aggregated_dimensions + aggregated_data (G3-G5). Returns
-// false fast for files that are neither CDF nor HDF5, and on any error.
-bool is_aggregation_file(const std::string& path);
+// false fast for files that are neither CDF nor HDF5, and on any error
+// (FIFOs, devices: refused without blocking). `within`: open confined.
+bool is_aggregation_file(const std::string& path, const ConfinedRoots* within = nullptr);
 
 // The dataset an aggregation file presents: NCA/CFA variables become ordinary
 // variables over their master dimensions (attributes minus cf_role and the

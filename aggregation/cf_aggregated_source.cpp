@@ -80,7 +80,7 @@ std::shared_ptr<const CfAggregatedSource::Piece> CfAggregatedSource::resolve(siz
 
     std::shared_ptr<const Dataset> ds;
     try {
-        ds = cache_.get(f.path, group);
+        ds = cache_.get(f.path, group, &paths_->confinement());
     } catch (const Error& e) {
         throw fail(std::string("fragment file cannot be opened: ") + e.what());
     }

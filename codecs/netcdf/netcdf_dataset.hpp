@@ -11,14 +11,16 @@
 
 #include "codecs/array_source.hpp"
 #include "codecs/dataset.hpp"
+#include "codecs/open_file.hpp"
 
 namespace ncafs::netcdf {
 
 // An open netcdf-c handle; nc_close on destruction (under the mutex).
 class NetcdfHandle {
 public:
-    // Throws SourceError naming the path and netcdf-c's message.
-    static std::shared_ptr<const NetcdfHandle> open(const std::string& path);
+    // Throws SourceError naming the path and netcdf-c's message. `shown`:
+    // the name for messages when path is another name of it (/proc/self/fd/N).
+    static std::shared_ptr<const NetcdfHandle> open(const std::string& path, const std::string& shown = {});
     ~NetcdfHandle();
     NetcdfHandle(const NetcdfHandle&) = delete;
     NetcdfHandle& operator=(const NetcdfHandle&) = delete;
@@ -66,6 +68,10 @@ private:
 // ancestors'), so that a fragment variable inside a group can be read.
 // Throws SourceError when the file cannot be opened or read.
 Dataset open_netcdf_dataset(const std::string& path, std::vector<std::string>* skipped = nullptr,
+                            const std::string& group = {});
+// The same for a file already opened (confined): netcdf-c opens it through
+// its /proc/self/fd name, never by its path again.
+Dataset open_netcdf_dataset(const OpenFile& file, std::vector<std::string>* skipped = nullptr,
                             const std::string& group = {});
 
 }  // namespace ncafs::netcdf
