@@ -4,14 +4,18 @@
 #include <sys/statvfs.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <ctime>
 #include <cstdlib>
 #include <cstring>
 #include <memory>
 #include <system_error>
 #include <vector>
 
+#include "codecs/confined_open.hpp"
 #include "codecs/error.hpp"
+#include "codecs/open_file.hpp"
 #include "fs/log.hpp"
 #include "fs/read_path.hpp"
 
@@ -180,12 +184,13 @@ void op_open(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
         handle->kind = entry->kind;
         handle->real_path = entry->real_path;
         if (entry->kind == EntryKind::RealFile) {
-            handle->fd = ::open(entry->real_path.c_str(), O_RDONLY | O_CLOEXEC);
-            if (handle->fd < 0) {
-                int e = errno;
-                log_rate_limited(LogLevel::Error, entry->real_path + ": cannot open: " + std::strerror(e));
-                return (void)fuse_reply_err(req, e);
+            // Confined to SOURCE, O_NONBLOCK, regular only: the fd read is the file checked.
+            OpenResult opened = fs.catalog().open_real_file(*entry);
+            if (!opened.fd) {
+                log_rate_limited(LogLevel::Error, entry->real_path + ": cannot open: " + opened.reason);
+                return (void)fuse_reply_err(req, opened.error == EINVAL ? EIO : opened.error);
             }
+            handle->fd = opened.fd.release();
         } else {
             try {
                 handle->view = fs.catalog().open_view(*entry);
@@ -203,8 +208,20 @@ void op_open(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
     });
 }
 
+// True when the file's mtime or ctime lies within the last second (or
+// ahead): timestamps are coarse, so a change now in progress may not show
+// in them yet; such bytes are copied and checked, not spliced.
+bool recently_changed(const struct stat& st) {
+    struct timespec now {};
+    ::clock_gettime(CLOCK_REALTIME, &now);
+    const auto ns = [](const struct timespec& t) { return static_cast<int64_t>(t.tv_sec) * 1'000'000'000 + t.tv_nsec; };
+    return ns(now) - std::max(ns(st.st_mtim), ns(st.st_ctim)) < 1'000'000'000;
+}
+
 void reply_real_file(fuse_req_t req, const FileHandle& h, size_t size, off_t offset, bool splice) {
-    if (splice) {
+    struct stat before {};
+    if (::fstat(h.fd, &before) != 0) return (void)fuse_reply_err(req, errno);
+    if (splice && !recently_changed(before)) {
         fuse_bufvec bv = FUSE_BUFVEC_INIT(size);
         bv.buf[0].flags = static_cast<fuse_buf_flags>(FUSE_BUF_IS_FD | FUSE_BUF_FD_SEEK | FUSE_BUF_FD_RETRY);
         bv.buf[0].fd = h.fd;
@@ -226,17 +243,25 @@ void reply_real_file(fuse_req_t req, const FileHandle& h, size_t size, off_t off
         if (r == 0) break;  // end of file
         done += static_cast<size_t>(r);
     }
+    // The file changed while it was read: the bytes may come from two versions.
+    struct stat after {};
+    if (::fstat(h.fd, &after) != 0 || identity_from_stat(after) != identity_from_stat(before)) {
+        log_rate_limited(LogLevel::Error, h.real_path + ": changed while being read: EIO rather than mixed bytes");
+        return (void)fuse_reply_err(req, EIO);
+    }
     fuse_reply_buf(req, buffer.data(), done);
 }
 
-// True when every extent still lies inside its (open) file, so that a splice
-// cannot come back short and shift the bytes after it.
-bool extents_present(const std::vector<ViewPiece>& pieces) {
+// True when every extent's (open) file is unchanged since it was opened and
+// was not changed within the last second, so that a splice cannot come back
+// short or hand over bytes of a version other than the one described (the
+// check cannot follow a splice; other reads are copied and checked after).
+bool extents_spliceable(const std::vector<ViewPiece>& pieces) {
     for (const auto& p : pieces) {
         if (!p.extent) continue;
         struct stat st {};
         if (::fstat(p.extent->file->fd(), &st) != 0) return false;
-        if (static_cast<uint64_t>(st.st_size) < p.extent->offset + p.extent->length) return false;
+        if (identity_from_stat(st) != p.extent->file->identity() || recently_changed(st)) return false;
     }
     return true;
 }
@@ -251,7 +276,7 @@ void reply_view(fuse_req_t req, Filesystem& fs, const FileHandle& h, size_t size
         auto pieces = merged_pieces(vf, off, n);
         bool any_extent = false;
         for (const auto& p : pieces) any_extent = any_extent || p.extent.has_value();
-        if (splice && any_extent && extents_present(pieces)) {
+        if (splice && any_extent && extents_spliceable(pieces)) {
             // Computed pieces go into one buffer; extents are passed as fds.
             size_t computed = 0;
             for (const auto& p : pieces)

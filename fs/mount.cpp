@@ -1,11 +1,13 @@
 #include "fs/mount.hpp"
 
+#include "aggregation/dataset_cache.hpp"
 #include "fs/backend.hpp"
 #include "fs/catalog.hpp"
 #include "fs/filesystem.hpp"
 #include "fs/log.hpp"
 #include "fs/service_notify.hpp"
 
+#include <algorithm>
 #include <cstdio>
 #include <string>
 #include <vector>
@@ -53,6 +55,8 @@ int run_mount(const MountOptions& options, const char* program) {
     for (auto& a : arg_strings) argv.push_back(a.data());
     fuse_args args = FUSE_ARGS_INIT(static_cast<int>(argv.size()), argv.data());
 
+    // Partition files held open: bounded by open_files and by RLIMIT_NOFILE.
+    agg::DatasetCache::shared().set_capacity(std::min(options.view.open_files, agg::descriptor_budget()));
     Catalog catalog(options.source, options.view, make_backend(options.view, {options.source}));
     Filesystem filesystem(catalog);
 
