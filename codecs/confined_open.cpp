@@ -89,6 +89,8 @@ std::atomic<bool> openat2_missing{false};
 
 }  // namespace
 
+void ConfinedRoots::set_openat2_enabled(bool enabled) { openat2_missing = !enabled; }
+
 ConfinedRoots::ConfinedRoots(const std::vector<std::string>& roots) {
     for (const auto& r : roots) {
         Root root;

@@ -61,6 +61,9 @@ public:
     OpenResult open(const std::string& path, int flags) const;
     // fstat of what open(path, O_PATH) finds; false (errno set) when refused.
     bool stat(const std::string& path, struct stat& st) const;
+    // openat2 is tried first unless disabled here (tests of the fallback
+    // walk; it is also disabled for good when the kernel lacks it).
+    static void set_openat2_enabled(bool enabled);
 
 private:
     struct Root {

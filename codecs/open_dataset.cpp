@@ -16,14 +16,14 @@ Dataset open_dataset(const std::string& path) {
 }
 
 Dataset open_dataset(std::shared_ptr<const OpenFile> file, const std::string& group) {
-    if (!group.empty()) return netcdf::open_netcdf_dataset(*file, nullptr, group);
+    if (!group.empty()) return netcdf::open_netcdf_dataset(std::move(file), nullptr, group);
     uint8_t head[16] = {};
     ssize_t n = ::pread(file->fd(), head, sizeof head, 0);
     const std::span<const uint8_t> first(head, n > 0 ? static_cast<size_t>(n) : 0);
     // CDF files by pread (no netcdf-c mutex, file extents for splicing).
     if (cdf::has_cdf_magic(first)) return cdf::open_cdf_dataset(std::move(file));
     if (ds::has_ds_signature(first)) return ds::open_ds_dataset(std::move(file));
-    return netcdf::open_netcdf_dataset(*file);
+    return netcdf::open_netcdf_dataset(std::move(file));
 }
 
 }  // namespace ncafs

@@ -25,6 +25,10 @@ struct FileIdentity {
 };
 
 FileIdentity identity_from_stat(const struct stat& st);
+// True when mtime or ctime lies within the last second (or ahead).
+// Timestamps are coarse: a write in progress may not show in them yet, so
+// bytes of such a file are read twice (pread_exact) and never spliced.
+bool changed_within_last_second(const struct stat& st);
 // stat(2) of a path; nullopt when it does not exist or cannot be stat'ed.
 std::optional<FileIdentity> identity_of(const std::string& path);
 
@@ -47,9 +51,10 @@ public:
     const FileIdentity& identity() const { return identity_; }
     uint64_t size() const { return identity_.size; }
 
-    // Reads exactly n bytes at offset, then checks the identity again;
-    // throws SourceError on I/O error, when the file is shorter than expected
-    // or when it changed while (or since) being opened.
+    // Reads exactly n bytes at offset, then checks the identity again (and
+    // reads again and compares when the file changed within the last
+    // second); throws SourceError on I/O error, when the file is shorter
+    // than expected or when it changed while (or since) being opened.
     void pread_exact(void* buffer, size_t n, uint64_t offset) const;
     // pread_exact without the check: for a loop of reads followed by one
     // check_unchanged().
@@ -61,6 +66,7 @@ public:
     std::string proc_path() const;
 
 private:
+    struct stat check_unchanged_stat() const;
     OpenFile(int fd, std::string path, FileIdentity identity)
         : fd_(fd), path_(std::move(path)), identity_(identity) {}
     int fd_;

@@ -6,7 +6,6 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <ctime>
 #include <cstdlib>
 #include <cstring>
 #include <memory>
@@ -208,20 +207,10 @@ void op_open(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
     });
 }
 
-// True when the file's mtime or ctime lies within the last second (or
-// ahead): timestamps are coarse, so a change now in progress may not show
-// in them yet; such bytes are copied and checked, not spliced.
-bool recently_changed(const struct stat& st) {
-    struct timespec now {};
-    ::clock_gettime(CLOCK_REALTIME, &now);
-    const auto ns = [](const struct timespec& t) { return static_cast<int64_t>(t.tv_sec) * 1'000'000'000 + t.tv_nsec; };
-    return ns(now) - std::max(ns(st.st_mtim), ns(st.st_ctim)) < 1'000'000'000;
-}
-
 void reply_real_file(fuse_req_t req, const FileHandle& h, size_t size, off_t offset, bool splice) {
     struct stat before {};
     if (::fstat(h.fd, &before) != 0) return (void)fuse_reply_err(req, errno);
-    if (splice && !recently_changed(before)) {
+    if (splice && !changed_within_last_second(before)) {
         fuse_bufvec bv = FUSE_BUFVEC_INIT(size);
         bv.buf[0].flags = static_cast<fuse_buf_flags>(FUSE_BUF_IS_FD | FUSE_BUF_FD_SEEK | FUSE_BUF_FD_RETRY);
         bv.buf[0].fd = h.fd;
@@ -261,7 +250,7 @@ bool extents_spliceable(const std::vector<ViewPiece>& pieces) {
         if (!p.extent) continue;
         struct stat st {};
         if (::fstat(p.extent->file->fd(), &st) != 0) return false;
-        if (identity_from_stat(st) != p.extent->file->identity() || recently_changed(st)) return false;
+        if (identity_from_stat(st) != p.extent->file->identity() || changed_within_last_second(st)) return false;
     }
     return true;
 }

@@ -66,6 +66,12 @@ std::shared_ptr<const NetcdfHandle> NetcdfHandle::open(const std::string& path, 
     return std::shared_ptr<const NetcdfHandle>(new NetcdfHandle(ncid, name));
 }
 
+std::shared_ptr<const NetcdfHandle> NetcdfHandle::open(std::shared_ptr<const OpenFile> file) {
+    auto opened = open(file->proc_path(), file->path());
+    std::const_pointer_cast<NetcdfHandle>(opened)->file_ = std::move(file);  // before anyone else sees it
+    return opened;
+}
+
 NetcdfHandle::~NetcdfHandle() {
     std::lock_guard lock(netcdf_library_mutex());
     nc_close(ncid_);
@@ -93,6 +99,7 @@ void NetcdfVariableSource::read(std::span<const uint64_t> start, std::span<const
         if (status != NC_NOERR)
             throw SourceError(file_->path(), "cannot read variable " + name_ + ": " + nc_message(status));
     }
+    file_->check_unchanged();  // after the read: bytes of the version opened, or an error
     if (order == ByteOrder::Big) swap_to_big_endian(type_, out, n);
 }
 
@@ -105,8 +112,9 @@ Dataset open_netcdf_dataset(const std::string& path, std::vector<std::string>* s
     return describe_netcdf(NetcdfHandle::open(path), skipped, group);
 }
 
-Dataset open_netcdf_dataset(const OpenFile& file, std::vector<std::string>* skipped, const std::string& group) {
-    return describe_netcdf(NetcdfHandle::open(file.proc_path(), file.path()), skipped, group);
+Dataset open_netcdf_dataset(std::shared_ptr<const OpenFile> file, std::vector<std::string>* skipped,
+                            const std::string& group) {
+    return describe_netcdf(NetcdfHandle::open(std::move(file)), skipped, group);
 }
 
 namespace {

@@ -287,8 +287,11 @@ def case_rewrite(work):
             i = 0
             while not stop.is_set():
                 before = os.stat(part)
-                with open(part, "r+b") as f:  # in place: same inode
-                    f.write(contents[(i + 1) % 2])
+                fd = os.open(part, os.O_WRONLY)  # in place: same inode, one write(2)
+                try:
+                    check(os.pwrite(fd, contents[(i + 1) % 2], 0) == len(contents[0]), "one write")
+                finally:
+                    os.close(fd)
                 if i % 3 == 0:  # restore the old mtime: only ctime tells
                     os.utime(part, ns=(before.st_atime_ns, before.st_mtime_ns))
                 i += 1
@@ -311,7 +314,10 @@ def case_rewrite(work):
             if kind is None:
                 got = np.frombuffer(data, dtype=">f8")
                 mixed = int(np.sum(got == old_values.ravel())), int(np.sum(got == new_values.ravel()))
-                fail("a read mixed two versions: %d old and %d new of %d values" % (mixed + (got.size,)))
+                first_new = int(np.argmax(got == new_values.ravel()))
+                first_old = int(np.argmax(got == old_values.ravel()))
+                fail("a read mixed two versions: %d old and %d new of %d values (first old at %d, first new at %d)"
+                     % (mixed + (got.size, first_old, first_new)))
             with lock:
                 counts[kind] += 1
 
