@@ -189,6 +189,9 @@ void op_open(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
                 log_rate_limited(LogLevel::Error, entry->real_path + ": cannot open: " + opened.reason);
                 return (void)fuse_reply_err(req, opened.error == EINVAL ? EIO : opened.error);
             }
+            // The identity of what was opened (the name may name another file by now).
+            struct stat st {};
+            if (::fstat(opened.fd.get(), &st) == 0) entry->st = st;
             handle->fd = opened.fd.release();
         } else {
             try {
