@@ -97,14 +97,8 @@ ConfinedRoots::ConfinedRoots(const std::vector<std::string>& roots) {
         root.lexical = lexically_normal_absolute(r);
         char resolved[PATH_MAX];
         root.canonical = ::realpath(root.lexical.c_str(), resolved) ? std::string(resolved) : root.lexical;
-        root.fd = ::open(root.lexical.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC);
         roots_.push_back(std::move(root));
     }
-}
-
-ConfinedRoots::~ConfinedRoots() {
-    for (auto& r : roots_)
-        if (r.fd >= 0) ::close(r.fd);
 }
 
 OpenResult ConfinedRoots::open(const std::string& path, int flags) const {
@@ -112,22 +106,23 @@ OpenResult ConfinedRoots::open(const std::string& path, int flags) const {
     for (const auto& root : roots_) {
         for (const std::string* prefix : {&root.lexical, &root.canonical}) {
             if (!path_is_under(normal, *prefix)) continue;
-            if (root.fd < 0) return failure(ENOENT, "its root " + root.lexical + " cannot be opened");
+            UniqueFd root_fd(::open(root.lexical.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
+            if (!root_fd) return failure(errno, "its root " + root.lexical + " cannot be opened: " + std::strerror(errno));
             std::string relative = normal.substr(prefix->size());
             while (!relative.empty() && relative[0] == '/') relative.erase(0, 1);
-            return open_beneath(root, relative, flags);
+            return open_beneath(root, root_fd.get(), relative, flags);
         }
     }
     return failure(EACCES, "is outside the allowed roots: refused");
 }
 
-OpenResult ConfinedRoots::open_beneath(const Root& root, const std::string& relative, int flags) const {
+OpenResult ConfinedRoots::open_beneath(const Root& root, int root_fd, const std::string& relative, int flags) const {
     if (!openat2_missing.load(std::memory_order_relaxed)) {
         open_how how{};
         how.flags = static_cast<uint64_t>(full_flags(flags));
         how.resolve = RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS;
         const char* name = relative.empty() ? "." : relative.c_str();
-        long fd = ::syscall(SYS_openat2, root.fd, name, &how, sizeof how);
+        long fd = ::syscall(SYS_openat2, root_fd, name, &how, sizeof how);
         if (fd >= 0) return success(static_cast<int>(fd));
         int e = errno;
         if (e == ENOSYS || e == EPERM || e == E2BIG) openat2_missing = true;  // old kernel or seccomp
@@ -135,12 +130,12 @@ OpenResult ConfinedRoots::open_beneath(const Root& root, const std::string& rela
         // (absolute targets inside the root are allowed). ELOOP: likewise.
         else if (e != EXDEV && e != ELOOP && e != EAGAIN) return failure(e);
     }
-    return walk(root, relative, flags);
+    return walk(root, root_fd, relative, flags);
 }
 
-OpenResult ConfinedRoots::walk(const Root& root, const std::string& relative, int flags) const {
+OpenResult ConfinedRoots::walk(const Root& root, int root_fd, const std::string& relative, int flags) const {
     std::vector<UniqueFd> stack;  // the directories walked so far; [0] is the root
-    stack.emplace_back(::openat(root.fd, ".", O_PATH | O_DIRECTORY | O_CLOEXEC));
+    stack.emplace_back(::openat(root_fd, ".", O_PATH | O_DIRECTORY | O_CLOEXEC));
     if (!stack.back()) return failure(errno);
     std::deque<std::string> parts;
     push_components(parts, relative);

@@ -48,9 +48,11 @@ struct OpenResult {
 class ConfinedRoots {
 public:
     // Absolute directories (normalised lexically; their realpath is accepted
-    // too for absolute symlink targets). Each is opened (O_PATH) now.
+    // too for absolute symlink targets). The roots themselves are trusted
+    // names (SOURCE, allow_root=): each open starts by opening one (O_PATH),
+    // so that no descriptor is held between opens.
     explicit ConfinedRoots(const std::vector<std::string>& roots);
-    ~ConfinedRoots();
+    ~ConfinedRoots() = default;
     ConfinedRoots(const ConfinedRoots&) = delete;
     ConfinedRoots& operator=(const ConfinedRoots&) = delete;
 
@@ -68,10 +70,9 @@ public:
 private:
     struct Root {
         std::string lexical, canonical;
-        int fd = -1;
     };
-    OpenResult open_beneath(const Root& root, const std::string& relative, int flags) const;
-    OpenResult walk(const Root& root, const std::string& relative, int flags) const;
+    OpenResult open_beneath(const Root& root, int root_fd, const std::string& relative, int flags) const;
+    OpenResult walk(const Root& root, int root_fd, const std::string& relative, int flags) const;
     std::vector<Root> roots_;
 };
 

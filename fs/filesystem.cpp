@@ -187,7 +187,9 @@ void op_open(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
             OpenResult opened = fs.catalog().open_real_file(*entry);
             if (!opened.fd) {
                 log_rate_limited(LogLevel::Error, entry->real_path + ": cannot open: " + opened.reason);
-                return (void)fuse_reply_err(req, opened.error == EINVAL ? EIO : opened.error);
+                // Not regular (a FIFO swapped in): EIO; leads out of SOURCE: as if absent.
+                int e = opened.error == EINVAL ? EIO : opened.error == EXDEV ? ENOENT : opened.error;
+                return (void)fuse_reply_err(req, e);
             }
             // The identity of what was opened (the name may name another file by now).
             struct stat st {};

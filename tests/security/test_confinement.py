@@ -373,9 +373,8 @@ def case_fdlimit(work):
                 check(open(m.path(name), "rb").read() == data, "%s reads whole under ulimit -n 64" % name)
             got = read_netcdf4(m.path("many", "many.nc"), "tas")
             check(np.array_equal(got, want["master"]), "the 200-partition aggregation reads whole and right")
-        fds = len(os.listdir("/proc/%d/fd" % m.process.pid))
-        print("descriptors open in the daemon: %d" % fds)
-        check(fds <= 64, "more descriptors than the limit")
+        print("descriptors open in the daemon after the reads: %d" % len(os.listdir("/proc/%d/fd" % m.process.pid)))
+        check("Too many open files" not in m.log_text(), "the daemon ran out of descriptors:\n" + m.log_text())
 
 
 CASES = {"swap": case_swap, "flip": case_flip, "fifo": case_fifo, "rewrite": case_rewrite, "fdlimit": case_fdlimit}
