@@ -76,13 +76,13 @@ std::optional<std::string> TermArray::text_attribute(const std::string& name) co
     return std::nullopt;
 }
 
-TermFile::TermFile(const std::string& path) : path_(path) {
+TermFile::TermFile(const std::string& path, const ConfinedRoots* within) : path_(path) {
     // netcdf-c 4.9.0 + HDF5: a second nc_open of a file that is already open
     // (the dataset cache holds it) makes string reads fail with "HDF error"
     // while a third file is open. An in-memory image is a separate HDF5
     // file, so aggregation files up to kMaxImage are read from a copy.
     constexpr std::uintmax_t kMaxImage = std::uintmax_t{256} << 20;
-    auto file = OpenFile::open(path);  // O_NONBLOCK, regular files only: a FIFO cannot hang us
+    auto file = OpenFile::open(path, within);  // O_NONBLOCK, regular files only: a FIFO cannot hang us
     const uint64_t size = file->size();
     if (size > 0 && size <= kMaxImage) {
         image_.resize(static_cast<size_t>(size));
