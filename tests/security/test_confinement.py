@@ -72,6 +72,21 @@ def run_readers(count, read_once, seconds):
     return errors
 
 
+def direct_read(path):
+    """The whole file through O_DIRECT: every byte comes from ncafs, none
+    from the kernel's page cache."""
+    fd = os.open(path, os.O_RDONLY | os.O_DIRECT)
+    try:
+        chunks = []
+        while True:
+            chunk = os.pread(fd, 1 << 20, sum(len(c) for c in chunks))
+            if not chunk:
+                return b"".join(chunks)
+            chunks.append(chunk)
+    finally:
+        os.close(fd)
+
+
 def secret_netcdf(path, shape):
     with netCDF4.Dataset(path, "w", format="NETCDF3_CLASSIC") as ds:
         for i, n in enumerate(shape):
@@ -152,18 +167,22 @@ def case_flip(work):
                                                      os.path.join(secret, "shadow.bin")], stop)),
         threading.Thread(target=flip_symlink, args=(part, ["real_01.nc", os.path.join(secret, "part.nc")], stop)),
     ]
-    outcomes = {"inside": 0, "error": 0, "aggregation": 0}
+    outcomes = {"inside": 0, "error": 0, "aggregation": 0, "aggregation error": 0}
     lock = threading.Lock()
     with Mount(src) as m:
         # Before the flipping: the aggregation reads as its master.
         os.symlink("real_01.nc", part)
         check(np.array_equal(read_netcdf4(m.path("agg", "flipagg.nc"), "tas"), want["master"]), "master before")
+        # The flipping partition's values in the virtual file: read alone, they
+        # come from the partition file itself (not from computed, cached blocks).
+        part_bytes = want["master"][4:8].astype(">f4").tobytes()
+        at = direct_read(m.path("agg", "flipagg.nc")).find(part_bytes)
+        check(at > 0, "the partition's values lie in the virtual file")
         os.unlink(part)
 
         def read_plain():
             try:
-                with open(m.path("flip.bin"), "rb") as f:
-                    data = f.read()
+                data = direct_read(m.path("flip.bin"))
             except OSError:
                 with lock:
                     outcomes["error"] += 1
@@ -173,19 +192,24 @@ def case_flip(work):
                 outcomes["inside" if data == inside else "error"] += 1
 
         def read_aggregation():
+            fd = os.open(m.path("agg", "flipagg.nc"), os.O_RDONLY | os.O_DIRECT)
             try:
-                with open(m.path("agg", "flipagg.nc"), "rb") as f:
-                    data = f.read()
+                data = os.pread(fd, len(part_bytes), at)
             except OSError:
+                with lock:
+                    outcomes["aggregation error"] += 1
                 return
+            finally:
+                os.close(fd)
             check(secret_pattern not in data, "a read of the aggregation served the secret partition's values")
+            check(data == part_bytes, "a read of the aggregation gave bytes of neither partition")
             with lock:
                 outcomes["aggregation"] += 1
 
         for t in flippers:
             t.start()
         try:
-            errors = run_readers(8, read_plain, 20) + run_readers(8, read_aggregation, 20)
+            errors = run_readers(8, read_aggregation, 20) + run_readers(8, read_plain, 20)
         finally:
             stop.set()
             for t in flippers:
