@@ -198,6 +198,7 @@ void op_open(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
         } else {
             try {
                 handle->view = fs.catalog().open_view(*entry);
+                fs.block_cache().forget(handle->view.get());  // partitions may have changed since
             } catch (const std::exception& e) {
                 log_rate_limited(LogLevel::Error, entry->real_path + ": cannot open the view: " + e.what());
                 return (void)fuse_reply_err(req, EIO);

@@ -77,6 +77,11 @@ std::shared_ptr<const std::vector<uint8_t>> BlockCache::block(const std::shared_
     return bytes;
 }
 
+void BlockCache::forget(const VirtualFile* vf) {
+    std::lock_guard lock(mutex_);
+    blocks_.remove_if([&](const Block& b) { return b.file.get() == vf; });
+}
+
 void BlockCache::read(const std::shared_ptr<const VirtualFile>& vf, uint64_t offset, std::span<uint8_t> out) {
     if (offset > vf->size() || out.size() > vf->size() - offset)
         throw UsageError("cached read outside the virtual file");

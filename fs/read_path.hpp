@@ -38,6 +38,10 @@ public:
     explicit BlockCache(size_t capacity_blocks) : capacity_(capacity_blocks) {}
     // Fills out with [offset, offset + out.size()) of vf through the cache.
     void read(const std::shared_ptr<const VirtualFile>& vf, uint64_t offset, std::span<uint8_t> out);
+    // Drops vf's blocks: computed bytes may come from partitions that
+    // changed since (nothing in an unchanged view notices that), so each
+    // open starts afresh and blocks live at most as long as one open's reads.
+    void forget(const VirtualFile* vf);
 
 private:
     struct Block {
