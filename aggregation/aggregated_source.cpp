@@ -95,7 +95,8 @@ std::shared_ptr<const AggregatedSource::Resolved> AggregatedSource::resolve(size
     if (!resolved_before) check_allowed();
     std::shared_ptr<const Dataset> ds;
     try {
-        ds = cache_.get(path, f.group);  // stats the file: a changed file gets a new entry
+        // Opened confined (every component under an allowed root); a changed file gets a new entry.
+        ds = cache_.get(path, f.group, &paths_->confinement());
     } catch (const SourceError& e) {
         std::string reason = e.what();
         if (reason.rfind(e.file() + ": ", 0) == 0) reason = reason.substr(e.file().size() + 2);

@@ -24,9 +24,7 @@ namespace ncafs {
 namespace {
 
 // CDF-1/2/5 or HDF5 (signature at 0 or a user block at 512, 1024, 2048).
-bool looks_like_netcdf(const std::string& path) {
-    int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return false;
+bool looks_like_netcdf(int fd) {
     unsigned char b[8] = {};
     static const unsigned char hdf5[8] = {0x89, 'H', 'D', 'F', '\r', '\n', 0x1a, '\n'};
     bool yes = false;
@@ -36,18 +34,24 @@ bool looks_like_netcdf(const std::string& path) {
         for (off_t at : {512, 1024, 2048})
             if (!yes && ::pread(fd, b, 8, at) == 8 && std::memcmp(b, hdf5, 8) == 0) yes = true;
     }
-    ::close(fd);
     return yes;
 }
 
 }  // namespace
 
-bool is_aggregation_file(const std::string& path) {
-    if (!looks_like_netcdf(path)) return false;
-    cdf::check_classic_header(path);  // throws FormatError naming the file
+bool is_aggregation_file(const std::string& path, const ConfinedRoots* within) {
+    // O_NONBLOCK, regular files only, confined when asked; then only this fd.
+    OpenResult opened = open_regular_file(path, within);
+    if (!opened.fd || !looks_like_netcdf(opened.fd.get())) return false;
+    const std::string name = "/proc/self/fd/" + std::to_string(opened.fd.get());
+    {  // a classic header our own reader rejects never reaches netcdf-c
+        int copy = ::dup(opened.fd.get());
+        if (copy < 0) return false;
+        cdf::check_classic_header(*OpenFile::adopt(copy, path));  // throws FormatError naming the file
+    }
     std::lock_guard lock(netcdf_library_mutex());
     int ncid = -1;
-    if (nc_open(path.c_str(), NC_NOWRITE, &ncid) != NC_NOERR) return false;
+    if (nc_open(name.c_str(), NC_NOWRITE, &ncid) != NC_NOERR) return false;
     int nvars = 0;
     bool found = false;
     if (nc_inq_nvars(ncid, &nvars) == NC_NOERR) {
@@ -96,7 +100,7 @@ std::string conventions_without_aggregation(const std::string& conventions) {
 LoadedAggregation load_aggregation(const std::string& path, const AggregationOptions& options, DatasetCache& cache) {
     auto paths = std::make_shared<const PathPolicy>(path, options.allowed_roots, options.path_rewrites);
     // The aggregation file itself (header only for now) through the same cache.
-    auto file = cache.get(paths->aggregation_file());
+    auto file = cache.get(paths->aggregation_file(), {}, paths->confinement_of_aggregation_file());
 
     LoadedAggregation out;
     auto presented = std::make_shared<Dataset>();

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "aggregation/aggregation_limits.hpp"
+#include "codecs/confined_open.hpp"
 #include "codecs/dataset.hpp"
 
 namespace ncafs {
@@ -25,10 +26,11 @@ struct AggregationOptions {
 // Content-based and cheap: reads the header only (via netcdf-c, under its
 // mutex) and looks for a variable carrying nca_array or cfa_array, or
 // aggregated_dimensions + aggregated_data (G3-G5). Returns
-// false fast for files that are neither CDF nor HDF5, and on any error,
-// except that a CDF file whose header ncafs's own reader rejects throws
-// FormatError (it is never handed to netcdf-c).
-bool is_aggregation_file(const std::string& path);
+// false fast for files that are neither CDF nor HDF5, and on any error
+// (FIFOs, devices: refused without blocking), except that a CDF file whose
+// header ncafs's own reader rejects throws FormatError (it is never handed
+// to netcdf-c). `within`: open confined.
+bool is_aggregation_file(const std::string& path, const ConfinedRoots* within = nullptr);
 
 // The dataset an aggregation file presents: NCA/CFA variables become ordinary
 // variables over their master dimensions (attributes minus cf_role and the

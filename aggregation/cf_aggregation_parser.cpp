@@ -611,7 +611,7 @@ CfAggregate parse_one(const std::string& path, const Dataset& file, const Variab
 CfAggregations parse_cf_file(const std::string& path, const Dataset& file, const PathPolicy& paths,
                              const AggregationLimits& limits) {
     CfAggregations out;
-    TermFile terms(path);
+    TermFile terms(path, paths.confinement_of_aggregation_file());
     std::set<std::string> hidden;
     for (const auto& v : file.variables) {
         if (!is_cf_aggregation_variable(v)) continue;

@@ -1,8 +1,12 @@
 // Bounded cache of opened datasets (partition files and aggregation files),
-// keyed by (device, inode, mtime, size): a file that changed is looked up
-// under a new key and reopened; the stale entry ages out. Least recently used
-// entries are dropped beyond the capacity (readers holding a shared_ptr keep
-// theirs alive until done). Thread-safe.
+// keyed by the identity of the file as opened (device, inode, size, mtime,
+// ctime): every lookup opens the path (confined to the allowed roots when
+// given) and fstat's that fd, so a file that changed or was swapped is looked
+// up under a new key and read from the fd just opened, never by name again;
+// the stale entry ages out. Least recently used entries are dropped beyond
+// the capacity (readers holding a shared_ptr keep theirs alive until done).
+// Opens that fail with EMFILE/ENFILE close idle entries and retry once.
+// Thread-safe.
 #pragma once
 
 #include <cstddef>
@@ -13,6 +17,7 @@
 #include <string>
 #include <tuple>
 
+#include "codecs/confined_open.hpp"
 #include "codecs/dataset.hpp"
 #include "codecs/open_file.hpp"
 
@@ -25,9 +30,11 @@ public:
     // The dataset at path as it is now; opens it (open_dataset) on a miss.
     // With `group` ("/a/b"), the dataset of that netCDF-4 group (its
     // variables and the dimensions visible from it), for fragment variables
-    // inside groups. Throws SourceError naming the path when it is missing or
-    // unreadable.
-    std::shared_ptr<const Dataset> get(const std::string& path, const std::string& group = {});
+    // inside groups. `within`: the roots the path must stay under (every
+    // component, symlinks included). Throws SourceError naming the path when
+    // it is missing, unreadable, refused or not a regular file.
+    std::shared_ptr<const Dataset> get(const std::string& path, const std::string& group = {},
+                                       const ConfinedRoots* within = nullptr);
 
     // Lowers or raises the bound (the mount's open_files=); drops the least
     // recently used entries beyond it.
@@ -35,21 +42,31 @@ public:
 
     size_t size() const;
     size_t opens() const;  // number of files opened so far (for tests and benchmarks)
+    size_t capacity() const;
+    // Drops entries no reader holds (their files close); returns how many.
+    size_t drop_idle();
 
-    // The process-wide cache used by open_aggregation.
+    // The process-wide cache used by open_aggregation: its capacity starts
+    // from RLIMIT_NOFILE (a quarter of the soft limit, at most 256).
     static DatasetCache& shared();
 
 private:
-    using Key = std::tuple<dev_t, ino_t, int64_t, uint64_t, std::string>;
+    using Key = std::tuple<dev_t, ino_t, int64_t, uint64_t, int64_t, std::string>;
     struct Entry {
         std::shared_ptr<const Dataset> dataset;
         std::list<Key>::iterator lru;
     };
+    std::shared_ptr<const OpenFile> open_file(const std::string& path, const ConfinedRoots* within);
+    void trim_locked();
     size_t capacity_;
     mutable std::mutex mutex_;
     std::map<Key, Entry> entries_;
     std::list<Key> lru_;  // most recent first
     size_t opens_ = 0;
 };
+
+// The descriptors a process may spend on cached files: a quarter of the soft
+// RLIMIT_NOFILE (the rest: FUSE, clients' reads, netcdf-c's own), at least 4.
+size_t descriptor_budget();
 
 }  // namespace ncafs::agg

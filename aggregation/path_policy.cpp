@@ -1,5 +1,8 @@
 #include "aggregation/path_policy.hpp"
 
+#include <fcntl.h>
+
+#include <cerrno>
 #include <filesystem>
 #include <stdexcept>
 #include <system_error>
@@ -7,32 +10,6 @@
 namespace ncafs::agg {
 
 namespace fs = std::filesystem;
-
-std::string lexically_normal_absolute(const std::string& path) {
-    fs::path p(path);
-    if (p.is_relative()) p = fs::current_path() / p;
-    std::string s = p.lexically_normal().string();
-    while (s.size() > 1 && s.back() == '/') s.pop_back();
-    return s;
-}
-
-bool path_is_under(const std::string& path, const std::string& root) {
-    if (root == "/") return !path.empty() && path[0] == '/';
-    if (path.size() < root.size() || path.compare(0, root.size(), root) != 0) return false;
-    return path.size() == root.size() || path[root.size()] == '/';
-}
-
-namespace {
-// realpath of the longest existing prefix, the rest appended lexically.
-std::string canonical_prefix(const std::string& path) {
-    std::error_code ec;
-    fs::path p = fs::weakly_canonical(fs::path(path), ec);
-    if (ec) return path;
-    std::string s = p.lexically_normal().string();
-    while (s.size() > 1 && s.back() == '/') s.pop_back();
-    return s;
-}
-}  // namespace
 
 PathPolicy::PathPolicy(const std::string& aggregation_file, std::vector<std::string> allowed_roots,
                        std::vector<std::pair<std::string, std::string>> rewrites)
@@ -42,8 +19,8 @@ PathPolicy::PathPolicy(const std::string& aggregation_file, std::vector<std::str
     if (allowed_roots.empty()) allowed_roots.push_back(folder_);
     for (const auto& r : allowed_roots) {
         roots_.push_back(lexically_normal_absolute(r));
-        canonical_roots_.push_back(canonical_prefix(roots_.back()));
     }
+    confinement_ = std::make_shared<const ConfinedRoots>(roots_);
 }
 
 bool PathPolicy::lexically_allowed(const std::string& path) const {
@@ -83,10 +60,12 @@ std::string PathPolicy::resolve(const std::string& name_in, bool base_given, con
 }
 
 bool PathPolicy::physically_allowed(const std::string& path) const {
-    std::string real = canonical_prefix(path);
-    for (const auto& r : canonical_roots_)
-        if (path_is_under(real, r)) return true;
-    return false;
+    OpenResult r = confinement_->open(path, O_PATH);
+    return r.fd || (r.error != EXDEV && r.error != EACCES);
+}
+
+const ConfinedRoots* PathPolicy::confinement_of_aggregation_file() const {
+    return lexically_allowed(aggregation_file_) ? confinement_.get() : nullptr;
 }
 
 }  // namespace ncafs::agg

@@ -4,9 +4,12 @@
 // aggregation file must never make the daemon serve /etc/shadow.
 #pragma once
 
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
+
+#include "codecs/confined_open.hpp"
 
 namespace ncafs::agg {
 
@@ -28,22 +31,28 @@ public:
     // `base_given`: whether the JSON had a base key; `name` may be a file:// URI.
     std::string resolve(const std::string& name, bool base_given, const std::string& base) const;
 
-    // True when path, with every symlink resolved, lies under an allowed root
-    // (also with symlinks resolved). Checked before a partition is opened.
+    // False when path, with every component and symlink resolved from an
+    // allowed root's fd, leads out of it (true when it is merely missing:
+    // the open reports that).
     bool physically_allowed(const std::string& path) const;
+    // The allowed roots, opened: partitions are opened through it
+    // (DatasetCache::get) so that every component stays confined.
+    const ConfinedRoots& confinement() const { return *confinement_; }
+    // The confinement for the aggregation file itself: when it lies under
+    // an allowed root (always in a mount), else nullptr (a name given on a
+    // command line is opened as given).
+    const ConfinedRoots* confinement_of_aggregation_file() const;
 
 private:
     bool lexically_allowed(const std::string& path) const;
     std::string aggregation_file_;
     std::string folder_;
     std::vector<std::string> roots_;           // lexically normal absolute
-    std::vector<std::string> canonical_roots_;  // with symlinks resolved (when they exist)
+    std::shared_ptr<const ConfinedRoots> confinement_;
     std::vector<std::pair<std::string, std::string>> rewrites_;
 };
 
-// "a/./b/../c" -> "a/c"; absolute in, absolute out; never touches the disk.
-std::string lexically_normal_absolute(const std::string& path);
-// True when path equals root or lies below it (component-wise).
-bool path_is_under(const std::string& path, const std::string& root);
+using ncafs::lexically_normal_absolute;  // codecs/confined_open.hpp
+using ncafs::path_is_under;
 
 }  // namespace ncafs::agg

@@ -5,11 +5,11 @@
 
 #include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <mutex>
 
 #include "codecs/error.hpp"
 #include "codecs/netcdf/netcdf_library.hpp"
+#include "codecs/open_file.hpp"
 
 namespace ncafs::agg {
 
@@ -76,21 +76,24 @@ std::optional<std::string> TermArray::text_attribute(const std::string& name) co
     return std::nullopt;
 }
 
-TermFile::TermFile(const std::string& path) : path_(path) {
+TermFile::TermFile(const std::string& path, const ConfinedRoots* within) : path_(path) {
     // netcdf-c 4.9.0 + HDF5: a second nc_open of a file that is already open
     // (the dataset cache holds it) makes string reads fail with "HDF error"
     // while a third file is open. An in-memory image is a separate HDF5
     // file, so aggregation files up to kMaxImage are read from a copy.
     constexpr std::uintmax_t kMaxImage = std::uintmax_t{256} << 20;
-    std::error_code ec;
-    const auto size = std::filesystem::file_size(path, ec);
-    if (!ec && size > 0 && size <= kMaxImage) {
-        std::ifstream in(path, std::ios::binary);
+    auto file = OpenFile::open(path, within);  // O_NONBLOCK, regular files only: a FIFO cannot hang us
+    const uint64_t size = file->size();
+    if (size > 0 && size <= kMaxImage) {
         image_.resize(static_cast<size_t>(size));
-        if (!in.read(image_.data(), static_cast<std::streamsize>(size))) image_.clear();
+        try {
+            file->pread_exact(image_.data(), image_.size(), 0);
+        } catch (const SourceError&) {
+            image_.clear();
+        }
     }
     std::lock_guard lock(netcdf_library_mutex());
-    int s = image_.empty() ? nc_open(path.c_str(), NC_NOWRITE, &ncid_)
+    int s = image_.empty() ? nc_open(file->proc_path().c_str(), NC_NOWRITE, &ncid_)
                            : nc_open_mem(path.c_str(), NC_NOWRITE, image_.size(), image_.data(), &ncid_);
     if (s != NC_NOERR) {
         ncid_ = -1;

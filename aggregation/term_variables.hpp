@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "codecs/confined_open.hpp"
 #include "codecs/types.hpp"
 
 namespace ncafs::agg {
@@ -38,8 +39,9 @@ struct TermArray {
 // library mutex. Used only while parsing.
 class TermFile {
 public:
-    // Throws SourceError naming the path.
-    explicit TermFile(const std::string& path);
+    // Throws SourceError naming the path. `within`: open confined to those
+    // roots (then netcdf-c reads that fd's /proc/self/fd name, not the path).
+    explicit TermFile(const std::string& path, const ConfinedRoots* within = nullptr);
     ~TermFile();
     TermFile(const TermFile&) = delete;
     TermFile& operator=(const TermFile&) = delete;

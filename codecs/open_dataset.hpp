@@ -3,13 +3,19 @@
 // else goes to netcdf-c (netCDF-4/HDF5 and whatever netcdf-c opens).
 #pragma once
 
+#include <memory>
 #include <string>
 
 #include "codecs/dataset.hpp"
+#include "codecs/open_file.hpp"
 
 namespace ncafs {
 
 // Throws SourceError (missing/unreadable) or FormatError (bad header).
 Dataset open_dataset(const std::string& path);
+// The same for a file already opened (confined): it is read through that fd
+// only (netcdf-c through /proc/self/fd/N). With `group` ("/a/b"), the
+// dataset of that netCDF-4 group.
+Dataset open_dataset(std::shared_ptr<const OpenFile> file, const std::string& group = {});
 
 }  // namespace ncafs

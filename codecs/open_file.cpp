@@ -4,20 +4,31 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <ctime>
+#include <vector>
 #include <cstring>
 
+#include "codecs/confined_open.hpp"
 #include "codecs/error.hpp"
 
 namespace ncafs {
 
 namespace {
-FileIdentity identity_from_stat(const struct stat& st) {
-    return FileIdentity{st.st_dev, st.st_ino,
-                        static_cast<int64_t>(st.st_mtim.tv_sec) * 1'000'000'000 + st.st_mtim.tv_nsec,
-                        static_cast<uint64_t>(st.st_size)};
-}
+int64_t nanoseconds(const struct timespec& t) { return static_cast<int64_t>(t.tv_sec) * 1'000'000'000 + t.tv_nsec; }
 }  // namespace
+
+FileIdentity identity_from_stat(const struct stat& st) {
+    return FileIdentity{st.st_dev, st.st_ino, nanoseconds(st.st_mtim), static_cast<uint64_t>(st.st_size),
+                        nanoseconds(st.st_ctim)};
+}
+
+bool changed_within_last_second(const struct stat& st) {
+    struct timespec now {};
+    ::clock_gettime(CLOCK_REALTIME, &now);
+    return nanoseconds(now) - std::max(nanoseconds(st.st_mtim), nanoseconds(st.st_ctim)) < 1'000'000'000;
+}
 
 std::optional<FileIdentity> identity_of(const std::string& path) {
     struct stat st{};
@@ -25,9 +36,13 @@ std::optional<FileIdentity> identity_of(const std::string& path) {
     return identity_from_stat(st);
 }
 
-std::shared_ptr<const OpenFile> OpenFile::open(const std::string& path) {
-    int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0) throw SourceError(path, std::string("cannot open: ") + std::strerror(errno));
+std::shared_ptr<const OpenFile> OpenFile::open(const std::string& path, const ConfinedRoots* within) {
+    OpenResult r = open_regular_file(path, within);
+    if (!r.fd) throw SourceError(path, "cannot open: " + r.reason);
+    return adopt(r.fd.release(), path);
+}
+
+std::shared_ptr<const OpenFile> OpenFile::adopt(int fd, const std::string& path) {
     struct stat st{};
     if (::fstat(fd, &st) != 0) {
         int e = errno;
@@ -43,7 +58,7 @@ std::shared_ptr<const OpenFile> OpenFile::open(const std::string& path) {
 
 OpenFile::~OpenFile() { ::close(fd_); }
 
-void OpenFile::pread_exact(void* buffer, size_t n, uint64_t offset) const {
+void OpenFile::pread_unchecked(void* buffer, size_t n, uint64_t offset) const {
     auto* p = static_cast<char*>(buffer);
     size_t done = 0;
     while (done < n) {
@@ -61,9 +76,32 @@ void OpenFile::pread_exact(void* buffer, size_t n, uint64_t offset) const {
     }
 }
 
-bool OpenFile::unchanged() const {
-    auto now = identity_of(path_);
-    return now && *now == identity_;
+void OpenFile::pread_exact(void* buffer, size_t n, uint64_t offset) const {
+    pread_unchecked(buffer, n, offset);
+    if (!changed_within_last_second(check_unchanged_stat())) return;
+    // A write may be in progress without moving the timestamps again (they
+    // moved when it began, maybe before this file was opened): the same
+    // bytes twice, a moment apart, or an error.
+    std::vector<char> again(n);
+    ::usleep(2000);
+    pread_unchecked(again.data(), n, offset);
+    check_unchanged();
+    if (n > 0 && std::memcmp(again.data(), buffer, n) != 0)
+        throw SourceError(path_, "changing while being read (" + std::to_string(n) + " bytes at offset " +
+                                     std::to_string(offset) + "): not served");
 }
+
+void OpenFile::check_unchanged() const { check_unchanged_stat(); }
+
+struct stat OpenFile::check_unchanged_stat() const {
+    struct stat st{};
+    if (::fstat(fd_, &st) != 0) throw SourceError(path_, std::string("cannot stat: ") + std::strerror(errno));
+    const FileIdentity now = identity_from_stat(st);
+    if (now == identity_) return st;
+    throw SourceError(path_, "file changed since it was opened (size " + std::to_string(identity_.size) + " -> " +
+                                 std::to_string(now.size) + ", mtime or ctime moved): not served");
+}
+
+std::string OpenFile::proc_path() const { return "/proc/self/fd/" + std::to_string(fd_); }
 
 }  // namespace ncafs

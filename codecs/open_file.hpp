@@ -1,7 +1,11 @@
 // A read-only file descriptor with the identity it had when opened, so that
-// caches can notice a file that changed underneath (device, inode, mtime, size).
+// caches can notice a file that changed underneath (device, inode, size,
+// mtime, ctime: a rewrite that restores the old mtime still moves ctime).
+// Reads check the identity again after reading: bytes from two versions of a
+// file give an error, never a mixture.
 #pragma once
 
+#include <sys/stat.h>
 #include <sys/types.h>
 
 #include <cstdint>
@@ -16,16 +20,28 @@ struct FileIdentity {
     ino_t inode = 0;
     int64_t mtime_ns = 0;
     uint64_t size = 0;
+    int64_t ctime_ns = 0;
     bool operator==(const FileIdentity&) const = default;
 };
 
+FileIdentity identity_from_stat(const struct stat& st);
+// True when mtime or ctime lies within the last second (or ahead).
+// Timestamps are coarse: a write in progress may not show in them yet, so
+// bytes of such a file are read twice (pread_exact) and never spliced.
+bool changed_within_last_second(const struct stat& st);
 // stat(2) of a path; nullopt when it does not exist or cannot be stat'ed.
 std::optional<FileIdentity> identity_of(const std::string& path);
 
+class ConfinedRoots;
+
 class OpenFile {
 public:
-    // Opens read-only; throws SourceError naming the path and errno text.
-    static std::shared_ptr<const OpenFile> open(const std::string& path);
+    // Opens read-only (open_regular_file: O_NONBLOCK, regular files only,
+    // confined to `within` when given); throws SourceError naming the path
+    // and the reason.
+    static std::shared_ptr<const OpenFile> open(const std::string& path, const ConfinedRoots* within = nullptr);
+    // Takes ownership of fd, already open on a regular file found as path.
+    static std::shared_ptr<const OpenFile> adopt(int fd, const std::string& path);
     ~OpenFile();
     OpenFile(const OpenFile&) = delete;
     OpenFile& operator=(const OpenFile&) = delete;
@@ -35,13 +51,22 @@ public:
     const FileIdentity& identity() const { return identity_; }
     uint64_t size() const { return identity_.size; }
 
-    // Reads exactly n bytes at offset; throws SourceError on I/O error or
-    // when the file is shorter than expected (it changed underneath).
+    // Reads exactly n bytes at offset, then checks the identity again (and
+    // reads again and compares when the file changed within the last
+    // second); throws SourceError on I/O error, when the file is shorter
+    // than expected or when it changed while (or since) being opened.
     void pread_exact(void* buffer, size_t n, uint64_t offset) const;
-    // True while the path still names the same, unchanged file.
-    bool unchanged() const;
+    // pread_exact without the check: for a loop of reads followed by one
+    // check_unchanged().
+    void pread_unchecked(void* buffer, size_t n, uint64_t offset) const;
+    // Throws SourceError when fstat of the fd no longer gives the identity.
+    void check_unchanged() const;
+    // The "/proc/self/fd/N" name of the fd: for libraries that open by name
+    // (netcdf-c) and must reach this very file, not whatever the path names now.
+    std::string proc_path() const;
 
 private:
+    struct stat check_unchanged_stat() const;
     OpenFile(int fd, std::string path, FileIdentity identity)
         : fd_(fd), path_(std::move(path)), identity_(identity) {}
     int fd_;

@@ -28,20 +28,6 @@ bool ends_with(const std::string& s, std::string_view suffix) {
     return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
 
-class Fd {
-public:
-    explicit Fd(const std::string& path) : fd_(::open(path.c_str(), O_RDONLY | O_CLOEXEC)) {}
-    ~Fd() {
-        if (fd_ >= 0) ::close(fd_);
-    }
-    Fd(const Fd&) = delete;
-    Fd& operator=(const Fd&) = delete;
-    int get() const { return fd_; }
-
-private:
-    int fd_;
-};
-
 // A growing prefix of a file, read on demand up to a cap, so that a header
 // walk never reads more than the header.
 class Prefix {
@@ -189,14 +175,14 @@ bool contains(const uint8_t* data, size_t n, std::string_view needle) {
 
 bool has_aggregation_name(const std::string& name) { return ends_with(name, ".nc") || ends_with(name, ".nca"); }
 
-Precheck precheck_aggregation(const std::string& path) {
+Precheck precheck_aggregation(const std::string& path, const ConfinedRoots* within) {
     auto slash = path.rfind('/');
     if (!has_aggregation_name(slash == std::string::npos ? path : path.substr(slash + 1)))
         return Precheck::NotAggregation;
-    Fd fd(path);
-    if (fd.get() < 0) return Precheck::NotAggregation;  // unreadable: served (and failing) as a plain file
+    OpenResult fd = open_regular_file(path, within);
+    if (!fd.fd) return Precheck::NotAggregation;  // unreadable: served (and failing) as a plain file
     constexpr size_t kHeaderCap = 64u << 20;
-    Prefix prefix(fd.get(), kHeaderCap);
+    Prefix prefix(fd.fd.get(), kHeaderCap);
     if (!prefix.ensure(8)) return Precheck::NotAggregation;
     const uint8_t* m = prefix.data();
     if (m[0] == 'C' && m[1] == 'D' && m[2] == 'F' && (m[3] == 1 || m[3] == 2 || m[3] == 5))

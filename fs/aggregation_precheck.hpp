@@ -5,6 +5,8 @@
 
 #include <string>
 
+#include "codecs/confined_open.hpp"
+
 namespace ncafs::fs {
 
 enum class Precheck {
@@ -17,6 +19,8 @@ enum class Precheck {
 bool has_aggregation_name(const std::string& name);
 
 // Reads at most the file's header (classic) or its first MiB (HDF5).
-Precheck precheck_aggregation(const std::string& path);
+// Opened O_NONBLOCK, regular files only (else NotAggregation), confined to
+// `within` when given.
+Precheck precheck_aggregation(const std::string& path, const ConfinedRoots* within = nullptr);
 
 }  // namespace ncafs::fs

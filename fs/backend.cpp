@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstring>
 
 #include "aggregation/aggregation_dataset.hpp"
@@ -31,16 +32,36 @@ SourceFormat source_format_of(std::span<const uint8_t> b) {
     return SourceFormat::None;
 }
 
-SourceFormat sniff_source_format(const std::string& path) {
-    // O_NONBLOCK: a FIFO that replaced a file between stat and open must not hang us.
-    int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-    if (fd < 0) return SourceFormat::None;
+SourceFormat sniff_source_format(const std::string& path, const ConfinedRoots* within) {
+    // O_NONBLOCK, regular only: a FIFO that replaced a file between stat and open must not hang us.
+    OpenResult opened = open_regular_file(path, within);
+    if (!opened.fd) return SourceFormat::None;
     uint8_t b[16] = {};
-    ssize_t n = ::pread(fd, b, sizeof b, 0);
-    ::close(fd);
+    ssize_t n = ::pread(opened.fd.get(), b, sizeof b, 0);
     if (n <= 0) return SourceFormat::None;
     return source_format_of(std::span<const uint8_t>(b, static_cast<size_t>(n)));
 }
+
+namespace {
+
+// The reader of a dataset file's magic, reading the opened file only.
+std::shared_ptr<const Dataset> open_plain_dataset(std::shared_ptr<const OpenFile> file) {
+    uint8_t b[16] = {};
+    ssize_t n = ::pread(file->fd(), b, sizeof b, 0);
+    switch (source_format_of(std::span<const uint8_t>(b, n > 0 ? static_cast<size_t>(n) : 0))) {
+        case SourceFormat::Netcdf:  // routes classic to the pread reader, HDF5 to netcdf-c
+            return std::make_shared<const Dataset>(ncafs::open_dataset(std::move(file)));
+        case SourceFormat::Ds:
+            return std::make_shared<const Dataset>(ds::open_ds_dataset(std::move(file)));
+        case SourceFormat::Ncstream:
+            return std::make_shared<const Dataset>(ncstream::open_ncstream_dataset(std::move(file)));
+        case SourceFormat::None:
+            break;
+    }
+    throw SourceError(file->path(), "not a netCDF, ds or ncstream file (no known magic number)");
+}
+
+}  // namespace
 
 Backend make_backend(const ViewOptions& options, const std::vector<std::string>& allowed_roots) {
     AggregationOptions aggregation;
@@ -53,25 +74,18 @@ Backend make_backend(const ViewOptions& options, const std::vector<std::string>&
     DsViewOptions ds_options;
     ds_options.values = options.ds_values_cf ? DsViewOptions::Values::Cf : DsViewOptions::Values::Raw;
 
-    // Partition files count against open_files= too: the aggregations' shared
-    // cache keeps at most that many open.
-    agg::DatasetCache::shared().set_capacity(options.open_files);
-
+    // Partition files count against open_files= too (mount and export alike):
+    // the aggregations' shared cache keeps at most that many open, and never
+    // more than RLIMIT_NOFILE allows.
+    agg::DatasetCache::shared().set_capacity(std::min(options.open_files, agg::descriptor_budget()));
+    auto confined = std::make_shared<const ConfinedRoots>(aggregation.allowed_roots);
     Backend b;
-    b.is_aggregation = [](const std::string& path) { return is_aggregation_file(path); };
-    b.open_dataset = [aggregation](const std::string& path, bool is_aggregation) -> std::shared_ptr<const Dataset> {
-        if (is_aggregation) return open_aggregation(path, aggregation);
-        switch (sniff_source_format(path)) {
-            case SourceFormat::Netcdf:  // routes classic to the pread reader, HDF5 to netcdf-c
-                return std::make_shared<const Dataset>(ncafs::open_dataset(path));
-            case SourceFormat::Ds:
-                return std::make_shared<const Dataset>(ds::open_ds_dataset(path));
-            case SourceFormat::Ncstream:
-                return std::make_shared<const Dataset>(ncstream::open_ncstream_dataset(path));
-            case SourceFormat::None:
-                break;
-        }
-        throw SourceError(path, "not a netCDF, ds or ncstream file (no known magic number)");
+    b.sniff = [confined](const std::string& path) { return sniff_source_format(path, confined.get()); };
+    b.is_aggregation = [confined](const std::string& path) { return is_aggregation_file(path, confined.get()); };
+    b.open_dataset = [aggregation, confined](const std::string& path,
+                                             bool is_aggregation) -> std::shared_ptr<const Dataset> {
+        if (is_aggregation) return open_aggregation(path, aggregation);  // confined by its PathPolicy
+        return open_plain_dataset(OpenFile::open(path, confined.get()));
     };
     b.source_files = [](const Dataset& dataset) { return agg::files_drawn_on(dataset); };
     b.make_view = [cdf, ds_options](std::shared_ptr<const Dataset> dataset, const std::string& view,

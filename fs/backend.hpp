@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "codecs/confined_open.hpp"
 #include "codecs/dataset.hpp"
 #include "codecs/virtual_file.hpp"
 #include "fs/options.hpp"
@@ -26,8 +27,10 @@ enum class SourceFormat {
 
 // Decides from the first bytes of a file alone (at least 8 wanted).
 SourceFormat source_format_of(std::span<const uint8_t> first_bytes);
-// Reads the first 16 bytes of path (one open, one pread); None on any error.
-SourceFormat sniff_source_format(const std::string& path);
+// Reads the first 16 bytes of path (one open, one pread); None on any error
+// (FIFOs and devices too: opened O_NONBLOCK, regular files only). `within`:
+// open confined to those roots.
+SourceFormat sniff_source_format(const std::string& path, const ConfinedRoots* within = nullptr);
 
 struct Backend {
     // The full (possibly slow) test; only called after precheck_aggregation said Maybe.
@@ -45,12 +48,15 @@ struct Backend {
     // empty: just the origin.
     std::function<std::vector<std::string>(const Dataset& dataset)> source_files;
     // Cheap magic sniff; defaults to sniff_source_format.
-    std::function<SourceFormat(const std::string& path)> sniff = sniff_source_format;
+    std::function<SourceFormat(const std::string& path)> sniff = [](const std::string& p) {
+        return sniff_source_format(p);
+    };
 };
 
 // The real backend: aggregation/ + codecs/{cdf,ds,ncstream}, with allowed
 // roots {allowed_roots..., options.extra_allowed_roots...}, the options'
-// rewrites, cdf_version and ds_values.
+// rewrites, cdf_version and ds_values. Every file is opened confined to
+// those roots (codecs/confined_open.hpp) and read through that fd only.
 Backend make_backend(const ViewOptions& options, const std::vector<std::string>& allowed_roots);
 
 }  // namespace ncafs::fs

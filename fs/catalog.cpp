@@ -13,6 +13,8 @@
 #include <set>
 #include <system_error>
 
+#include "aggregation/dataset_cache.hpp"
+#include "codecs/error.hpp"
 #include "fs/aggregation_precheck.hpp"
 #include "fs/log.hpp"
 
@@ -32,21 +34,15 @@ std::string join(const std::string& dir, const std::string& name) {
     return dir.back() == '/' ? dir + name : dir + "/" + name;
 }
 
-FileIdentity identity_from(const struct stat& st) {
-    return FileIdentity{st.st_dev, st.st_ino,
-                        static_cast<int64_t>(st.st_mtim.tv_sec) * 1'000'000'000 + st.st_mtim.tv_nsec,
-                        static_cast<uint64_t>(st.st_size)};
-}
-
 std::string cache_key(const std::string& path, const struct stat& st) {
-    auto id = identity_from(st);
+    auto id = identity_from_stat(st);
     return path + '\0' + std::to_string(id.device) + ':' + std::to_string(id.inode) + ':' +
-           std::to_string(id.mtime_ns) + ':' + std::to_string(id.size);
+           std::to_string(id.mtime_ns) + ':' + std::to_string(id.size) + ':' + std::to_string(id.ctime_ns);
 }
 
 }  // namespace
 
-FileIdentity Entry::identity() const { return identity_from(st); }
+FileIdentity Entry::identity() const { return identity_from_stat(st); }
 
 template <typename Value>
 std::optional<Value> Catalog::Lru<Value>::get(const std::string& key) {
@@ -73,15 +69,19 @@ void Catalog::Lru<Value>::put(const std::string& key, Value value) {
 }
 
 Catalog::Catalog(std::string source_root, ViewOptions options, Backend backend)
-    : root_(std::move(source_root)), options_(std::move(options)), backend_(std::move(backend)) {
-    while (root_.size() > 1 && root_.back() == '/') root_.pop_back();
+    : root_(lexically_normal_absolute(source_root)),
+      confined_(std::make_shared<const ConfinedRoots>(std::vector<std::string>{root_})),
+      options_(std::move(options)),
+      backend_(std::move(backend)) {
     classifications_.capacity = kClassificationCapacity;
     formats_.capacity = kClassificationCapacity;
     view_sizes_.capacity = kClassificationCapacity;
-    datasets_.capacity = options_.open_files;
-    views_.capacity = options_.open_files;
-    source_files_.capacity = options_.open_files;
-    if (!backend_.sniff) backend_.sniff = sniff_source_format;
+    // Opened datasets hold descriptors: open_files bounds them, and so does RLIMIT_NOFILE.
+    datasets_.capacity = std::min(options_.open_files, agg::descriptor_budget());
+    views_.capacity = datasets_.capacity;
+    source_files_.capacity = datasets_.capacity;
+    if (!backend_.sniff)
+        backend_.sniff = [c = confined_](const std::string& path) { return sniff_source_format(path, c.get()); };
 }
 
 bool Catalog::nc_view_enabled() const { return options_.has_view("nc"); }
@@ -115,12 +115,11 @@ const char* const kViewNames[] = {"nc", "ds", "ncs"};
 const std::string kClassicSuffix = ".classic.nc";
 
 // True when the file starts with the HDF5 signature (a netCDF-4 file).
-bool has_hdf5_signature(const std::string& path) {
-    int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-    if (fd < 0) return false;
+bool has_hdf5_signature(const std::string& path, const ConfinedRoots& within) {
+    OpenResult opened = open_regular_file(path, &within);
+    if (!opened.fd) return false;
     char b[8] = {};
-    ssize_t n = ::pread(fd, b, sizeof b, 0);
-    ::close(fd);
+    ssize_t n = ::pread(opened.fd.get(), b, sizeof b, 0);
     return n == 8 && std::memcmp(b, "\x89HDF\r\n\x1a\n", 8) == 0;
 }
 
@@ -137,21 +136,16 @@ std::optional<std::pair<std::string, int>> source_stem(const std::string& name) 
 }  // namespace
 
 bool Catalog::stat_within_source(const std::string& path, struct stat& st) const {
-    struct stat lst {};
-    if (::lstat(path.c_str(), &lst) != 0) return false;
-    if (!S_ISLNK(lst.st_mode)) {
-        st = lst;
-        return true;
-    }
-    // Symlinks are followed, but only to targets inside SOURCE: the mount
-    // must not become a window onto the rest of the machine.
-    char resolved[PATH_MAX];
-    if (!::realpath(path.c_str(), resolved)) return false;
-    std::string target(resolved);
-    if (target != root_ && !(target.size() > root_.size() && target.compare(0, root_.size(), root_) == 0 &&
-                             (root_ == "/" || target[root_.size()] == '/')))
-        return false;
-    return ::stat(path.c_str(), &st) == 0;
+    // Every component walked from SOURCE's fd; symlinks followed only while
+    // they stay inside: the mount must not become a window onto the machine.
+    return confined_->stat(path, st);
+}
+
+OpenResult Catalog::open_real_file(const Entry& entry) {
+    OpenResult r = open_regular_file(entry.real_path, confined_.get());
+    if (!r.fd && (r.error == EMFILE || r.error == ENFILE) && agg::DatasetCache::shared().drop_idle() > 0)
+        r = open_regular_file(entry.real_path, confined_.get());
+    return r;
 }
 
 SourceFormat Catalog::sniff(const std::string& path, const struct stat& st) {
@@ -178,7 +172,7 @@ Classification Catalog::classify(const std::string& path, const struct stat& st)
     std::shared_ptr<const Dataset> data;
     SourceFormat format = sniff(path, st);
     if (format != SourceFormat::None) c.kind = Classification::Dataset;
-    if (format == SourceFormat::Netcdf && has_aggregation_name(path) && precheck_aggregation(path) == Precheck::Maybe) {
+    if (format == SourceFormat::Netcdf && has_aggregation_name(path) && precheck_aggregation(path, confined_.get()) == Precheck::Maybe) {
         try {
             if (backend_.is_aggregation(path)) {
                 data = backend_.open_dataset(path, true);
@@ -213,6 +207,11 @@ std::shared_ptr<const Dataset> Catalog::dataset(const std::string& path, const s
         if (auto hit = datasets_.get(key)) return *hit;
     }
     auto d = backend_.open_dataset(path, aggregation);  // outside the lock: parsing may be slow
+    // The key is the stat taken before the open: if the name now gives
+    // another file, the dataset may be of either; refuse rather than cache it.
+    struct stat now {};
+    if (!stat_within_source(path, now) || identity_from_stat(now) != identity_from_stat(st))
+        throw SourceError(path, "changed while it was being opened: not served (try again)");
     std::lock_guard lock(mutex_);
     ++dataset_open_count_;
     datasets_.put(key, d);
@@ -371,7 +370,7 @@ bool Catalog::is_netcdf4(const std::string& path, const struct stat& st) {
         std::lock_guard lock(mutex_);
         if (auto hit = formats_.get(key)) return *hit == SourceFormat::Netcdf;
     }
-    bool hdf5 = has_hdf5_signature(path);
+    bool hdf5 = has_hdf5_signature(path, *confined_);
     std::lock_guard lock(mutex_);
     formats_.put(key, hdf5 ? SourceFormat::Netcdf : SourceFormat::None);
     return hdf5;
@@ -379,8 +378,11 @@ bool Catalog::is_netcdf4(const std::string& path, const struct stat& st) {
 
 std::vector<DirEntry> Catalog::list(const std::string& virtual_dir) {
     std::string real_dir = join(root_, virtual_dir);
-    DIR* d = ::opendir(real_dir.c_str());
+    OpenResult dir = confined_->open(real_dir, O_RDONLY | O_DIRECTORY);
+    if (!dir.fd) throw std::system_error(dir.error, std::generic_category(), real_dir + ": " + dir.reason);
+    DIR* d = ::fdopendir(dir.fd.get());
     if (!d) throw std::system_error(errno, std::generic_category(), real_dir);
+    dir.fd.release();  // closedir closes it
     struct Raw {
         std::string name;
         unsigned char type;
@@ -423,7 +425,7 @@ std::vector<DirEntry> Catalog::list(const std::string& virtual_dir) {
         bool shown = true;
         if (auto stem_rank = source_stem(r.name)) {
             const auto& [stem, rank] = *stem_rank;
-            if (!have_stat && ::stat(path.c_str(), &st) != 0) continue;
+            if (!have_stat && !stat_within_source(path, st)) continue;
             // NAME.nca is classified fully (it may be shown as NAME.nc); any
             // other dataset name costs one magic sniff: a NAME.nc keeps its
             // name whatever it holds. Its twins exist for any netCDF magic,

@@ -9,7 +9,10 @@
 // netCDF-4 NAME.nc (kept as its own bytes) has its classic view
 // NAME.classic.nc. Listing reads magic numbers only (and classifies *.nca
 // fully); datasets are parsed when a twin is looked up.
-// Everything is cached by (path, device, inode, mtime, size), bounded.
+// Everything is cached by (path, device, inode, size, mtime, ctime), bounded.
+// Every lookup, listing and open walks from an fd of SOURCE with every
+// component confined (codecs/confined_open.hpp): symlinks are followed only
+// while they stay inside SOURCE, whatever is swapped meanwhile.
 #pragma once
 
 #include <sys/stat.h>
@@ -22,6 +25,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "codecs/confined_open.hpp"
 #include "codecs/open_file.hpp"
 #include "codecs/virtual_file.hpp"
 #include "fs/backend.hpp"
@@ -80,6 +84,10 @@ public:
     // The attributes shown for an entry: source owner and mode (views: write
     // bits removed), size served, 1 MiB st_blksize.
     struct stat attributes(const Entry& entry) const;
+    // The real file of a RealFile entry, opened confined to SOURCE
+    // (O_NONBLOCK, regular files only); on EMFILE/ENFILE idle cached
+    // datasets are closed and the open retried once.
+    OpenResult open_real_file(const Entry& entry);
 
     // Counters for tests and logging: full classifications, magic sniffs,
     // datasets opened (parsed).
@@ -104,6 +112,7 @@ private:
     bool nc_view_enabled() const;
 
     std::string root_;
+    std::shared_ptr<const ConfinedRoots> confined_;  // SOURCE, opened
     ViewOptions options_;
     Backend backend_;
 

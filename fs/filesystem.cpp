@@ -12,7 +12,9 @@
 #include <system_error>
 #include <vector>
 
+#include "codecs/confined_open.hpp"
 #include "codecs/error.hpp"
+#include "codecs/open_file.hpp"
 #include "fs/log.hpp"
 #include "fs/read_path.hpp"
 
@@ -200,15 +202,22 @@ void op_open(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
         handle->kind = entry->kind;
         handle->real_path = entry->real_path;
         if (entry->kind == EntryKind::RealFile) {
-            handle->fd = ::open(entry->real_path.c_str(), O_RDONLY | O_CLOEXEC);
-            if (handle->fd < 0) {
-                int e = errno;
-                log_rate_limited(LogLevel::Error, entry->real_path + ": cannot open: " + std::strerror(e));
+            // Confined to SOURCE, O_NONBLOCK, regular only: the fd read is the file checked.
+            OpenResult opened = fs.catalog().open_real_file(*entry);
+            if (!opened.fd) {
+                log_rate_limited(LogLevel::Error, entry->real_path + ": cannot open: " + opened.reason);
+                // Not regular (a FIFO swapped in): EIO; leads out of SOURCE: as if absent.
+                int e = opened.error == EINVAL ? EIO : opened.error == EXDEV ? ENOENT : opened.error;
                 return (void)fuse_reply_err(req, e);
             }
+            // The identity of what was opened (the name may name another file by now).
+            struct stat st {};
+            if (::fstat(opened.fd.get(), &st) == 0) entry->st = st;
+            handle->fd = opened.fd.release();
         } else {
             try {
                 handle->view = fs.catalog().open_view(*entry);
+                fs.block_cache().forget(handle->view.get());  // partitions may have changed since
             } catch (const std::exception& e) {
                 log_rate_limited(LogLevel::Error, entry->real_path + ": cannot open the view: " + e.what());
                 return (void)fuse_reply_err(req, EIO);
@@ -230,7 +239,9 @@ void op_open(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
 }
 
 void reply_real_file(fuse_req_t req, const FileHandle& h, size_t size, off_t offset, bool splice) {
-    if (splice) {
+    struct stat before {};
+    if (::fstat(h.fd, &before) != 0) return (void)fuse_reply_err(req, errno);
+    if (splice && !changed_within_last_second(before)) {
         fuse_bufvec bv = FUSE_BUFVEC_INIT(size);
         bv.buf[0].flags = static_cast<fuse_buf_flags>(FUSE_BUF_IS_FD | FUSE_BUF_FD_SEEK | FUSE_BUF_FD_RETRY);
         bv.buf[0].fd = h.fd;
@@ -252,17 +263,25 @@ void reply_real_file(fuse_req_t req, const FileHandle& h, size_t size, off_t off
         if (r == 0) break;  // end of file
         done += static_cast<size_t>(r);
     }
+    // The file changed while it was read: the bytes may come from two versions.
+    struct stat after {};
+    if (::fstat(h.fd, &after) != 0 || identity_from_stat(after) != identity_from_stat(before)) {
+        log_rate_limited(LogLevel::Error, h.real_path + ": changed while being read: EIO rather than mixed bytes");
+        return (void)fuse_reply_err(req, EIO);
+    }
     fuse_reply_buf(req, buffer.data(), done);
 }
 
-// True when every extent still lies inside its (open) file, so that a splice
-// cannot come back short and shift the bytes after it.
-bool extents_present(const std::vector<ViewPiece>& pieces) {
+// True when every extent's (open) file is unchanged since it was opened and
+// was not changed within the last second, so that a splice cannot come back
+// short or hand over bytes of a version other than the one described (the
+// check cannot follow a splice; other reads are copied and checked after).
+bool extents_spliceable(const std::vector<ViewPiece>& pieces) {
     for (const auto& p : pieces) {
         if (!p.extent) continue;
         struct stat st {};
         if (::fstat(p.extent->file->fd(), &st) != 0) return false;
-        if (static_cast<uint64_t>(st.st_size) < p.extent->offset + p.extent->length) return false;
+        if (identity_from_stat(st) != p.extent->file->identity() || changed_within_last_second(st)) return false;
     }
     return true;
 }
@@ -277,7 +296,7 @@ void reply_view(fuse_req_t req, Filesystem& fs, const FileHandle& h, size_t size
         auto pieces = merged_pieces(vf, off, n);
         bool any_extent = false;
         for (const auto& p : pieces) any_extent = any_extent || p.extent.has_value();
-        if (splice && any_extent && extents_present(pieces)) {
+        if (splice && any_extent && extents_spliceable(pieces)) {
             // Computed pieces go into one buffer; extents are passed as fds.
             size_t computed = 0;
             for (const auto& p : pieces)

@@ -6,6 +6,7 @@
 #include "fs/log.hpp"
 #include "fs/service_notify.hpp"
 
+#include <algorithm>
 #include <cstdio>
 #include <string>
 #include <vector>

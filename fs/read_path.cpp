@@ -86,6 +86,11 @@ void BlockCache::clear() {
     ++generation_;
 }
 
+void BlockCache::forget(const VirtualFile* vf) {
+    std::lock_guard lock(mutex_);
+    blocks_.remove_if([&](const Block& b) { return b.file.get() == vf; });
+}
+
 void BlockCache::read(const std::shared_ptr<const VirtualFile>& vf, uint64_t offset, std::span<uint8_t> out) {
     if (offset > vf->size() || out.size() > vf->size() - offset)
         throw UsageError("cached read outside the virtual file");

@@ -40,6 +40,10 @@ public:
     void read(const std::shared_ptr<const VirtualFile>& vf, uint64_t offset, std::span<uint8_t> out);
     // Drops every block (a file behind some view changed).
     void clear();
+    // Drops vf's blocks: computed bytes may come from partitions that
+    // changed since (nothing in an unchanged view notices that), so each
+    // open starts afresh and blocks live at most as long as one open's reads.
+    void forget(const VirtualFile* vf);
 
 private:
     struct Block {

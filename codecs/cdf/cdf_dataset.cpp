@@ -6,8 +6,10 @@
 
 namespace ncafs::cdf {
 
-Dataset open_cdf_dataset(const std::string& path) {
-    auto file = OpenFile::open(path);
+Dataset open_cdf_dataset(const std::string& path) { return open_cdf_dataset(OpenFile::open(path)); }
+
+Dataset open_cdf_dataset(std::shared_ptr<const OpenFile> file) {
+    const std::string& path = file->path();
     auto computed = std::make_shared<CdfLayout>();
     CdfHeader header = read_cdf_header(*file, computed.get());
     std::shared_ptr<const CdfLayout> layout = std::move(computed);

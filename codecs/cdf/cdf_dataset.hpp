@@ -7,6 +7,7 @@
 #include <string>
 
 #include "codecs/dataset.hpp"
+#include "codecs/open_file.hpp"
 
 namespace ncafs::cdf {
 
@@ -14,5 +15,7 @@ namespace ncafs::cdf {
 // Dimension::unlimited with length numrecs. Sources keep the file open and
 // throw SourceError if it changes afterwards. Throws FormatError, SourceError.
 Dataset open_cdf_dataset(const std::string& path);
+// The same for a file already opened (confined, regular).
+Dataset open_cdf_dataset(std::shared_ptr<const OpenFile> file);
 
 }  // namespace ncafs::cdf

@@ -1,9 +1,6 @@
 #include "codecs/cdf/cdf_variable_source.hpp"
 
-#include <sys/stat.h>
-
-#include <cerrno>
-#include <cstring>
+#include <string>
 
 #include "codecs/dataset.hpp"
 #include "codecs/error.hpp"
@@ -16,15 +13,13 @@ CdfVariableSource::CdfVariableSource(std::shared_ptr<const OpenFile> file, std::
 
 void CdfVariableSource::check_unchanged() const {
     // One fstat per read: a file rewritten in place (same inode) must give an
-    // error, not bytes of a different layout.
-    struct stat st{};
-    if (::fstat(file_->fd(), &st) != 0)
-        throw SourceError(file_->path(), std::string("cannot stat: ") + std::strerror(errno));
-    const int64_t mtime_ns = static_cast<int64_t>(st.st_mtim.tv_sec) * 1'000'000'000 + st.st_mtim.tv_nsec;
-    if (static_cast<uint64_t>(st.st_size) != file_->identity().size || mtime_ns != file_->identity().mtime_ns)
-        throw SourceError(file_->path(), "file changed since it was opened (size " +
-                                             std::to_string(file_->identity().size) + " -> " +
-                                             std::to_string(st.st_size) + "); variable '" + name_ + "' not read");
+    // error, not bytes of a different layout or of two versions.
+    try {
+        file_->check_unchanged();
+    } catch (const SourceError& e) {
+        throw SourceError(file_->path(), std::string(e.what()).substr(file_->path().size() + 2) + "; variable '" +
+                                             name_ + "' not read");
+    }
 }
 
 void CdfVariableSource::read(std::span<const uint64_t> start, std::span<const uint64_t> count, ByteOrder order,
@@ -38,7 +33,7 @@ void CdfVariableSource::read(std::span<const uint64_t> start, std::span<const ui
     auto* dst = static_cast<uint8_t*>(out);
 
     if (rank == 0) {
-        file_->pread_exact(dst, vl.element_size, vl.begin);
+        file_->pread_unchecked(dst, vl.element_size, vl.begin);
     } else {
         // Merge dims from the innermost outward while the inner block is full
         // and lies contiguously (stride equals the inner block's bytes).
@@ -56,7 +51,7 @@ void CdfVariableSource::read(std::span<const uint64_t> start, std::span<const ui
         for (size_t d = 0; d < rank; ++d) base += start[d] * vl.strides[d];
         uint64_t offset = base;
         for (;;) {
-            file_->pread_exact(dst, run, offset);
+            file_->pread_unchecked(dst, run, offset);
             dst += run;
             size_t d = j;
             while (d-- > 0) {
@@ -70,6 +65,7 @@ void CdfVariableSource::read(std::span<const uint64_t> start, std::span<const ui
             if (d == SIZE_MAX) break;
         }
     }
+    check_unchanged();  // again after reading: the bytes all come from the version opened
     if (order == ByteOrder::Native) swap_from_big_endian(vl.type, out, total);
 }
 

@@ -374,12 +374,13 @@ CdfHeader read_cdf_header(const OpenFile& file, CdfLayout* layout) {
     return h;
 }
 
-void check_classic_header(const std::string& path) {
-    auto file = OpenFile::open(path);
+void check_classic_header(const std::string& path) { check_classic_header(*OpenFile::open(path)); }
+
+void check_classic_header(const OpenFile& file) {
     uint8_t head[4] = {};
-    if (file->size() < 4) return;
-    file->pread_exact(head, 4, 0);
-    if (has_cdf_magic(head)) (void)read_cdf_header(*file);
+    if (file.size() < 4) return;
+    file.pread_exact(head, 4, 0);
+    if (has_cdf_magic(head)) (void)read_cdf_header(file);
 }
 
 }  // namespace ncafs::cdf

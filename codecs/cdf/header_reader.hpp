@@ -31,5 +31,6 @@ CdfHeader read_cdf_header(const OpenFile& file, CdfLayout* layout = nullptr);
 // has CDF magic, reads its header with this reader and throws FormatError if
 // it is invalid; other files (HDF5...) pass untouched.
 void check_classic_header(const std::string& path);
+void check_classic_header(const OpenFile& file);
 
 }  // namespace ncafs::cdf

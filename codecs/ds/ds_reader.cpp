@@ -246,8 +246,10 @@ bool has_ds_signature(std::span<const uint8_t> b) {
     return false;
 }
 
-Dataset open_ds_dataset(const std::string& path) {
-    auto file = OpenFile::open(path);
+Dataset open_ds_dataset(const std::string& path) { return open_ds_dataset(OpenFile::open(path)); }
+
+Dataset open_ds_dataset(std::shared_ptr<const OpenFile> file) {
+    const std::string& path = file->path();
     const HeaderLine h = read_header_line(*file);
     const Context c{path, h.header_start};
     Json header;

@@ -26,6 +26,7 @@
 #include <string>
 
 #include "codecs/dataset.hpp"
+#include "codecs/open_file.hpp"
 
 namespace ncafs::ds {
 
@@ -35,5 +36,7 @@ namespace ncafs::ds {
 bool has_ds_signature(std::span<const uint8_t> first_bytes);
 
 Dataset open_ds_dataset(const std::string& path);
+// The same for a file already opened (confined, regular).
+Dataset open_ds_dataset(std::shared_ptr<const OpenFile> file);
 
 }  // namespace ncafs::ds

@@ -338,7 +338,7 @@ std::vector<uint8_t> fill_value_native(NcType t, const std::vector<Attribute>& a
 }  // namespace
 
 bool has_ncstream_magic(const std::string& path) {
-    int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);  // a FIFO must not block
     if (fd < 0) return false;
     uint8_t b[8] = {};
     const ssize_t n = ::pread(fd, b, sizeof b, 0);
@@ -349,7 +349,11 @@ bool has_ncstream_magic(const std::string& path) {
 }
 
 Dataset open_ncstream_dataset(const std::string& path, const ReaderOptions& options) {
-    auto file = OpenFile::open(path);
+    return open_ncstream_dataset(OpenFile::open(path), options);
+}
+
+Dataset open_ncstream_dataset(std::shared_ptr<const OpenFile> file, const ReaderOptions& options) {
+    const std::string& path = file->path();
     Cursor c(file);
     Magic magic;
     if (!c.read_magic(magic) || !magic_equals(magic, kMagicStart))

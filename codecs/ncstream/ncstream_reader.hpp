@@ -30,6 +30,7 @@
 #include <string>
 
 #include "codecs/dataset.hpp"
+#include "codecs/open_file.hpp"
 
 namespace ncafs::ncstream {
 
@@ -43,6 +44,8 @@ struct ReaderOptions {
 };
 
 Dataset open_ncstream_dataset(const std::string& path, const ReaderOptions& options = {});
+// The same for a file already opened (confined, regular).
+Dataset open_ncstream_dataset(std::shared_ptr<const OpenFile> file, const ReaderOptions& options = {});
 
 // True when the file starts with MAGIC_START followed by MAGIC_HEADER or
 // MAGIC_DATA (netcdf-java NcStreamIosp.isValidFile).

@@ -58,13 +58,21 @@ std::vector<Attribute> read_attributes(int ncid, int varid, const std::string& p
 
 }  // namespace
 
-std::shared_ptr<const NetcdfHandle> NetcdfHandle::open(const std::string& path) {
-    cdf::check_classic_header(path);
+std::shared_ptr<const NetcdfHandle> NetcdfHandle::open(const std::string& path, const std::string& shown) {
+    const std::string& name = shown.empty() ? path : shown;
+    if (shown.empty()) cdf::check_classic_header(path);  // else checked by open(OpenFile)
     std::lock_guard lock(netcdf_library_mutex());
     int ncid = -1;
     if (int s = nc_open(path.c_str(), NC_NOWRITE, &ncid); s != NC_NOERR)
-        throw SourceError(path, "netcdf-c cannot open: " + nc_message(s));
-    return std::shared_ptr<const NetcdfHandle>(new NetcdfHandle(ncid, path));
+        throw SourceError(name, "netcdf-c cannot open: " + nc_message(s));
+    return std::shared_ptr<const NetcdfHandle>(new NetcdfHandle(ncid, name));
+}
+
+std::shared_ptr<const NetcdfHandle> NetcdfHandle::open(std::shared_ptr<const OpenFile> file) {
+    cdf::check_classic_header(*file);
+    auto opened = open(file->proc_path(), file->path());
+    std::const_pointer_cast<NetcdfHandle>(opened)->file_ = std::move(file);  // before anyone else sees it
+    return opened;
 }
 
 NetcdfHandle::~NetcdfHandle() {
@@ -94,11 +102,28 @@ void NetcdfVariableSource::read(std::span<const uint64_t> start, std::span<const
         if (status != NC_NOERR)
             throw SourceError(file_->path(), "cannot read variable " + name_ + ": " + nc_message(status));
     }
+    file_->check_unchanged();  // after the read: bytes of the version opened, or an error
     if (order == ByteOrder::Big) swap_to_big_endian(type_, out, n);
 }
 
+namespace {
+Dataset describe_netcdf(std::shared_ptr<const NetcdfHandle> handle, std::vector<std::string>* skipped,
+                        const std::string& group);
+}  // namespace
+
 Dataset open_netcdf_dataset(const std::string& path, std::vector<std::string>* skipped, const std::string& group) {
-    auto handle = NetcdfHandle::open(path);
+    return describe_netcdf(NetcdfHandle::open(path), skipped, group);
+}
+
+Dataset open_netcdf_dataset(std::shared_ptr<const OpenFile> file, std::vector<std::string>* skipped,
+                            const std::string& group) {
+    return describe_netcdf(NetcdfHandle::open(std::move(file)), skipped, group);
+}
+
+namespace {
+Dataset describe_netcdf(std::shared_ptr<const NetcdfHandle> handle, std::vector<std::string>* skipped,
+                        const std::string& group) {
+    const std::string& path = handle->path();
     Dataset ds;
     ds.origin = group.empty() ? path : path + ":" + group;
 
@@ -196,5 +221,7 @@ Dataset open_netcdf_dataset(const std::string& path, std::vector<std::string>* s
     }
     return ds;
 }
+
+}  // namespace
 
 }  // namespace ncafs::netcdf

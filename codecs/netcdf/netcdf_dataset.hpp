@@ -11,25 +11,36 @@
 
 #include "codecs/array_source.hpp"
 #include "codecs/dataset.hpp"
+#include "codecs/open_file.hpp"
 
 namespace ncafs::netcdf {
 
 // An open netcdf-c handle; nc_close on destruction (under the mutex).
 class NetcdfHandle {
 public:
-    // Throws SourceError naming the path and netcdf-c's message.
-    static std::shared_ptr<const NetcdfHandle> open(const std::string& path);
+    // Throws SourceError naming the path and netcdf-c's message. `shown`:
+    // the name for messages when path is another name of it (/proc/self/fd/N).
+    static std::shared_ptr<const NetcdfHandle> open(const std::string& path, const std::string& shown = {});
+    // Opens `file` through its /proc/self/fd name and keeps it: reads check
+    // its identity after netcdf-c has read (a file rewritten in place gives
+    // an error, not a mixture or stale chunks).
+    static std::shared_ptr<const NetcdfHandle> open(std::shared_ptr<const OpenFile> file);
     ~NetcdfHandle();
     NetcdfHandle(const NetcdfHandle&) = delete;
     NetcdfHandle& operator=(const NetcdfHandle&) = delete;
 
     int ncid() const { return ncid_; }
     const std::string& path() const { return path_; }
+    // Throws SourceError when the file opened (when kept) changed.
+    void check_unchanged() const {
+        if (file_) file_->check_unchanged();
+    }
 
 private:
     NetcdfHandle(int ncid, std::string path) : ncid_(ncid), path_(std::move(path)) {}
     int ncid_;
     std::string path_;
+    std::shared_ptr<const OpenFile> file_;
 };
 
 // The values of one root-group variable, read with nc_get_vara in its own
@@ -66,6 +77,10 @@ private:
 // ancestors'), so that a fragment variable inside a group can be read.
 // Throws SourceError when the file cannot be opened or read.
 Dataset open_netcdf_dataset(const std::string& path, std::vector<std::string>* skipped = nullptr,
+                            const std::string& group = {});
+// The same for a file already opened (confined): netcdf-c opens it through
+// its /proc/self/fd name, never by its path again.
+Dataset open_netcdf_dataset(std::shared_ptr<const OpenFile> file, std::vector<std::string>* skipped = nullptr,
                             const std::string& group = {});
 
 }  // namespace ncafs::netcdf

@@ -2,6 +2,7 @@
 // aggregation pre-check, and the catalog's lazy classification (with a fake
 // backend, so that what is asked of the layers below can be counted).
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -9,6 +10,7 @@
 #include <filesystem>
 #include <fstream>
 #include <set>
+#include <system_error>
 
 #include "codecs/error.hpp"
 #include "fs/aggregation_precheck.hpp"
@@ -274,4 +276,25 @@ TEST(Catalog, SymlinksOutsideSourceAreHidden) {
     EXPECT_FALSE(catalog.resolve("link-out.nc"));
     ASSERT_TRUE(catalog.resolve("link-in.nc"));
     EXPECT_EQ(catalog.resolve("link-in.nc")->kind, EntryKind::RealFile);
+}
+
+TEST(Catalog, DirectorySwappedForAnOutsideSymlinkIsNotFollowed) {
+    TempDir d, outside;
+    stdfs::create_directories(d.path / "user" / "sub");
+    d.write("user/sub/mine.nc", "mine");
+    outside.write("secret.nc", "secret");
+    std::atomic<int> full_tests{0};
+    Catalog catalog(d.path, ViewOptions{}, fake_backend(full_tests));
+    ASSERT_EQ(catalog.list("user/sub").size(), 1u);
+    ASSERT_TRUE(catalog.resolve("user/sub/mine.nc"));
+    // The last component is a directory no more: an intermediate one is checked too.
+    stdfs::rename(d.path / "user" / "sub", d.path / "user" / "was");
+    stdfs::create_symlink(outside.path, d.path / "user" / "sub");
+    EXPECT_THROW(catalog.list("user/sub"), std::system_error);
+    EXPECT_FALSE(catalog.resolve("user/sub/secret.nc"));
+    EXPECT_FALSE(catalog.resolve("user/sub"));
+    // A FIFO is neither listed nor resolved, and nothing blocks on it.
+    ASSERT_EQ(::mkfifo((d.path / "user" / "pipe.nc").c_str(), 0644), 0);
+    for (auto& e : catalog.list("user")) EXPECT_NE(e.name.rfind("pipe", 0), 0u) << e.name;
+    EXPECT_FALSE(catalog.resolve("user/pipe.nc"));
 }

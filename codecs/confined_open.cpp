@@ -1,0 +1,223 @@
+#include "codecs/confined_open.hpp"
+
+#include <fcntl.h>
+#include <linux/openat2.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <climits>
+#include <cstdlib>
+#include <cstring>
+#include <deque>
+#include <filesystem>
+
+namespace ncafs {
+
+UniqueFd& UniqueFd::operator=(UniqueFd&& o) noexcept {
+    if (this != &o) {
+        if (fd_ >= 0) ::close(fd_);
+        fd_ = o.release();
+    }
+    return *this;
+}
+
+UniqueFd::~UniqueFd() {
+    if (fd_ >= 0) ::close(fd_);
+}
+
+std::string lexically_normal_absolute(const std::string& path) {
+    std::filesystem::path p(path);
+    if (p.is_relative()) p = std::filesystem::current_path() / p;
+    std::string s = p.lexically_normal().string();
+    while (s.size() > 1 && s.back() == '/') s.pop_back();
+    return s;
+}
+
+bool path_is_under(const std::string& path, const std::string& root) {
+    if (root == "/") return !path.empty() && path[0] == '/';
+    if (path.size() < root.size() || path.compare(0, root.size(), root) != 0) return false;
+    return path.size() == root.size() || path[root.size()] == '/';
+}
+
+namespace {
+
+constexpr int kMaxSymlinks = 40;  // as the kernel (MAXSYMLINKS)
+
+OpenResult failure(int error, std::string reason = {}) {
+    OpenResult r;
+    r.error = error;
+    r.reason = reason.empty() ? std::strerror(error) : std::move(reason);
+    return r;
+}
+
+OpenResult success(int fd) {
+    OpenResult r;
+    r.fd = UniqueFd(fd);
+    return r;
+}
+
+const char* const kEscapes = "resolves (through symlinks) outside the allowed roots: refused";
+
+int full_flags(int flags) { return (flags & O_PATH) ? (flags | O_CLOEXEC) : (flags | O_CLOEXEC | O_NONBLOCK); }
+
+// Components of a relative path, in order ("" and "." dropped later).
+void push_components(std::deque<std::string>& parts, const std::string& path) {
+    std::deque<std::string> add;
+    size_t start = 0;
+    while (start <= path.size()) {
+        size_t slash = path.find('/', start);
+        if (slash == std::string::npos) slash = path.size();
+        if (slash > start) add.push_back(path.substr(start, slash - start));
+        start = slash + 1;
+    }
+    parts.insert(parts.begin(), add.begin(), add.end());
+}
+
+// The symlink target of `name` in `dir` (or of the O_PATH symlink fd itself
+// when name is ""); false when it is not a symlink.
+bool read_link(int dir, const std::string& name, std::string& target) {
+    char buffer[PATH_MAX];
+    ssize_t n = ::readlinkat(dir, name.c_str(), buffer, sizeof buffer);
+    if (n < 0 || static_cast<size_t>(n) >= sizeof buffer) return false;
+    target.assign(buffer, static_cast<size_t>(n));
+    return true;
+}
+
+std::atomic<bool> openat2_missing{false};
+
+}  // namespace
+
+void ConfinedRoots::set_openat2_enabled(bool enabled) { openat2_missing = !enabled; }
+
+ConfinedRoots::ConfinedRoots(const std::vector<std::string>& roots) {
+    for (const auto& r : roots) {
+        Root root;
+        root.lexical = lexically_normal_absolute(r);
+        char resolved[PATH_MAX];
+        root.canonical = ::realpath(root.lexical.c_str(), resolved) ? std::string(resolved) : root.lexical;
+        roots_.push_back(std::move(root));
+    }
+}
+
+OpenResult ConfinedRoots::open(const std::string& path, int flags) const {
+    const std::string normal = lexically_normal_absolute(path);
+    for (const auto& root : roots_) {
+        for (const std::string* prefix : {&root.lexical, &root.canonical}) {
+            if (!path_is_under(normal, *prefix)) continue;
+            UniqueFd root_fd(::open(root.lexical.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
+            if (!root_fd) return failure(errno, "its root " + root.lexical + " cannot be opened: " + std::strerror(errno));
+            std::string relative = normal.substr(prefix->size());
+            while (!relative.empty() && relative[0] == '/') relative.erase(0, 1);
+            return open_beneath(root, root_fd.get(), relative, flags);
+        }
+    }
+    return failure(EACCES, "is outside the allowed roots: refused");
+}
+
+OpenResult ConfinedRoots::open_beneath(const Root& root, int root_fd, const std::string& relative, int flags) const {
+    if (!openat2_missing.load(std::memory_order_relaxed)) {
+        open_how how{};
+        how.flags = static_cast<uint64_t>(full_flags(flags));
+        how.resolve = RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS;
+        const char* name = relative.empty() ? "." : relative.c_str();
+        long fd = ::syscall(SYS_openat2, root_fd, name, &how, sizeof how);
+        if (fd >= 0) return success(static_cast<int>(fd));
+        int e = errno;
+        if (e == ENOSYS || e == EPERM || e == E2BIG) openat2_missing = true;  // old kernel or seccomp
+        // EXDEV: an absolute symlink or one leading out; the walk decides
+        // (absolute targets inside the root are allowed). ELOOP: likewise.
+        else if (e != EXDEV && e != ELOOP && e != EAGAIN) return failure(e);
+    }
+    return walk(root, root_fd, relative, flags);
+}
+
+OpenResult ConfinedRoots::walk(const Root& root, int root_fd, const std::string& relative, int flags) const {
+    std::vector<UniqueFd> stack;  // the directories walked so far; [0] is the root
+    stack.emplace_back(::openat(root_fd, ".", O_PATH | O_DIRECTORY | O_CLOEXEC));
+    if (!stack.back()) return failure(errno);
+    std::deque<std::string> parts;
+    push_components(parts, relative);
+    int links = 0;
+    while (!parts.empty()) {
+        std::string name = std::move(parts.front());
+        parts.pop_front();
+        if (name == ".") continue;
+        if (name == "..") {
+            if (stack.size() == 1) return failure(EXDEV, kEscapes);
+            stack.pop_back();
+            continue;
+        }
+        const bool last = parts.empty();
+        const int top = stack.back().get();
+        int f = last ? (full_flags(flags) | O_NOFOLLOW) : (O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        UniqueFd fd(::openat(top, name.c_str(), f));
+        int e = errno;
+        std::string target;
+        bool is_link = false;
+        if (fd) {
+            struct stat st {};
+            // O_PATH|O_NOFOLLOW opens a symlink itself: follow it here.
+            if ((f & O_PATH) && ::fstat(fd.get(), &st) == 0 && S_ISLNK(st.st_mode)) is_link = read_link(fd.get(), "", target);
+            if (!is_link) {
+                if (last) return success(fd.release());
+                stack.push_back(std::move(fd));
+                continue;
+            }
+        } else if (e == ELOOP || e == ENOTDIR) {
+            is_link = read_link(top, name, target);
+        }
+        if (!is_link) return failure(e);
+        if (++links > kMaxSymlinks) return failure(ELOOP);
+        if (!target.empty() && target[0] == '/') {
+            std::string normal = lexically_normal_absolute(target);
+            const std::string* prefix = path_is_under(normal, root.lexical)     ? &root.lexical
+                                        : path_is_under(normal, root.canonical) ? &root.canonical
+                                                                                : nullptr;
+            if (!prefix) return failure(EXDEV, kEscapes);
+            stack.resize(1);
+            target = normal.substr(prefix->size());
+        }
+        push_components(parts, target);
+        if (parts.empty()) parts.push_back(".");
+    }
+    // The path named a directory walked to (the root itself, or ends in . or ..).
+    UniqueFd fd(::openat(stack.back().get(), ".", full_flags(flags)));
+    if (!fd) return failure(errno);
+    return success(fd.release());
+}
+
+bool ConfinedRoots::stat(const std::string& path, struct stat& st) const {
+    OpenResult r = open(path, O_PATH);
+    if (!r.fd) {
+        errno = r.error;
+        return false;
+    }
+    return ::fstat(r.fd.get(), &st) == 0;
+}
+
+OpenResult open_regular_file(const std::string& path, const ConfinedRoots* within) {
+    OpenResult r;
+    if (within) {
+        r = within->open(path, O_RDONLY);
+    } else {
+        int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+        if (fd < 0) return failure(errno);
+        r = success(fd);
+    }
+    if (!r.fd) return r;
+    struct stat st {};
+    if (::fstat(r.fd.get(), &st) != 0) return failure(errno);
+    if (!S_ISREG(st.st_mode)) {
+        const char* what = S_ISFIFO(st.st_mode)                        ? "a FIFO"
+                           : S_ISDIR(st.st_mode)                       ? "a directory"
+                           : S_ISSOCK(st.st_mode)                      ? "a socket"
+                           : (S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode)) ? "a device"
+                                                                          : "of an unknown type";
+        return failure(EINVAL, std::string("not a regular file (") + what + "): refused");
+    }
+    return r;
+}
+
+}  // namespace ncafs

@@ -1,0 +1,91 @@
+// Opening files by name without leaving a trusted directory tree while other
+// users swap directories and symlinks inside it. Every path component is
+// resolved from an fd of a root (openat2 RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS
+// where the kernel has it; else an openat(O_NOFOLLOW) walk that follows
+// symlinks itself). Symlinks are followed while they stay inside the root
+// (relative, or absolute naming a path under it); one that leads out is
+// refused. Callers then use only the fd: fstat for identity, pread, never the
+// name again. Files are opened O_NONBLOCK (a FIFO cannot block a thread) and
+// must be regular.
+#pragma once
+
+#include <sys/stat.h>
+
+#include <string>
+#include <vector>
+
+namespace ncafs {
+
+// Closes on destruction.
+class UniqueFd {
+public:
+    UniqueFd() = default;
+    explicit UniqueFd(int fd) : fd_(fd) {}
+    UniqueFd(UniqueFd&& o) noexcept : fd_(o.release()) {}
+    UniqueFd& operator=(UniqueFd&& o) noexcept;
+    UniqueFd(const UniqueFd&) = delete;
+    UniqueFd& operator=(const UniqueFd&) = delete;
+    ~UniqueFd();
+    int get() const { return fd_; }
+    int release() {
+        int f = fd_;
+        fd_ = -1;
+        return f;
+    }
+    explicit operator bool() const { return fd_ >= 0; }
+
+private:
+    int fd_ = -1;
+};
+
+// The result of an open: an fd, or errno and a reason for messages.
+struct OpenResult {
+    UniqueFd fd;
+    int error = 0;       // errno when !fd
+    std::string reason;  // e.g. "resolves (through symlinks) outside the allowed roots"
+};
+
+class ConfinedRoots {
+public:
+    // Absolute directories (normalised lexically; their realpath is accepted
+    // too for absolute symlink targets). The roots themselves are trusted
+    // names (SOURCE, allow_root=): each open starts by opening one (O_PATH),
+    // so that no descriptor is held between opens.
+    explicit ConfinedRoots(const std::vector<std::string>& roots);
+    ~ConfinedRoots() = default;
+    ConfinedRoots(const ConfinedRoots&) = delete;
+    ConfinedRoots& operator=(const ConfinedRoots&) = delete;
+
+    // Opens an absolute path that lies lexically under a root, walking from
+    // that root's fd. flags: O_RDONLY, O_RDONLY|O_DIRECTORY or O_PATH;
+    // O_CLOEXEC|O_NONBLOCK are added. ELOOP/EXDEV with a reason when a
+    // symlink leads out; EACCES when the path is under no root.
+    OpenResult open(const std::string& path, int flags) const;
+    // fstat of what open(path, O_PATH) finds; false (errno set) when refused.
+    bool stat(const std::string& path, struct stat& st) const;
+    // openat2 is tried first unless disabled here (tests of the fallback
+    // walk; it is also disabled for good when the kernel lacks it).
+    static void set_openat2_enabled(bool enabled);
+
+private:
+    struct Root {
+        std::string lexical, canonical;
+    };
+    OpenResult open_beneath(const Root& root, int root_fd, const std::string& relative, int flags) const;
+    OpenResult walk(const Root& root, int root_fd, const std::string& relative, int flags) const;
+    std::vector<Root> roots_;
+};
+
+// "a/./b/../c" -> "a/c"; relative paths are made absolute (current
+// directory); never touches the disk.
+std::string lexically_normal_absolute(const std::string& path);
+// True when path equals root or lies below it (component-wise).
+bool path_is_under(const std::string& path, const std::string& root);
+
+// A regular file opened for reading (O_RDONLY|O_NONBLOCK|O_CLOEXEC),
+// confined to `within` when given, else by name (O_NOFOLLOW not applied:
+// trusted command-line names). FIFOs, devices and sockets are refused
+// (error EINVAL, reason "not a regular file (...)").
+OpenResult open_regular_file(const std::string& path, const ConfinedRoots* within);
+
+}  // namespace ncafs
