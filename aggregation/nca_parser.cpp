@@ -596,7 +596,7 @@ Aggregate parse_nca_variable(const Dataset& file, const Variable& carrier, const
 
     // Partitions whose shape is unknown: follow the convention the others
     // use; failing that, half-open if some stop equals the dimension length
-    // (impossible when inclusive), else inclusive (the spec text's reading).
+    // (impossible when inclusive), else inclusive (the spec text's reading; A1).
     size_t n_incl = 0, n_half = 0;
     for (auto c : convention) n_incl += c == Convention::Inclusive, n_half += c == Convention::HalfOpen;
     for (size_t i = 0; i < convention.size(); ++i) {

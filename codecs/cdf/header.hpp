@@ -18,7 +18,7 @@ inline constexpr int kOffset64 = 2;        // CDF-2
 inline constexpr int kData64 = 5;          // CDF-5
 inline bool is_cdf_version(int v) { return v == kClassic || v == kOffset64 || v == kData64; }
 
-// The vsize stored for a variable too large for the 32-bit field (spec, "Note on vsize").
+// The vsize stored for a variable too large for the 32-bit field (spec, "Note on vsize"; docs/formats/cdf.md).
 inline constexpr uint64_t kSaturatedVsize = 0xFFFFFFFFu;
 
 struct CdfVariable {

@@ -1,5 +1,5 @@
 // Where every element of every variable lies in a CDF-1/2/5 file, by
-// arithmetic on the header (spec "Notes on Computing File Offsets", and
+// arithmetic on the header (docs/formats/cdf.md; spec "Notes on Computing File Offsets", and
 // netcdf-c's NC_var_shape / NC_computeshapes / NC_calcsize).
 #pragma once
 

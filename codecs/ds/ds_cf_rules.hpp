@@ -6,9 +6,10 @@
 //    _FillValue, where equal to the type's default fill (also for bytes: a
 //    classic file always reports fill mode on); outside valid_range, else
 //    valid_min / valid_max (not for char);
-//  - _Unsigned = "true"/"True" reinterprets signed integers as unsigned
-//    (missing_value and _FillValue are reinterpreted too, valid_* and the
-//    default fill are compared by value);
+//  - a true _Unsigned (1.6.2's truth value: any non-empty text or non-zero
+//    number) reinterprets signed integers as unsigned (missing_value and
+//    _FillValue are reinterpreted too, valid_* and the default fill are
+//    compared by value; docs/formats/ds.md "The _Unsigned choice");
 //  - scale_factor / add_offset applied when they are single numbers, with
 //    numpy's result types (int16 * float32 -> float32, int32 * float32 ->
 //    float64, sf == 1 and ao == 0 -> cast to the type of scale_factor).

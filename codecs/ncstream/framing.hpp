@@ -1,6 +1,6 @@
 // The part of ncstream outside protobuf: the four-byte magic numbers that
 // introduce each message and the unsigned LEB128 varints (vlenb/vlenn) that
-// give byte and object counts (ncstream-notes.md section 1).
+// give byte and object counts (docs/formats/ncstream.md, "The format in short").
 #pragma once
 
 #include <array>

@@ -1,5 +1,5 @@
 // Builds the protobuf messages of the ncafs ncstream profile
-// (ncstream-notes.md section 4) from a Dataset: the one Header, and one Data
+// (docs/formats/ncstream.md, "The profile we write") from a Dataset: the one Header, and one Data
 // message per slab, a slab being a contiguous row-major box of a variable.
 #pragma once
 

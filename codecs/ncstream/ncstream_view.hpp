@@ -1,5 +1,5 @@
 // The ncstream view of a dataset: a VirtualFile holding the uncompressed
-// ncafs profile (ncstream-notes.md section 4) — MAGIC_START, one header, one
+// ncafs profile (docs/formats/ncstream.md, "The profile we write") — MAGIC_START, one header, one
 // big-endian v1 data message per variable (per slab for payloads of 2 GiB and
 // more), MAGIC_END. Size and offsets come from metadata alone; reads are lazy
 // and random-access, payload bytes come from each variable's ArraySource

@@ -1,5 +1,6 @@
 // Mapping between the ncafs dataset model and the ncstream schema: element
-// types, attributes, escaped variable names (ncstream-notes.md 3.3, 3.6, 4).
+// types, attributes, escaped variable names (docs/formats/ncstream.md,
+// "The profile we write" and "Ambiguities").
 #pragma once
 
 #include <cstdint>

@@ -73,7 +73,8 @@ std::vector<uint8_t> read_view(const VirtualFile& view, uint64_t offset, uint64_
 // netcdf-c writes a dataset with no dimensions, attributes or variables as a
 // 4096-byte file (ncx_put_NC writes a whole first chunk when the header is the
 // minimal 32/48 bytes); the spec says the empty file has 32 (CDF-1/2) or 48
-// (CDF-5) bytes, which is what we produce. The extra bytes are zeros.
+// (CDF-5) bytes, which is what we produce (docs/formats/cdf.md, "The empty
+// dataset exception"). The extra bytes are zeros.
 bool is_netcdf_c_empty_file_quirk(const std::vector<uint8_t>& ncgen_bytes, uint64_t header_size) {
     return ncgen_bytes.size() == 4096 && header_size < 4096 &&
            std::all_of(ncgen_bytes.begin() + static_cast<std::ptrdiff_t>(header_size), ncgen_bytes.end(),

@@ -2,7 +2,7 @@
 // ncgen in several formats):
 //  - the cf view equals, byte for byte, the file tests/ds/expected_ds.py
 //    writes with netCDF4-python and Python's json (an independent
-//    implementation of specs/ds-1.0.md);
+//    implementation of docs/formats/ds.md);
 //  - the raw view, read back by our ds reader, has netcdf-c's values;
 //    its pieces() pass classic-file bytes through as file extents.
 #include <gtest/gtest.h>

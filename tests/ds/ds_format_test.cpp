@@ -1,6 +1,7 @@
 // Unit tests of the ds header JSON (against Python's json/repr behaviour,
 // spelled out from the spec and Python's documentation) and the 441-byte
-// example of specs/ds-1.0.md, reproduced byte for byte and read back.
+// example of docs/formats/ds.md ("Worked example"), reproduced byte for byte
+// and read back.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -62,7 +63,7 @@ TEST(PythonJsonParse, AcceptsBareNonFiniteTokensOutsideStrings) {
 
 namespace {
 
-// The example of specs/ds-1.0.md, as printed there.
+// The example of docs/formats/ds.md ("Worked example"), as ds-format 5.0.2 writes it.
 const char* kExampleHeader =
     R"({"name": {".dims": ["k"], ".size": [2], ".offset": 0, ".len": 20, ".type": "unicode", ".missing": false, ".endian": "l"}, )"
     R"("t": {".dims": ["n"], "_FillValue": -1, ".size": [3], ".offset": 20, ".len": 5, ".type": "int16", ".missing": true, ".endian": "l"}, )"

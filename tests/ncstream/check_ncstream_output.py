@@ -7,7 +7,7 @@ view byte for byte), a deflated export, and both read back through our .ncs
 reader and written again; the independent decoder (decode_ncstream.py)
 decodes each, and dimensions, attributes and values are compared with what
 netCDF4-python reads from the .nc. The view is also checked against the
-profile of ncstream-notes.md section 4.
+profile of docs/formats/ncstream.md ("The profile we write").
 
     check_ncstream_output.py TOOL PROTO CDL_DIR WORKDIR
 """
