@@ -11,6 +11,7 @@
 #include "codecs/cdf/header_reader.hpp"
 #include "codecs/ds/ds_reader.hpp"
 #include "codecs/netcdf/netcdf_dataset.hpp"
+#include "codecs/vds/vds_reader.hpp"
 
 namespace ncafs {
 
@@ -26,6 +27,7 @@ Dataset open_dataset(const std::string& path) {
     // CDF files by pread (no netcdf-c mutex, file extents for splicing).
     if (cdf::has_cdf_magic(first)) return cdf::open_cdf_dataset(path);
     if (ds::has_ds_signature(first)) return ds::open_ds_dataset(path);
+    if (vds::has_vds_signature(first)) return vds::open_vds_dataset(path);
     return netcdf::open_netcdf_dataset(path);
 }
 

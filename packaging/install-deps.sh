@@ -11,6 +11,7 @@ packages=(
   # tests and demo: independent netCDF readers and writers
   netcdf-bin nco python3 python3-netcdf4 python3-numpy python3-scipy python3-protobuf
   pnetcdf-bin
+  libssl-dev  # tests/vds: SHA-1 of decoded VDS arrays, compared with the fixtures' README
   # packaging: .deb, man page checks, systemd unit checks
   dpkg-dev groff-base systemd
   # fuzzing (libFuzzer comes with clang)
