@@ -101,14 +101,15 @@ namespace {
 
 // The names a dataset file may have, in the order that decides which source
 // gives a twin when several could: a NAME.nc first (it also owns the name
-// NAME.nc), then an aggregation NAME.nca, then NAME.ds, then NAME.ncs.
-const char* const kSourceSuffixes[] = {".nc", ".nca", ".ds", ".ncs"};
+// NAME.nc), then an aggregation NAME.nca, then NAME.ds, then NAME.ncs, then
+// an OpenVDS container NAME.vds (read only through its views).
+const char* const kSourceSuffixes[] = {".nc", ".nca", ".ds", ".ncs", ".vds"};
 const char* const kViewNames[] = {"nc", "ds", "ncs"};
 
 // The stem of a dataset file name (NAME of NAME.nc...) and the rank of its
 // suffix in kSourceSuffixes, or nullopt.
 std::optional<std::pair<std::string, int>> source_stem(const std::string& name) {
-    for (int rank = 0; rank < 4; ++rank) {
+    for (int rank = 0; rank < static_cast<int>(std::size(kSourceSuffixes)); ++rank) {
         std::string s(kSourceSuffixes[rank]);
         if (name.size() > s.size() && ends_with(name, s)) return std::make_pair(name.substr(0, name.size() - s.size()), rank);
     }

@@ -11,6 +11,9 @@ namespace {
 
 constexpr size_t kDescriptorSize = 24;
 constexpr size_t kRleHeaderSize = 12;
+// A decoded chunk larger than this is refused rather than allocated: the
+// geometry of a hostile layout can ask for terabytes (4096^3 bricks).
+constexpr uint64_t kMaxChunkBytes = 512ull << 20;
 
 int32_t get_i32(const uint8_t* p) {
     int32_t v;
@@ -139,6 +142,8 @@ std::vector<uint8_t> decode_chunk(std::span<const uint8_t> object, Compression m
     Decoder d{object, shape, file, object_offset, where};
     d.check_descriptor();
     const uint64_t expected = d.payload_bytes();
+    if (expected > kMaxChunkBytes)
+        d.fail(0, "chunk of " + std::to_string(expected) + " bytes exceeds the 512 MiB limit");
     const auto payload = object.subspan(kDescriptorSize);
     std::vector<uint8_t> packed;
     switch (method) {
