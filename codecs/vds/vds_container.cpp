@@ -127,8 +127,8 @@ ChunkEntry Container::entry(const ContainerFile& f, uint64_t index) const {
     if (offset < 0 || length < 0) fail(at, "file '" + f.name + "': negative chunk offset or length");
     ChunkEntry e{static_cast<uint64_t>(offset), static_cast<uint64_t>(length), 0};
     if (f.metadata_length >= 8) std::memcpy(&e.hash, &b[kEntryFixed], 8);
-    if (e.length && (e.offset > file_->size() || e.length > file_->size() - e.offset))
-        fail(at, "file '" + f.name + "': chunk " + std::to_string(index) + " runs past the end of the file");
+    // offset/length are checked when the object is read: constant and
+    // NoValue chunks never are, whatever their entry says (as OpenVDS).
     return e;
 }
 

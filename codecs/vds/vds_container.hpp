@@ -48,7 +48,7 @@ public:
 
     // The entry of chunk `index` of `f` (index < f.chunk_count; checked).
     ChunkEntry entry(const ContainerFile& f, uint64_t index) const;
-    // The stored bytes of an entry (length checked against the file at read).
+    // The stored bytes of an entry; FormatError when they run past the end.
     std::vector<uint8_t> read_object(const ChunkEntry& e) const;
 
 private:
