@@ -5,7 +5,9 @@ Each NAME.vds in SOURCE must appear as NAME.nc, NAME.ds and NAME.ncs. The .nc
 view is read with netCDF4-python (netcdf-c): every LOD variable must give the
 sha1s of the fixtures' README (raw codes, and the README's dequantisation
 float32(add_offset) + float32(scale_factor) * float32(q), _FillValue -> NaN,
-computed here with numpy from the attributes the view carries).
+computed here with numpy from the attributes the view carries). Containers
+made by make_vds.py (an independent writer from the notes) cover U8 with
+NoValue/constant chunks, a second channel, 1-bit tiles and metadata.
 Environment: NCAFS_BIN, NCAFS_SOURCE_DIR; exit 77 = skipped (NCAFS_SKIP_FUSE=1
 and /dev/fuse unusable).
 """
@@ -19,9 +21,12 @@ import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "e2e"))
+sys.path.insert(0, HERE)
 import test_mount  # noqa: E402  (Mount, fail, check, fuse_usable)
 
 import netCDF4  # noqa: E402
+
+import make_vds  # noqa: E402
 
 # From tests/data/vds/README.md: per file, per LOD: shape, raw sha1, f64 sha1.
 EXPECTED = {
@@ -77,6 +82,88 @@ def check_file(nc_path, name):
         test_mount.check("Amplitude_lod%d" % lods not in ds.variables, "%s: a LOD beyond the stored ones" % nc_path)
 
 
+def axis(name, n, unit, lo, hi):
+    return {"name": name, "numSamples": n, "unit": unit, "coordinateMin": lo, "coordinateMax": hi}
+
+
+def channel(name, fmt, unit="", use_no_value=False, no_value=0.0, scale=1.0, offset=0.0):
+    return {"name": name, "format": "Format_" + fmt, "components": "Components_1", "unit": unit,
+            "channelMapping": "Direct", "mappedValues": 1, "useNoValue": use_no_value, "noValue": no_value,
+            "integerScale": scale, "integerOffset": offset, "valueRange": [0.0, 1.0], "discrete": False,
+            "renderable": True, "allowLossyCompression": False}
+
+
+def descriptor(brick, margin, mult, lods):
+    return {"brickSize": "BrickSize_%d" % brick, "negativeMargin": margin, "positiveMargin": margin,
+            "brickSize2DMultiplier": mult, "lodLevels": "LODLevels_%s" % (lods if lods else "None"),
+            "create2DLODs": False, "forceFullResolutionDimension": False, "fullResolutionDimension": -1}
+
+
+def generate_u8(path):
+    """3-D U8 with useNoValue (a NoValue chunk, constant chunks), a second R32 channel, metadata."""
+    i2, i1, i0 = np.meshgrid(np.arange(30), np.arange(40), np.arange(90), indexing="ij")
+    codes = ((i0 + 3 * i1 + 7 * i2) % 255).astype(np.uint8)
+    # Sample chunks (stride 28, margins 2/2): [0,32) [28,60) [56,88) [84,90)
+    codes[:, :, 56:88] = 77   # chunks (2,*,0): constant 28.5 = -10 + 0.5 * 77 in the hash
+    codes[:, :, 0:32] = 255   # chunks (0,*,0): entirely NoValue
+    quality = (i0 * 0.5 - i2).astype(np.float32)
+
+    def u8_constant(block):
+        if (block == 255).all():
+            return "novalue"
+        return float(np.float32(-10) + np.float32(0.5) * np.float32(block.flat[0])) if (block == block.flat[0]).all() else None
+
+    layout = {"layoutDescriptor": descriptor(32, 2, 4, 1),
+              "axisDescriptors": [axis("Sample", 90, "ms", 0, 356), axis("Crossline", 40, "", 1, 40),
+                                  axis("Inline", 30, "", 101, 130)],
+              "channelDescriptors": [channel("Amplitude", "U8", "Pa", True, 255.0, 0.5, -10.0),
+                                     channel("Quality", "R32", "1")],
+              "metadata": [{"category": "SurveyCoordinateSystem", "name": "Origin", "type": "DoubleVector2",
+                            "value": [1000.5, 2000.25]},
+                           {"category": "Test", "name": "Label", "type": "String", "value": "hello"},
+                           {"category": "Test", "name": "Count", "type": "Int", "value": 42}]}
+    make_vds.write_vds(path, layout, [(layout["channelDescriptors"][0], codes, [0, 1, 2], "Zip", u8_constant),
+                                      (layout["channelDescriptors"][1], quality, [0, 1, 2], "None", lambda b: None)])
+    return codes, quality
+
+
+def generate_bits(path):
+    """2-D 1-bit channel in 64-sample tiles (brick 32, margins 0, multiplier 2)."""
+    i1, i0 = np.meshgrid(np.arange(45), np.arange(70), indexing="ij")
+    bits = ((i0 * i1) % 3 == 0).astype(np.uint8)
+    layout = {"layoutDescriptor": descriptor(32, 0, 2, 0),
+              "axisDescriptors": [axis("Sample", 70, "ms", 0, 69), axis("Trace", 45, "", 1, 45)],
+              "channelDescriptors": [channel("Flag", "1Bit")], "metadata": []}
+    make_vds.write_vds(path, layout, [(layout["channelDescriptors"][0], bits, [0, 1], "None", lambda b: None)])
+    return bits
+
+
+def check_generated(mnt, codes, quality, bits):
+    with netCDF4.Dataset(os.path.join(mnt, "gen_u8.nc")) as ds:
+        ds.set_auto_maskandscale(False)
+        amp = ds.variables["Amplitude"]
+        test_mount.check(amp.dimensions == ("Inline", "Crossline", "Sample"), "dims %s" % (amp.dimensions,))
+        test_mount.check(amp.dtype == np.uint8 and np.array_equal(amp[...], codes), "U8 codes differ")
+        test_mount.check(amp.getncattr("_FillValue") == 255 and amp.getncattr("scale_factor") == np.float32(0.5)
+                         and amp.getncattr("add_offset") == -10 and amp.getncattr("units") == "Pa", "U8 attributes")
+        test_mount.check(np.array_equal(ds.variables["Amplitude_lod1"][...], codes[::2, ::2, ::2]), "U8 LOD1 differs")
+        test_mount.check(np.array_equal(ds.variables["Quality"][...], quality), "R32 second channel differs")
+        test_mount.check(np.array_equal(ds.variables["Quality_lod1"][...], quality[::2, ::2, ::2]), "R32 LOD1 differs")
+        test_mount.check(np.allclose(ds.variables["Sample"][...], np.arange(90) * 4.0), "Sample coordinates")
+        test_mount.check(np.allclose(ds.variables["Inline_lod1"][...], 101 + 2 * np.arange(15)), "Inline_lod1 coordinates")
+        test_mount.check(list(ds.getncattr("SurveyCoordinateSystem_Origin")) == [1000.5, 2000.25]
+                         and ds.getncattr("Test_Label") == "hello" and ds.getncattr("Test_Count") == 42,
+                         "metadata attributes: %s" % ds.ncattrs())
+    with netCDF4.Dataset(os.path.join(mnt, "gen_u8.nc")) as ds:  # netCDF4-python's own unpacking
+        v = ds.variables["Amplitude"][...]
+        want = np.ma.masked_equal(codes, 255) * np.float32(0.5) + np.float32(-10)
+        test_mount.check(np.array_equal(v.mask, codes == 255) and np.allclose(v.filled(0), want.filled(0)),
+                         "unpacked U8 values differ")
+    with netCDF4.Dataset(os.path.join(mnt, "gen_bits.nc")) as ds:
+        flag = ds.variables["Flag"]
+        test_mount.check(flag.dimensions == ("Trace", "Sample") and np.array_equal(flag[...], bits), "1-bit values differ")
+
+
 def main():
     reason = test_mount.fuse_usable()
     if reason:
@@ -89,6 +176,8 @@ def main():
     try:
         for name in EXPECTED:
             shutil.copy(os.path.join(data, name + ".vds"), source)
+        codes, quality = generate_u8(os.path.join(source, "gen_u8.vds"))
+        bits = generate_bits(os.path.join(source, "gen_bits.vds"))
         with test_mount.Mount(source) as m:
             listing = set(os.listdir(m.mnt))
             for name in EXPECTED:
@@ -96,6 +185,7 @@ def main():
                     test_mount.check("%s.%s" % (name, view) in listing, "no %s.%s in %s" % (name, view, sorted(listing)))
                     test_mount.check(os.path.getsize(m.path("%s.%s" % (name, view))) > 0, "%s.%s is empty" % (name, view))
                 check_file(m.path(name + ".nc"), name)
+            check_generated(m.mnt, codes, quality, bits)
     finally:
         shutil.rmtree(source, ignore_errors=True)
     print("PASS: vds mount")
