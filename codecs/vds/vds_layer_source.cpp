@@ -77,8 +77,8 @@ std::array<uint8_t, 8> status_element(const Channel& c, const ChunkStatus& s) {
     return {};
 }
 
-VdsLayerSource::VdsLayerSource(std::shared_ptr<const Container> container, LayerInfo info)
-    : container_(std::move(container)), info_(std::move(info)), type_(nc_type_of(info_.channel.format)),
+VdsLayerSource::VdsLayerSource(std::shared_ptr<const VolumeStore> volume, LayerInfo info)
+    : volume_(std::move(volume)), info_(std::move(info)), type_(nc_type_of(info_.channel.format)),
       element_size_(type_size(type_)) {
     const auto& g = info_.geometry;
     for (size_t k = 0; k < g.rank(); ++k)
@@ -95,12 +95,10 @@ ChunkShape VdsLayerSource::chunk_shape(const std::vector<int64_t>& chunk) const 
 }
 
 DecodedChunk VdsLayerSource::load(uint64_t index, const std::vector<int64_t>& chunk) const {
-    return cached_chunk(container_->file().identity(), info_.name, index, [&] {
-        const ChunkEntry e = container_->entry(*info_.file, index);
+    return cached_chunk(volume_->identity(), volume_->path() + "\n" + info_.name, index, [&] {
+        const StoredObject o = info_.store->read(index);
         const std::string where = "layer " + info_.name + " chunk " + std::to_string(index);
-        if (e.length == 0) throw FormatError(container_->file().path(), e.offset, where + ": data hash but no stored object");
-        return decode_chunk(container_->read_object(e), info_.compression, chunk_shape(chunk),
-                            container_->file().path(), e.offset, where);
+        return decode_chunk(o.bytes, info_.store->compression(), chunk_shape(chunk), o.file, o.offset, where);
     });
 }
 
@@ -121,7 +119,7 @@ void VdsLayerSource::copy_chunk(const std::vector<int64_t>& chunk, const Box& bo
         if (lo[d] >= hi[d]) return;
         base[d] = g.chunk_lo(di, chunk[d]) >> g.shift[d];
     }
-    const ChunkStatus status = status_of_hash(container_->entry(*info_.file, index).hash);
+    const ChunkStatus status = status_of_hash(info_.store->hash(index));
     DecodedChunk data;
     std::array<uint8_t, 8> constant{};
     if (status.kind == ChunkStatus::Kind::Data) {

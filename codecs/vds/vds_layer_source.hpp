@@ -13,15 +13,14 @@
 #include "codecs/array_source.hpp"
 #include "codecs/vds/vds_chunk.hpp"
 #include "codecs/vds/vds_chunk_cache.hpp"
-#include "codecs/vds/vds_container.hpp"
 #include "codecs/vds/vds_geometry.hpp"
+#include "codecs/vds/vds_store.hpp"
 
 namespace ncafs::vds {
 
 struct LayerInfo {
-    std::string name;                    // e.g. "Dimensions_012LOD1"
-    const ContainerFile* file = nullptr;  // owned by the container
-    Compression compression = Compression::None;
+    std::string name;  // e.g. "Dimensions_012LOD1"
+    std::shared_ptr<const LayerStore> store;
     LayerGeometry geometry;
     Channel channel;
 };
@@ -35,7 +34,7 @@ std::array<uint8_t, 8> status_element(const Channel& c, const ChunkStatus& s);
 
 class VdsLayerSource final : public ArraySource {
 public:
-    VdsLayerSource(std::shared_ptr<const Container> container, LayerInfo info);
+    VdsLayerSource(std::shared_ptr<const VolumeStore> volume, LayerInfo info);
     NcType type() const override { return type_; }
     const std::vector<uint64_t>& shape() const override { return shape_; }
     void read(std::span<const uint64_t> start, std::span<const uint64_t> count, ByteOrder order,
@@ -47,7 +46,7 @@ private:
     DecodedChunk load(uint64_t index, const std::vector<int64_t>& chunk) const;
     ChunkShape chunk_shape(const std::vector<int64_t>& chunk) const;
 
-    std::shared_ptr<const Container> container_;
+    std::shared_ptr<const VolumeStore> volume_;
     LayerInfo info_;
     NcType type_;
     size_t element_size_;

@@ -9,8 +9,9 @@ namespace {
 
 using Json = nlohmann::json;
 
-// Deepest nesting of [ and { outside strings; stops counting past the limit.
-void check_depth(std::string_view text, const std::string& file) {
+}  // namespace
+
+void check_json_depth(std::string_view text, const std::string& file) {
     size_t depth = 0;
     bool in_string = false, escaped = false;
     for (size_t i = 0; i < text.size(); ++i) {
@@ -22,12 +23,14 @@ void check_depth(std::string_view text, const std::string& file) {
         } else if (c == '"') {
             in_string = true;
         } else if (c == '[' || c == '{') {
-            if (++depth > kMaxJsonDepth) throw FormatError(file, i, "VolumeDataLayout nested deeper than 256 levels");
+            if (++depth > kMaxJsonDepth) throw FormatError(file, i, "JSON nested deeper than 256 levels");
         } else if ((c == ']' || c == '}') && depth > 0) {
             --depth;
         }
     }
 }
+
+namespace {
 
 struct Reader {
     const std::string& file;
@@ -165,7 +168,7 @@ void parse_metadata(const Reader& r, const Json& metadata, Layout& l) {
 }  // namespace
 
 Layout parse_layout(std::string_view text, const std::string& file) {
-    check_depth(text, file);
+    check_json_depth(text, file);
     Json doc = Json::parse(text.begin(), text.end(), nullptr, false);
     if (doc.is_discarded()) throw FormatError(file, 0, "VolumeDataLayout is not valid JSON");
     Reader r{file};

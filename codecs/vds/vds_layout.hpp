@@ -50,5 +50,7 @@ constexpr size_t kMaxJsonDepth = 256;
 constexpr size_t kMaxAxes = 6;
 
 Layout parse_layout(std::string_view text, const std::string& file);
+// Throws FormatError when [ and { (outside strings) nest deeper than 256.
+void check_json_depth(std::string_view text, const std::string& file);
 
 }  // namespace ncafs::vds

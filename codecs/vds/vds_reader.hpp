@@ -1,4 +1,5 @@
-// Reading an OpenVDS single-file container (.vds) as a Dataset.
+// Reading an OpenVDS volume as a Dataset: a single-file container (.vds) or
+// an object-store directory (VolumeDataLayout, LayerStatus, <layer>/<chunk>).
 //
 // Mapping to the netCDF model (README "VDS sources"):
 //  - dimensions: the VDS axes reversed (VDS dim 0 varies fastest, so it is
@@ -26,6 +27,7 @@ namespace ncafs::vds {
 
 bool has_vds_signature(std::span<const uint8_t> first_bytes);
 
+// path: a container file or a directory in the object-store form.
 // Throws SourceError (unreadable) or FormatError (bad container, layout or layer).
 Dataset open_vds_dataset(const std::string& path);
 
