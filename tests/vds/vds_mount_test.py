@@ -183,7 +183,10 @@ def main():
             for name in EXPECTED:
                 for view in ("nc", "ds", "ncs"):
                     test_mount.check("%s.%s" % (name, view) in listing, "no %s.%s in %s" % (name, view, sorted(listing)))
-                    test_mount.check(os.path.getsize(m.path("%s.%s" % (name, view))) > 0, "%s.%s is empty" % (name, view))
+                    with open(m.path("%s.%s" % (name, view)), "rb") as f:  # every byte readable (no EIO)
+                        size = len(f.read())
+                    test_mount.check(size == os.path.getsize(m.path("%s.%s" % (name, view))) and size > 0,
+                                     "%s.%s: read %d bytes" % (name, view, size))
                 check_file(m.path(name + ".nc"), name)
             check_generated(m.mnt, codes, quality, bits)
     finally:
