@@ -62,6 +62,15 @@ TEST(VdsBadInput, RandomByteFlips) {
         for (int k = 0; k < 4; ++k) b[rng() % b.size()] ^= static_cast<uint8_t>(1 + rng() % 255);
         with_bytes(b, true);  // any typed error or success; a crash fails the run
     }
+    // The other payload kinds (RLE, None, Zip with margins 0): flips in chunk bytes.
+    for (const char* other : {"u16_rle_quantized.vds", "r64_2d_none.vds", "r32_zip_brick64_margin0.vds"}) {
+        const auto bytes = read_bytes(fixture(other));
+        for (int trial = 0; trial < 100; ++trial) {
+            auto b = bytes;
+            for (int k = 0; k < 3; ++k) b[rng() % b.size()] ^= static_cast<uint8_t>(1 + rng() % 255);
+            with_bytes(b, true);
+        }
+    }
     // Flips confined to the metadata at the end (tables, pages) hit harder.
     const size_t tail = 2048;
     for (int trial = 0; trial < 300; ++trial) {

@@ -5,6 +5,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <thread>
 
 #include "codecs/array_source.hpp"
 #include "codecs/error.hpp"
@@ -155,6 +156,23 @@ TEST(VdsFixtures, BoxReadsAgreeWithWholeReads) {
                 std::memcpy(&w, whole.data() + at * 4, 4);
                 ASSERT_EQ(box[k], w) << i << "," << j << "," << l;
             }
+}
+
+// ArraySources are shared by the FUSE threads: concurrent whole reads of
+// every LOD (through the shared chunk cache) all give the README's sha1s.
+TEST(VdsFixtures, ConcurrentReadsAgree) {
+    const auto& f = kFixtures[0];
+    const ncafs::Dataset ds = ncafs::vds::open_vds_dataset(fixture(f.file));
+    std::vector<std::string> got(8);
+    std::vector<std::thread> threads;
+    for (size_t t = 0; t < got.size(); ++t)
+        threads.emplace_back([&, t] {
+            const int lod = static_cast<int>(t % f.lods.size());
+            const auto raw = read_all(*ds.find_variable(variable_name(lod)));
+            got[t] = sha1_hex(raw.data(), raw.size());
+        });
+    for (auto& th : threads) th.join();
+    for (size_t t = 0; t < got.size(); ++t) EXPECT_EQ(got[t], f.lods[t % f.lods.size()].raw_sha1) << t;
 }
 
 }  // namespace
