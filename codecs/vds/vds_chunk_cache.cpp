@@ -8,8 +8,6 @@
 namespace ncafs::vds {
 namespace {
 
-constexpr uint64_t kBudgetBytes = 64ull << 20;
-
 using Key = std::tuple<dev_t, ino_t, int64_t, uint64_t, std::string, uint64_t>;
 
 struct Cache {
@@ -17,17 +15,21 @@ struct Cache {
     std::list<std::pair<Key, DecodedChunk>> lru;  // most recent first
     std::map<Key, std::list<std::pair<Key, DecodedChunk>>::iterator> index;
     uint64_t bytes = 0;
+    uint64_t budget = kDefaultChunkCacheBytes;
 
-    void insert(const Key& k, DecodedChunk v) {
-        if (index.count(k) || v->size() > kBudgetBytes) return;
-        bytes += v->size();
-        lru.emplace_front(k, std::move(v));
-        index[k] = lru.begin();
-        while (bytes > kBudgetBytes) {
+    void evict_to_budget() {
+        while (bytes > budget) {
             bytes -= lru.back().second->size();
             index.erase(lru.back().first);
             lru.pop_back();
         }
+    }
+    void insert(const Key& k, DecodedChunk v) {
+        if (index.count(k) || v->size() > budget) return;
+        bytes += v->size();
+        lru.emplace_front(k, std::move(v));
+        index[k] = lru.begin();
+        evict_to_budget();
     }
 };
 
@@ -54,6 +56,17 @@ DecodedChunk cached_chunk(const FileIdentity& file, const std::string& layer, ui
     std::lock_guard lock(c.mutex);
     c.insert(key, value);
     return value;
+}
+
+uint64_t chunk_cache_bytes() {
+    std::lock_guard lock(cache().mutex);
+    return cache().bytes;
+}
+
+void set_chunk_cache_budget(uint64_t bytes) {
+    std::lock_guard lock(cache().mutex);
+    cache().budget = bytes;
+    cache().evict_to_budget();
 }
 
 }  // namespace ncafs::vds

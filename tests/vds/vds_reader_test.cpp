@@ -10,6 +10,7 @@
 #include "codecs/array_source.hpp"
 #include "codecs/error.hpp"
 #include "codecs/open_dataset.hpp"
+#include "codecs/vds/vds_chunk_cache.hpp"
 #include "codecs/vds/vds_reader.hpp"
 #include "tests/vds/vds_test_support.hpp"
 
@@ -173,6 +174,23 @@ TEST(VdsFixtures, ConcurrentReadsAgree) {
         });
     for (auto& th : threads) th.join();
     for (size_t t = 0; t < got.size(); ++t) EXPECT_EQ(got[t], f.lods[t % f.lods.size()].raw_sha1) << t;
+}
+
+// The decoded-chunk cache stays within its budget (here 300 KB, below the
+// ~2.2 MB of decoded LOD0 chunks of the first fixture) and evicting does
+// not change any value.
+TEST(VdsFixtures, ChunkCacheStaysWithinItsBudget) {
+    ncafs::vds::set_chunk_cache_budget(300'000);
+    for (const auto& f : kFixtures) {
+        const ncafs::Dataset ds = ncafs::vds::open_vds_dataset(fixture(f.file));
+        for (size_t lod = 0; lod < f.lods.size(); ++lod) {
+            const auto raw = read_all(*ds.find_variable(variable_name(static_cast<int>(lod))));
+            EXPECT_EQ(sha1_hex(raw.data(), raw.size()), f.lods[lod].raw_sha1);
+            EXPECT_LE(ncafs::vds::chunk_cache_bytes(), 300'000u);
+        }
+    }
+    EXPECT_GT(ncafs::vds::chunk_cache_bytes(), 0u);
+    ncafs::vds::set_chunk_cache_budget(ncafs::vds::kDefaultChunkCacheBytes);
 }
 
 }  // namespace
