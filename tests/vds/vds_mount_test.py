@@ -7,7 +7,7 @@ sha1s of the fixtures' README (raw codes, and the README's dequantisation
 float32(add_offset) + float32(scale_factor) * float32(q), _FillValue -> NaN,
 computed here with numpy from the attributes the view carries). Containers
 made by make_vds.py (an independent writer from the notes) cover U8 with
-NoValue/constant chunks, a second channel, 1-bit tiles and metadata.
+NoValue/constant chunks, R32 and U32 channels, 1-bit tiles and metadata.
 Environment: NCAFS_BIN, NCAFS_SOURCE_DIR; exit 77 = skipped (NCAFS_SKIP_FUSE=1
 and /dev/fuse unusable).
 """
@@ -107,6 +107,7 @@ def generate_u8(path):
     codes[:, :, 56:88] = 77   # chunks (2,*,0): constant 28.5 = -10 + 0.5 * 77 in the hash
     codes[:, :, 0:32] = 255   # chunks (0,*,0): entirely NoValue
     quality = (i0 * 0.5 - i2).astype(np.float32)
+    count = (i0 * 40000000 + i1 * 1000 + i2 + 7).astype(np.uint32)  # above 2^24: not float32-exact
 
     def u8_constant(block):
         if (block == 255).all():
@@ -117,14 +118,15 @@ def generate_u8(path):
               "axisDescriptors": [axis("Sample", 90, "ms", 0, 356), axis("Crossline", 40, "", 1, 40),
                                   axis("Inline", 30, "", 101, 130)],
               "channelDescriptors": [channel("Amplitude", "U8", "Pa", True, 255.0, 0.5, -10.0),
-                                     channel("Quality", "R32", "1")],
+                                     channel("Quality", "R32", "1"), channel("Count", "U32")],
               "metadata": [{"category": "SurveyCoordinateSystem", "name": "Origin", "type": "DoubleVector2",
                             "value": [1000.5, 2000.25]},
                            {"category": "Test", "name": "Label", "type": "String", "value": "hello"},
                            {"category": "Test", "name": "Count", "type": "Int", "value": 42}]}
     make_vds.write_vds(path, layout, [(layout["channelDescriptors"][0], codes, [0, 1, 2], "Zip", u8_constant),
-                                      (layout["channelDescriptors"][1], quality, [0, 1, 2], "None", lambda b: None)])
-    return codes, quality
+                                      (layout["channelDescriptors"][1], quality, [0, 1, 2], "None", lambda b: None),
+                                      (layout["channelDescriptors"][2], count, [0, 1, 2], "Zip", lambda b: None)])
+    return codes, quality, count
 
 
 def generate_bits(path):
@@ -138,7 +140,7 @@ def generate_bits(path):
     return bits
 
 
-def check_generated(mnt, codes, quality, bits):
+def check_generated(mnt, codes, quality, count, bits):
     with netCDF4.Dataset(os.path.join(mnt, "gen_u8.nc")) as ds:
         ds.set_auto_maskandscale(False)
         amp = ds.variables["Amplitude"]
@@ -149,6 +151,8 @@ def check_generated(mnt, codes, quality, bits):
         test_mount.check(np.array_equal(ds.variables["Amplitude_lod1"][...], codes[::2, ::2, ::2]), "U8 LOD1 differs")
         test_mount.check(np.array_equal(ds.variables["Quality"][...], quality), "R32 second channel differs")
         test_mount.check(np.array_equal(ds.variables["Quality_lod1"][...], quality[::2, ::2, ::2]), "R32 LOD1 differs")
+        test_mount.check(ds.variables["Count"].dtype == np.uint32 and np.array_equal(ds.variables["Count"][...], count),
+                         "U32 channel differs")
         test_mount.check(np.allclose(ds.variables["Sample"][...], np.arange(90) * 4.0), "Sample coordinates")
         test_mount.check(np.allclose(ds.variables["Inline_lod1"][...], 101 + 2 * np.arange(15)), "Inline_lod1 coordinates")
         test_mount.check(list(ds.getncattr("SurveyCoordinateSystem_Origin")) == [1000.5, 2000.25]
@@ -176,7 +180,7 @@ def main():
     try:
         for name in EXPECTED:
             shutil.copy(os.path.join(data, name + ".vds"), source)
-        codes, quality = generate_u8(os.path.join(source, "gen_u8.vds"))
+        codes, quality, count = generate_u8(os.path.join(source, "gen_u8.vds"))
         bits = generate_bits(os.path.join(source, "gen_bits.vds"))
         with test_mount.Mount(source) as m:
             listing = set(os.listdir(m.mnt))
@@ -188,7 +192,7 @@ def main():
                     test_mount.check(size == os.path.getsize(m.path("%s.%s" % (name, view))) and size > 0,
                                      "%s.%s: read %d bytes" % (name, view, size))
                 check_file(m.path(name + ".nc"), name)
-            check_generated(m.mnt, codes, quality, bits)
+            check_generated(m.mnt, codes, quality, count, bits)
     finally:
         shutil.rmtree(source, ignore_errors=True)
     print("PASS: vds mount")
