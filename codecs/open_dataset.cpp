@@ -6,6 +6,7 @@
 #include "codecs/cdf/header_reader.hpp"
 #include "codecs/ds/ds_reader.hpp"
 #include "codecs/netcdf/netcdf_dataset.hpp"
+#include "codecs/vds/vds_reader.hpp"
 
 namespace ncafs {
 
@@ -23,6 +24,7 @@ Dataset open_dataset(std::shared_ptr<const OpenFile> file, const std::string& gr
     // CDF files by pread (no netcdf-c mutex, file extents for splicing).
     if (cdf::has_cdf_magic(first)) return cdf::open_cdf_dataset(std::move(file));
     if (ds::has_ds_signature(first)) return ds::open_ds_dataset(std::move(file));
+    if (vds::has_vds_signature(first)) return vds::open_vds_dataset(std::move(file));
     return netcdf::open_netcdf_dataset(std::move(file));
 }
 

@@ -1,6 +1,7 @@
 // One entry point for reading any dataset file: CDF-1/2/5 files by magic go to
 // the CDF reader (pread at header offsets, file extents for splicing); all
-// else goes to netcdf-c (netCDF-4/HDF5 and whatever netcdf-c opens).
+// else goes to netcdf-c (netCDF-4/HDF5 and whatever netcdf-c opens); ds and
+// OpenVDS (.vds, "HueDataStore") files by signature to their own readers.
 #pragma once
 
 #include <memory>

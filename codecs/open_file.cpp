@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <ctime>
 #include <vector>
@@ -24,10 +25,16 @@ FileIdentity identity_from_stat(const struct stat& st) {
                         nanoseconds(st.st_ctim)};
 }
 
+namespace {
+std::atomic<int64_t> settling_window_ns{1'000'000'000};
+}  // namespace
+
+void set_settling_window(std::chrono::nanoseconds window) { settling_window_ns = window.count(); }
+
 bool changed_within_last_second(const struct stat& st) {
     struct timespec now {};
     ::clock_gettime(CLOCK_REALTIME, &now);
-    return nanoseconds(now) - std::max(nanoseconds(st.st_mtim), nanoseconds(st.st_ctim)) < 1'000'000'000;
+    return nanoseconds(now) - std::max(nanoseconds(st.st_mtim), nanoseconds(st.st_ctim)) < settling_window_ns.load();
 }
 
 std::optional<FileIdentity> identity_of(const std::string& path) {

@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 #include <sys/types.h>
 
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -29,6 +30,10 @@ FileIdentity identity_from_stat(const struct stat& st);
 // Timestamps are coarse: a write in progress may not show in them yet, so
 // bytes of such a file are read twice (pread_exact) and never spliced.
 bool changed_within_last_second(const struct stat& st);
+// The "last second" above (default one second). Tests that rewrite a file on
+// purpose and parse it at once, thousands of times (truncation at every
+// byte), set it to zero so that each read is not doubled.
+void set_settling_window(std::chrono::nanoseconds window);
 // stat(2) of a path; nullopt when it does not exist or cannot be stat'ed.
 std::optional<FileIdentity> identity_of(const std::string& path);
 

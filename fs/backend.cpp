@@ -29,6 +29,7 @@ SourceFormat source_format_of(std::span<const uint8_t> b) {
     // of has_ncstream_magic (netcdf-java NcStreamIosp.isValidFile) on bytes in hand.
     if (starts("CDFS\xad\xec\xce\xda", 8) || starts("CDFS\xab\xec\xce\xba", 8)) return SourceFormat::Ncstream;
     if (ds::has_ds_signature(b)) return SourceFormat::Ds;
+    if (starts("HueDataStore", 12)) return SourceFormat::Netcdf;  // OpenVDS .vds: ncafs::open_dataset reads it
     return SourceFormat::None;
 }
 

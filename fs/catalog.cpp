@@ -106,8 +106,8 @@ namespace {
 // The names a dataset file may have, in the order that decides which source
 // gives a twin when several could: a NAME.nc first (it also owns the name
 // NAME.nc), then an aggregation NAME.nca, then NAME.ds, then NAME.ncs, then
-// the usual names of netCDF-4/HDF5 files.
-const char* const kSourceSuffixes[] = {".nc", ".nca", ".ds", ".ncs", ".nc4", ".h5", ".hdf5"};
+// the usual names of netCDF-4/HDF5 files, then an OpenVDS container NAME.vds.
+const char* const kSourceSuffixes[] = {".nc", ".nca", ".ds", ".ncs", ".nc4", ".h5", ".hdf5", ".vds"};
 constexpr int kSourceSuffixCount = static_cast<int>(std::size(kSourceSuffixes));
 const char* const kViewNames[] = {"nc", "ds", "ncs"};
 // The classic view of a netCDF-4 file NAME.nc (which keeps its own bytes

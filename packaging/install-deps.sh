@@ -14,6 +14,7 @@ packages=(
   # client tests of the views (tests/e2e/test_exact.py): CDO's diffn, xarray's
   # unlimited dimensions; libhdf5-dev to switch HDF5 error printing off per thread
   cdo python3-xarray libhdf5-dev
+  libssl-dev  # tests/vds: SHA-1 of decoded VDS arrays, compared with the fixtures' README
   # packaging: .deb, man page checks, systemd unit checks
   dpkg-dev groff-base systemd
   # fuzzing (libFuzzer comes with clang)

@@ -1,0 +1,147 @@
+// VolumeStore over the object-store directory form (openvds-notes.md §2.3,
+// §2.9): VolumeDataLayout and LayerStatus JSON, chunk objects in
+// <layer>/<index>, hashes in raw pages <layer>/ChunkMetadata/<page> of
+// chunkMetadataPageSize x chunkMetadataByteSize bytes. LayerStatus is the
+// only list of layers; layer names must be plain file names.
+#include <nlohmann/json.hpp>
+
+#include <cstring>
+
+#include "codecs/error.hpp"
+#include "codecs/vds/vds_layout.hpp"
+#include "codecs/vds/vds_store.hpp"
+
+namespace ncafs::vds {
+namespace {
+
+using Json = nlohmann::json;
+constexpr uint64_t kMaxJsonBytes = 16u << 20;
+constexpr uint64_t kMaxObjectBytes = 1ull << 30;
+
+struct LayerStatus {
+    std::string name;
+    Compression compression = Compression::None;
+    uint64_t chunk_count = 0, page_size = 0, entry_size = 0;
+    std::vector<int64_t> page_directory;  // stored page name per page, -1 = none
+};
+
+int64_t integer(const Json& o, const char* key, int64_t lo, int64_t hi, const std::string& file, const std::string& layer) {
+    if (!o.contains(key) || !o[key].is_number_integer())
+        throw FormatError(file, 0, "LayerStatus: layer " + layer + ": '" + key + "' missing or not an integer");
+    const int64_t v = o[key].get<int64_t>();
+    if (v < lo || v > hi)
+        throw FormatError(file, 0, "LayerStatus: layer " + layer + ": '" + key + "' = " + std::to_string(v) + " out of range");
+    return v;
+}
+
+Compression compression_named(const std::string& s, const std::string& file, const std::string& layer) {
+    if (s == "None") return Compression::None;
+    if (s == "RLE") return Compression::Rle;
+    if (s == "Zip") return Compression::Zip;
+    if (s.rfind("Wavelet", 0) == 0) throw FormatError(file, 0, "layer " + layer + ": Wavelet compression is not supported");
+    throw FormatError(file, 0, "layer " + layer + ": unknown compression method '" + s + "'");
+}
+
+LayerStatus parse_status(const Json& o, const std::string& file) {
+    if (!o.is_object() || !o.contains("layerName") || !o["layerName"].is_string())
+        throw FormatError(file, 0, "LayerStatus: an entry without a layerName");
+    LayerStatus s;
+    s.name = o["layerName"].get<std::string>();
+    if (s.name.empty() || s.name.find('/') != std::string::npos || s.name[0] == '.' || s.name.find('\0') != std::string::npos)
+        throw FormatError(file, 0, "LayerStatus: layer name '" + s.name + "' is not a plain file name");
+    const Json method = o.contains("compressionMethod") ? o["compressionMethod"] : Json("None");
+    if (!method.is_string()) throw FormatError(file, 0, "LayerStatus: layer " + s.name + ": compressionMethod not a string");
+    s.compression = compression_named(method.get<std::string>(), file, s.name);
+    s.chunk_count = static_cast<uint64_t>(integer(o, "chunkCount", 0, int64_t{1} << 31, file, s.name));
+    s.page_size = static_cast<uint64_t>(integer(o, "chunkMetadataPageSize", 1, int64_t{1} << 20, file, s.name));
+    s.entry_size = static_cast<uint64_t>(integer(o, "chunkMetadataByteSize", 8, 4096, file, s.name));
+    if (!o.contains("hasChunkMetadataPages") || o["hasChunkMetadataPages"] != true)
+        throw FormatError(file, 0, "LayerStatus: layer " + s.name + ": no chunk metadata pages (hasChunkMetadataPages)");
+    const uint64_t pages = s.chunk_count == 0 ? 0 : (s.chunk_count - 1) / s.page_size + 1;
+    if (o.contains("pageDirectory")) {
+        const Json& d = o["pageDirectory"];
+        if (!d.is_array() || d.size() != pages)
+            throw FormatError(file, 0, "LayerStatus: layer " + s.name + ": pageDirectory does not list " + std::to_string(pages) + " pages");
+        for (const auto& p : d) {
+            if (!p.is_number_integer() || p.get<int64_t>() < -1)
+                throw FormatError(file, 0, "LayerStatus: layer " + s.name + ": bad pageDirectory entry");
+            s.page_directory.push_back(p.get<int64_t>());
+        }
+    } else {
+        for (uint64_t p = 0; p < pages; ++p) s.page_directory.push_back(static_cast<int64_t>(p));
+    }
+    return s;
+}
+
+class DirectoryLayer final : public LayerStore {
+public:
+    DirectoryLayer(std::string dir, LayerStatus s) : dir_(std::move(dir)), status_(std::move(s)) {}
+    uint64_t chunk_count() const override { return status_.chunk_count; }
+    Compression compression() const override { return status_.compression; }
+    uint64_t hash(uint64_t index) const override {
+        if (index >= status_.chunk_count) throw UsageError("layer " + status_.name + ": chunk index out of range");
+        const int64_t page = status_.page_directory[index / status_.page_size];
+        if (page < 0) return 0;  // page never written
+        const std::string path = dir_ + "/" + status_.name + "/ChunkMetadata/" + std::to_string(page);
+        auto f = OpenFile::open(path);
+        const uint64_t at = (index % status_.page_size) * status_.entry_size;
+        if (f->size() < at + 8)
+            throw FormatError(path, at, "layer " + status_.name + " chunk " + std::to_string(index) + ": metadata page too short");
+        uint64_t h;
+        f->pread_exact(&h, 8, at);
+        return h;
+    }
+    StoredObject read(uint64_t index) const override {
+        const std::string path = dir_ + "/" + status_.name + "/" + std::to_string(index);
+        return {read_small_file(path, kMaxObjectBytes), path, 0};
+    }
+
+private:
+    std::string dir_;
+    LayerStatus status_;
+};
+
+class DirectoryStore final : public VolumeStore {
+public:
+    explicit DirectoryStore(std::string dir) : dir_(std::move(dir)) {
+        const std::string file = dir_ + "/LayerStatus";
+        const auto bytes = read_small_file(file, kMaxJsonBytes);
+        const std::string_view text(reinterpret_cast<const char*>(bytes.data()), bytes.size());
+        check_json_depth(text, file);
+        const Json doc = Json::parse(text.begin(), text.end(), nullptr, false);
+        if (doc.is_discarded() || !doc.is_array()) throw FormatError(file, 0, "LayerStatus is not a JSON array");
+        for (const auto& o : doc) raw_.push_back(o);
+        for (const auto& o : raw_) {
+            if (!o.is_object() || !o.contains("layerName") || !o["layerName"].is_string())
+                throw FormatError(file, 0, "LayerStatus: an entry without a layerName");
+            names_.push_back(o["layerName"].get<std::string>());
+        }
+        identity_ = identity_of(file).value_or(FileIdentity{});
+    }
+    const std::string& path() const override { return dir_; }
+    FileIdentity identity() const override { return identity_; }
+    std::string layout_text() const override {
+        const auto bytes = read_small_file(dir_ + "/VolumeDataLayout", kMaxJsonBytes);
+        return std::string(bytes.begin(), bytes.end());
+    }
+    std::vector<std::string> layer_names() const override { return names_; }
+    std::shared_ptr<const LayerStore> layer(const std::string& name) const override {
+        for (size_t i = 0; i < names_.size(); ++i)
+            if (names_[i] == name) return std::make_shared<const DirectoryLayer>(dir_, parse_status(raw_[i], dir_ + "/LayerStatus"));
+        return nullptr;
+    }
+
+private:
+    std::string dir_;
+    std::vector<Json> raw_;
+    std::vector<std::string> names_;
+    FileIdentity identity_;
+};
+
+}  // namespace
+
+std::shared_ptr<const VolumeStore> open_directory_store(const std::string& path) {
+    return std::make_shared<const DirectoryStore>(path);
+}
+
+}  // namespace ncafs::vds

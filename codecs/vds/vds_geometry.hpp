@@ -1,0 +1,41 @@
+// Chunk geometry of one layer (openvds-notes.md §2.5, §2.6): brick stride
+// from the brick size minus margins (times the 2-D multiplier for tiles),
+// shifted by the LOD, clamped to the axis; dims outside the dimension group
+// get one-sample chunks. All chunk coordinates are in LOD0 voxel units; a
+// voxel is taken from the chunk whose valid part holds it.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "codecs/vds/vds_layout.hpp"
+
+namespace ncafs::vds {
+
+struct LayerGeometry {
+    std::vector<int> group;        // VDS dims of the chunk, fastest first
+    int lod = 0;
+    std::vector<int64_t> samples;  // LOD0 samples per VDS dim
+    std::vector<int> shift;        // LOD shift per dim (0 for the full-resolution dim)
+    std::vector<int64_t> stride, chunks, negative, positive;
+    uint64_t chunk_count = 1;
+
+    size_t rank() const { return samples.size(); }
+    bool in_group(int d) const;
+    int64_t lod_samples(int d) const { return ((samples[d] - 1) >> shift[d]) + 1; }
+    // Chunk extent including margins, LOD0 units: [lo, hi).
+    int64_t chunk_lo(int d, int64_t i) const { return i * stride[d]; }
+    int64_t chunk_hi(int d, int64_t i) const;
+    // Samples stored along d for chunk i at this LOD.
+    int64_t stored(int d, int64_t i) const { return ((chunk_hi(d, i) - chunk_lo(d, i) - 1) >> shift[d]) + 1; }
+    // The chunk whose valid part holds LOD0 coordinate x.
+    int64_t chunk_of(int d, int64_t x) const;
+    // First LOD index of the valid part of chunk i and one past its last.
+    int64_t valid_first(int d, int64_t i) const;
+    int64_t valid_end(int d, int64_t i) const;
+};
+
+// group: VDS dims (ascending, distinct, < axes, 2 or 3 of them); checked by the caller.
+LayerGeometry make_geometry(const Layout& layout, const std::vector<int>& group, int lod);
+
+}  // namespace ncafs::vds
