@@ -232,6 +232,7 @@ AggregateSummary write_cf_aggregation(const std::vector<std::string>& files_in, 
                 problems.add(e.what());
             }
         }
+        if (opt.progress) opt.progress(fi + 1, files_in.size());
     }
     if (!problems.empty()) throw AggregateInputError(problems.text());
     for (const auto& [name, values] : ref_values)
