@@ -63,13 +63,26 @@ def case_files_from(work):
     with open(listing, "w") as f:
         f.write("".join(n + "\n" for n in names[:20]) + "\n")  # an empty line is skipped
     # Half from the list file, the rest on the command line; all of them from stdin.
-    aggregate(["-o", os.path.join(source, "listed.nc"), "--files-from", listing] + names[20:])
+    listed = aggregate(["-o", os.path.join(source, "listed.nc"), "--files-from", listing] + names[20:])
     aggregate(["--classic", "-o", os.path.join(source, "stdin.nc"), "--files-from", "-"],
               stdin="".join(n + "\n" for n in names))
     r = subprocess.run([NCAFS, "aggregate", "--dim", "time", "-o", os.path.join(work, "x.nc"), "--files-from", os.path.join(work, "none")],
                        capture_output=True, text=True)
     check(r.returncode != 0 and "none" in r.stderr, "a missing list file is not reported: " + r.stderr)
+    check("files/s" not in listed.stderr, "a progress line was written to a stderr that is not a terminal")
+    check_progress_on_terminal(listing, os.path.join(work, "tty.nc"))
     read_through_mount(source, ["listed.nc", "stdin.nc"], 30)
+
+
+def check_progress_on_terminal(listing, out):
+    """On a terminal (script(1) gives the command a pseudo-terminal) a progress line is drawn."""
+    if not shutil.which("script"):
+        print("SKIPPED the progress-line check: script(1) (bsdutils) is not installed")
+        return
+    command = " ".join([NCAFS, "aggregate", "--dim", "time", "-o", out, "--files-from", listing])
+    r = subprocess.run(["script", "-qec", command, "/dev/null"], capture_output=True, text=True, timeout=600)
+    check(r.returncode == 0, "ncafs aggregate on a terminal failed: " + r.stdout)
+    check("100%  20 of 20 files" in r.stdout, "no progress line on a terminal:\n" + r.stdout)
 
 
 def case_walk(work):
