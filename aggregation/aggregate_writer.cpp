@@ -482,7 +482,7 @@ AggregateSummary write_cf_aggregation(const std::vector<std::string>& files_in, 
         std::string map_name, uris_name, map_j, map_i, strlen_dim;
         std::vector<std::string> fdims;
         std::vector<std::vector<uint64_t>> rows;
-        std::vector<std::string> uris;  // C order over the signature's fragment dims
+        std::vector<size_t> fragment_files;  // per fragment, C order over the fragment dims: index into file_uris
     };
     std::vector<Signature> sigs;
     std::map<std::vector<std::string>, size_t> sig_of;
@@ -507,7 +507,15 @@ AggregateSummary write_cf_aggregation(const std::vector<std::string>& files_in, 
         }
         return "file://" + uri_path_encode(file);
     };
-    std::map<std::string, std::string> uri_cache;
+    // One URI per file, shared by every signature (at 1,000,000 files a copy per signature costs 100s of MiB).
+    std::vector<std::string> file_uris;
+    file_uris.reserve(files.size());
+    for (const auto& F : files) file_uris.push_back(uri_of(F.path));
+    auto uri_width = [&](const std::vector<size_t>& picks) {
+        size_t w = 1;
+        for (size_t f : picks) w = std::max(w, file_uris[f].size());
+        return w;
+    };
     for (const auto& v : R.vars) {
         if (!aggregated_vars.count(v.name) || sig_of.count(v.dims)) continue;
         Signature s;
@@ -531,7 +539,7 @@ AggregateSummary write_cf_aggregation(const std::vector<std::string>& files_in, 
         // Fragments of this variable: C order over its dims; dims it lacks at block 0.
         uint64_t n = 1;
         for (const auto& r : s.rows) n *= r.size();
-        s.uris.reserve(n);
+        s.fragment_files.reserve(n);
         std::vector<uint64_t> ix(v.dims.size());
         for (uint64_t c = 0; c < n; ++c) {
             uint64_t rest = c;
@@ -541,16 +549,9 @@ AggregateSummary write_cf_aggregation(const std::vector<std::string>& files_in, 
                 auto vi = std::find(v.dims.begin(), v.dims.end(), agg_dims[d]);
                 at = at * nf[d] + (vi == v.dims.end() ? 0 : ix[static_cast<size_t>(vi - v.dims.begin())]);
             }
-            const std::string& file = files[static_cast<size_t>(grid[at])].path;
-            auto it = uri_cache.find(file);
-            if (it == uri_cache.end()) it = uri_cache.emplace(file, uri_of(file)).first;
-            s.uris.push_back(it->second);
+            s.fragment_files.push_back(static_cast<size_t>(grid[at]));
         }
-        if (opt.classic) {
-            size_t w = 1;
-            for (const auto& u : s.uris) w = std::max(w, u.size());
-            s.strlen_dim = unique_name("strlen_" + s.uris_name, taken);
-        }
+        if (opt.classic) s.strlen_dim = unique_name("strlen_" + s.uris_name, taken);
         sig_of[v.dims] = sigs.size();
         sigs.push_back(std::move(s));
     }
@@ -600,11 +601,7 @@ AggregateSummary write_cf_aggregation(const std::vector<std::string>& files_in, 
             for (const auto& [n, name] : map_j_dims) def_dim(name, n, false);
             for (const auto& [n, name] : map_i_dims) def_dim(name, n, false);
             for (auto& s : sigs)
-                if (opt.classic) {
-                    size_t w = 1;
-                    for (const auto& u : s.uris) w = std::max(w, u.size());
-                    def_dim(s.strlen_dim, w, false);
-                }
+                if (opt.classic) def_dim(s.strlen_dim, uri_width(s.fragment_files), false);
             for (const auto& a : R.globals) {
                 if (a.name == "Conventions") continue;
                 if (a.type == NcType::Char) check(nc_put_att_text(ncid, NC_GLOBAL, a.name.c_str(), a.values.size(), reinterpret_cast<const char*>(a.values.data())), opt.output, "attribute " + a.name);
@@ -644,6 +641,7 @@ AggregateSummary write_cf_aggregation(const std::vector<std::string>& files_in, 
             struct Strings {
                 int varid;
                 const std::vector<std::string>* values;
+                const std::vector<size_t>* picks;  // element i is (*values)[(*picks)[i]]; null: values in order
                 std::vector<std::string> one;
                 size_t width;
             };
@@ -700,10 +698,10 @@ AggregateSummary write_cf_aggregation(const std::vector<std::string>& files_in, 
                     def_dim(sd, std::max<size_t>(1, v.name.size()), false);
                     int d = dimid.at(sd);
                     check(nc_def_var(ncid, ident.c_str(), NC_CHAR, 1, &d, &iid), opt.output, "variable " + ident);
-                    strings.push_back({iid, nullptr, {v.name}, std::max<size_t>(1, v.name.size())});
+                    strings.push_back({iid, nullptr, nullptr, {v.name}, std::max<size_t>(1, v.name.size())});
                 } else {
                     check(nc_def_var(ncid, ident.c_str(), NC_STRING, 0, nullptr, &iid), opt.output, "variable " + ident);
-                    strings.push_back({iid, nullptr, {v.name}, 0});
+                    strings.push_back({iid, nullptr, nullptr, {v.name}, 0});
                 }
             }
             std::vector<std::pair<int, std::vector<long long>>> maps;
@@ -726,12 +724,10 @@ AggregateSummary write_cf_aggregation(const std::vector<std::string>& files_in, 
                 if (opt.classic) {
                     fids.push_back(dimid.at(s.strlen_dim));
                     check(nc_def_var(ncid, s.uris_name.c_str(), NC_CHAR, static_cast<int>(fids.size()), fids.data(), &uid), opt.output, "variable " + s.uris_name);
-                    size_t w = 1;
-                    for (const auto& u : s.uris) w = std::max(w, u.size());
-                    strings.push_back({uid, &s.uris, {}, w});
+                    strings.push_back({uid, &file_uris, &s.fragment_files, {}, uri_width(s.fragment_files)});
                 } else {
                     check(nc_def_var(ncid, s.uris_name.c_str(), NC_STRING, static_cast<int>(fids.size()), fids.data(), &uid), opt.output, "variable " + s.uris_name);
-                    strings.push_back({uid, &s.uris, {}, 0});
+                    strings.push_back({uid, &file_uris, &s.fragment_files, {}, 0});
                 }
             }
             check(nc_enddef(ncid), opt.output, "end of definitions");
@@ -740,13 +736,15 @@ AggregateSummary write_cf_aggregation(const std::vector<std::string>& files_in, 
             for (const auto& [varid, m] : maps) check(nc_put_var_longlong(ncid, varid, m.data()), opt.output, "fragment map");
             for (const auto& s : strings) {
                 const std::vector<std::string>& values = s.values ? *s.values : s.one;
+                const size_t count = s.picks ? s.picks->size() : values.size();
+                auto element = [&](size_t i) -> const std::string& { return values[s.picks ? (*s.picks)[i] : i]; };
                 if (s.width == 0) {
                     std::vector<const char*> p;
-                    for (const auto& x : values) p.push_back(x.c_str());
+                    for (size_t i = 0; i < count; ++i) p.push_back(element(i).c_str());
                     check(nc_put_var_string(ncid, s.varid, p.data()), opt.output, "string variable");
                 } else {
-                    std::string buf(values.size() * s.width, '\0');
-                    for (size_t i = 0; i < values.size(); ++i) std::memcpy(buf.data() + i * s.width, values[i].data(), values[i].size());
+                    std::string buf(count * s.width, '\0');
+                    for (size_t i = 0; i < count; ++i) std::memcpy(buf.data() + i * s.width, element(i).data(), element(i).size());
                     check(nc_put_var_text(ncid, s.varid, buf.data()), opt.output, "char variable");
                 }
             }
