@@ -90,7 +90,12 @@ def case_walk(work):
     data = os.path.join(source, "data")
     write_partitions(os.path.join(data, "b"), range(10, 25))
     write_partitions(os.path.join(data, "a"), range(0, 10))
-    write_partitions(os.path.join(data, "a", "deeper"), range(25, 30))
+    write_partitions(os.path.join(data, "a", "deeper"), range(25, 29))
+    # Partition 29 is reached through a link inside DIR to a name the glob does not match: taken.
+    os.makedirs(os.path.join(data, "store"))
+    with open(os.path.join(data, "store", "p29.bin"), "wb") as f:
+        f.write(cdf1_partition(29))
+    os.symlink(os.path.join("..", "store", "p29.bin"), os.path.join(data, "a", "part_00029.nc"))
     outside = write_partitions(os.path.join(work, "outside"), [30, 31])
     with open(os.path.join(data, "notes.txt"), "w") as f:
         f.write("not a partition\n")
@@ -99,7 +104,6 @@ def case_walk(work):
     # Links out of DIR are not followed: a file (time 30) and a folder (time 31).
     os.symlink(outside[0], os.path.join(data, "part_00030.nc"))
     os.symlink(os.path.dirname(outside[1]), os.path.join(data, "linked_dir"))
-    # A link to a partition inside DIR is taken (it is partition 5 under another name: a duplicate).
     r = subprocess.run([NCAFS, "aggregate", "--dim", "time", "-o", os.path.join(source, "dup.nc"), data, "--glob", "*.nc"],
                        capture_output=True, text=True)
     check(r.returncode == 1, "other.nc matched by --glob '*.nc' should make the aggregation fail: " + r.stderr)
