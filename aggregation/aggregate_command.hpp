@@ -1,7 +1,10 @@
-// `ncafs aggregate [--dim NAME]... [--relative|--absolute] [--classic] -o OUT.nc FILES...`
-// (wired into the ncafs binary by the FUSE layer): writes a CF-1.13
-// aggregation file over partition files that tile along the named
-// dimensions (default: the first file's unlimited dimension).
+// `ncafs aggregate [--dim NAME]... [--relative|--absolute] [--classic]
+// [--files-from FILE|-] [--glob PATTERN] -o OUT.nc [FILE|DIR]...` (wired into
+// the ncafs binary by the FUSE layer): writes a CF-1.13 aggregation file over
+// partition files that tile along the named dimensions (default: the first
+// file's unlimited dimension). Paths come from the arguments (a DIR is walked
+// for names matching --glob) and from list files or standard input; a
+// progress line is drawn when stderr is a terminal.
 #pragma once
 
 #include <ostream>

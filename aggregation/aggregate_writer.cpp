@@ -133,6 +133,118 @@ std::string unique_name(std::string base, std::set<std::string>& taken) {
     return n;
 }
 
+struct Reference {
+    const std::vector<std::string>& agg_dims;
+    const std::set<std::string>& aggregated_vars;  // variables spanning an aggregated dimension
+};
+
+// Values of one encoding attribute of one variable across the files:
+// value -> (first file with it, number of files with it); O(distinct values).
+struct EncodingValues {
+    std::map<std::string, std::pair<std::string, size_t>> by_value;
+    size_t files = 0;
+    void add(const std::string& file, std::string value) {
+        auto [it, added] = by_value.try_emplace(std::move(value), file, 0);
+        ++it->second.second;
+        ++files;
+    }
+};
+using Encodings = std::map<std::string, std::map<std::string, EncodingValues>>;  // var -> attr -> values
+
+std::vector<VarInfo> var_infos(const Dataset& ds) {
+    std::vector<VarInfo> out;
+    for (const auto& v : ds.variables) {
+        VarInfo vi{v.name, v.type, {}, v.attributes};
+        for (size_t id : v.dimids) vi.dims.push_back(ds.dimensions[id].name);
+        out.push_back(std::move(vi));
+    }
+    return out;
+}
+
+std::shared_ptr<const Dataset> open_metadata(const std::string& path) {
+    return std::make_shared<const Dataset>(open_dataset(path));
+}
+
+void release_metadata(FileInfo& F) {
+    std::vector<Dimension>().swap(F.dims);
+    std::vector<Attribute>().swap(F.globals);
+    std::vector<VarInfo>().swap(F.vars);
+}
+
+// Differences of F's dimensions, variables and attributes from the
+// reference file R: problems, warnings (units converted on read), per-file
+// encodings and counts of differing global attributes.
+void compare_with_reference(const FileInfo& R, const FileInfo& F, const Reference& ref, Problems& problems,
+                            std::vector<std::string>& warnings, Encodings& encodings,
+                            std::map<std::string, size_t>& global_differences) {
+    const auto& aggregated_vars = ref.aggregated_vars;
+    auto is_agg_dim = [&](const std::string& d) {
+        return std::find(ref.agg_dims.begin(), ref.agg_dims.end(), d) != ref.agg_dims.end();
+    };
+    for (const auto& rd : R.dims) {
+        auto it = std::find_if(F.dims.begin(), F.dims.end(), [&](const Dimension& x) { return x.name == rd.name; });
+        if (it == F.dims.end()) problems.add(F.path + ": has no dimension " + rd.name + " (" + R.path + " has)");
+        else if (!is_agg_dim(rd.name) && it->length != rd.length)
+            problems.add(F.path + ": dimension " + rd.name + " has length " + std::to_string(it->length) + ", " + R.path +
+                         " has " + std::to_string(rd.length));
+    }
+    for (const auto& fd : F.dims)
+        if (std::none_of(R.dims.begin(), R.dims.end(), [&](const Dimension& x) { return x.name == fd.name; }))
+            problems.add(F.path + ": has a dimension " + fd.name + " that " + R.path + " lacks");
+    std::map<std::string, const VarInfo*> fv;
+    for (const auto& v : F.vars) fv[v.name] = &v;
+    for (const auto& rv : R.vars) {
+        auto it = fv.find(rv.name);
+        if (it == fv.end()) {
+            problems.add(F.path + ": has no variable " + rv.name);
+            continue;
+        }
+        const VarInfo& v = *it->second;
+        const bool agg = aggregated_vars.count(rv.name) > 0;
+        if (v.dims != rv.dims) problems.add(F.path + ": variable " + rv.name + " has other dimensions than in " + R.path);
+        if (v.type != rv.type) {
+            if (agg && v.type != NcType::Char && rv.type != NcType::Char)  // CF-1.13: any numeric type
+                warnings.push_back(F.path + ": variable " + rv.name + " is " + std::string(type_name(v.type)) + ", " +
+                                   R.path + " has " + std::string(type_name(rv.type)) + " (converted on read)");
+            else
+                problems.add(F.path + ": variable " + rv.name + " has type " + std::string(type_name(v.type)) + ", " +
+                             R.path + " has " + std::string(type_name(rv.type)));
+        }
+        std::set<std::string> names;
+        for (const auto& a : rv.attributes) names.insert(a.name);
+        for (const auto& a : v.attributes) names.insert(a.name);
+        for (const auto& n : names) {
+            const Attribute *ra = rv.find(n), *fa = v.find(n);
+            if (agg && kEncodingAttributes.count(n)) {
+                if (fa) encodings[rv.name][n].add(F.path, value_text(fa));
+                else if (ra) encodings[rv.name][n].add(F.path, "(none)");
+                continue;
+            }
+            if (same_attribute(ra, fa)) continue;
+            if (agg && n == "units" && ra && fa) {
+                try {
+                    units_converter(text(fa), text(v.find("calendar")), text(ra), text(rv.find("calendar")));
+                    warnings.push_back(F.path + ": " + rv.name + ":units = " + value_text(fa) + ", " + R.path + " has " +
+                                       value_text(ra) + " (converted on read)");
+                    continue;
+                } catch (const std::exception& e) {
+                    problems.add(F.path + ": " + rv.name + ":units: " + e.what());
+                    continue;
+                }
+            }
+            problems.add(F.path + ": attribute " + rv.name + ":" + n + " = " + value_text(fa) + " but " + R.path + " has " +
+                         value_text(ra));
+        }
+    }
+    for (const auto& v : F.vars)
+        if (std::none_of(R.vars.begin(), R.vars.end(), [&](const VarInfo& x) { return x.name == v.name; }))
+            problems.add(F.path + ": has a variable " + v.name + " that " + R.path + " lacks");
+    for (const auto& ra : R.globals) {
+        auto it = std::find_if(F.globals.begin(), F.globals.end(), [&](const Attribute& x) { return x.name == ra.name; });
+        if (it == F.globals.end() || !same_attribute(&ra, &*it)) ++global_differences[ra.name];
+    }
+}
+
 }  // namespace
 
 AggregateSummary write_cf_aggregation(const std::vector<std::string>& files_in, const AggregateWriterOptions& opt) {
@@ -152,6 +264,8 @@ AggregateSummary write_cf_aggregation(const std::vector<std::string>& files_in, 
     std::vector<std::string> coord_units(agg_dims.size()), coord_calendar(agg_dims.size());
     std::map<std::tuple<size_t, std::string, std::string>, Affine> converters;
     std::set<std::string> aggregated_vars;  // names of variables spanning an aggregated dim
+    Encodings encodings;
+    std::map<std::string, size_t> global_differences;
     for (size_t fi = 0; fi < files_in.size(); ++fi) {
         FileInfo& F = files[fi];
         F.path = lexically_normal_absolute(files_in[fi]);
@@ -165,11 +279,7 @@ AggregateSummary write_cf_aggregation(const std::vector<std::string>& files_in, 
         }
         F.dims = ds->dimensions;
         F.globals = ds->attributes;
-        for (const auto& v : ds->variables) {
-            VarInfo vi{v.name, v.type, {}, v.attributes};
-            for (size_t id : v.dimids) vi.dims.push_back(ds->dimensions[id].name);
-            F.vars.push_back(std::move(vi));
-        }
+        F.vars = var_infos(*ds);
         if (fi == 0) {
             reference = ds;
             if (agg_dims.empty()) {
@@ -181,6 +291,10 @@ AggregateSummary write_cf_aggregation(const std::vector<std::string>& files_in, 
             for (const auto& v : F.vars)
                 for (const auto& d : v.dims)
                     if (std::find(agg_dims.begin(), agg_dims.end(), d) != agg_dims.end()) aggregated_vars.insert(v.name);
+            for (const auto& v : F.vars)
+                if (aggregated_vars.count(v.name))
+                    for (const auto& a : v.attributes)
+                        if (kEncodingAttributes.count(a.name)) encodings[v.name][a.name].add(F.path, value_text(&a));
         }
         for (size_t d = 0; d < agg_dims.size(); ++d) {
             auto id = ds->find_dimension(agg_dims[d]);
@@ -232,86 +346,20 @@ AggregateSummary write_cf_aggregation(const std::vector<std::string>& files_in, 
                 problems.add(e.what());
             }
         }
+        if (fi > 0 && reference) {
+            compare_with_reference(files[0], F, Reference{agg_dims, aggregated_vars}, problems, warnings, encodings,
+                                   global_differences);
+            release_metadata(F);  // linear memory: 1,000,000 files keep only paths, lengths and coordinates
+        }
+        if (opt.progress) opt.progress(fi + 1, files_in.size());
     }
     if (!problems.empty()) throw AggregateInputError(problems.text());
     for (const auto& [name, values] : ref_values)
         if (values.size() / std::max<size_t>(1, type_size(reference->find_variable(name)->type)) > kCompareLimit)
             warnings.push_back("non-aggregated variable " + name + " is too big to compare; copied from " + files[0].path);
 
-    // 2. Metadata agreement with the reference file.
+    // 2. Metadata agreement with the reference file (compared as each file is read).
     const FileInfo& R = files[0];
-    std::map<std::string, std::map<std::string, std::vector<std::pair<std::string, std::string>>>> encodings;  // var -> attr -> (file, value)
-    std::map<std::string, size_t> global_differences;
-    auto is_agg_dim = [&](const std::string& d) { return std::find(agg_dims.begin(), agg_dims.end(), d) != agg_dims.end(); };
-    for (const auto& v : R.vars)
-        if (aggregated_vars.count(v.name))
-            for (const auto& a : v.attributes)
-                if (kEncodingAttributes.count(a.name)) encodings[v.name][a.name].emplace_back(R.path, value_text(&a));
-    for (size_t fi = 1; fi < files.size(); ++fi) {
-        const FileInfo& F = files[fi];
-        for (const auto& rd : R.dims) {
-            auto it = std::find_if(F.dims.begin(), F.dims.end(), [&](const Dimension& x) { return x.name == rd.name; });
-            if (it == F.dims.end()) problems.add(F.path + ": has no dimension " + rd.name + " (" + R.path + " has)");
-            else if (!is_agg_dim(rd.name) && it->length != rd.length)
-                problems.add(F.path + ": dimension " + rd.name + " has length " + std::to_string(it->length) + ", " + R.path +
-                             " has " + std::to_string(rd.length));
-        }
-        for (const auto& fd : F.dims)
-            if (std::none_of(R.dims.begin(), R.dims.end(), [&](const Dimension& x) { return x.name == fd.name; }))
-                problems.add(F.path + ": has a dimension " + fd.name + " that " + R.path + " lacks");
-        std::map<std::string, const VarInfo*> fv;
-        for (const auto& v : F.vars) fv[v.name] = &v;
-        for (const auto& rv : R.vars) {
-            auto it = fv.find(rv.name);
-            if (it == fv.end()) {
-                problems.add(F.path + ": has no variable " + rv.name);
-                continue;
-            }
-            const VarInfo& v = *it->second;
-            const bool agg = aggregated_vars.count(rv.name) > 0;
-            if (v.dims != rv.dims) problems.add(F.path + ": variable " + rv.name + " has other dimensions than in " + R.path);
-            if (v.type != rv.type) {
-                if (agg && v.type != NcType::Char && rv.type != NcType::Char)  // CF-1.13: any numeric type
-                    warnings.push_back(F.path + ": variable " + rv.name + " is " + std::string(type_name(v.type)) + ", " +
-                                       R.path + " has " + std::string(type_name(rv.type)) + " (converted on read)");
-                else
-                    problems.add(F.path + ": variable " + rv.name + " has type " + std::string(type_name(v.type)) + ", " +
-                                 R.path + " has " + std::string(type_name(rv.type)));
-            }
-            std::set<std::string> names;
-            for (const auto& a : rv.attributes) names.insert(a.name);
-            for (const auto& a : v.attributes) names.insert(a.name);
-            for (const auto& n : names) {
-                const Attribute *ra = rv.find(n), *fa = v.find(n);
-                if (agg && kEncodingAttributes.count(n)) {
-                    if (fa) encodings[rv.name][n].emplace_back(F.path, value_text(fa));
-                    else if (ra) encodings[rv.name][n].emplace_back(F.path, "(none)");
-                    continue;
-                }
-                if (same_attribute(ra, fa)) continue;
-                if (agg && n == "units" && ra && fa) {
-                    try {
-                        units_converter(text(fa), text(v.find("calendar")), text(ra), text(rv.find("calendar")));
-                        warnings.push_back(F.path + ": " + rv.name + ":units = " + value_text(fa) + ", " + R.path + " has " +
-                                           value_text(ra) + " (converted on read)");
-                        continue;
-                    } catch (const std::exception& e) {
-                        problems.add(F.path + ": " + rv.name + ":units: " + e.what());
-                        continue;
-                    }
-                }
-                problems.add(F.path + ": attribute " + rv.name + ":" + n + " = " + value_text(fa) + " but " + R.path + " has " +
-                             value_text(ra));
-            }
-        }
-        for (const auto& v : F.vars)
-            if (std::none_of(R.vars.begin(), R.vars.end(), [&](const VarInfo& x) { return x.name == v.name; }))
-                problems.add(F.path + ": has a variable " + v.name + " that " + R.path + " lacks");
-        for (const auto& ra : R.globals) {
-            auto it = std::find_if(F.globals.begin(), F.globals.end(), [&](const Attribute& x) { return x.name == ra.name; });
-            if (it == F.globals.end() || !same_attribute(&ra, &*it)) ++global_differences[ra.name];
-        }
-    }
     for (const auto& [name, n] : global_differences)
         warnings.push_back("global attribute " + name + " differs in " + std::to_string(n) + " file(s); kept from " + R.path);
 
@@ -320,14 +368,12 @@ AggregateSummary write_cf_aggregation(const std::vector<std::string>& files_in, 
     for (const auto& [var, attrs] : encodings) {
         bool packed = attrs.count("scale_factor") || attrs.count("add_offset");
         for (const auto& [attr, per_file] : attrs) {
-            std::set<std::string> distinct;
-            for (const auto& pf : per_file) distinct.insert(pf.second);
-            if (distinct.size() <= 1 && per_file.size() == files.size()) continue;
+            if (per_file.by_value.size() <= 1 && per_file.files == files.size()) continue;
             std::string line = var + ":" + attr + " differs between files:";
-            std::map<std::string, std::vector<std::string>> by_value;
-            for (const auto& [f, val] : per_file) by_value[val].push_back(f);
-            for (const auto& [val, fs_] : by_value)
-                line += " " + val + " in " + fs_.front() + (fs_.size() > 1 ? " and " + std::to_string(fs_.size() - 1) + " more" : "") + ";";
+            for (const auto& [val, first_and_count] : per_file.by_value) {
+                const auto& [first, count] = first_and_count;
+                line += " " + val + " in " + first + (count > 1 ? " and " + std::to_string(count - 1) + " more" : "") + ";";
+            }
             line += " each fragment is decoded with its own";
             warnings.push_back(line);
         }
@@ -436,7 +482,7 @@ AggregateSummary write_cf_aggregation(const std::vector<std::string>& files_in, 
         std::string map_name, uris_name, map_j, map_i, strlen_dim;
         std::vector<std::string> fdims;
         std::vector<std::vector<uint64_t>> rows;
-        std::vector<std::string> uris;  // C order over the signature's fragment dims
+        std::vector<size_t> fragment_files;  // per fragment, C order over the fragment dims: index into file_uris
     };
     std::vector<Signature> sigs;
     std::map<std::vector<std::string>, size_t> sig_of;
@@ -461,7 +507,15 @@ AggregateSummary write_cf_aggregation(const std::vector<std::string>& files_in, 
         }
         return "file://" + uri_path_encode(file);
     };
-    std::map<std::string, std::string> uri_cache;
+    // One URI per file, shared by every signature (at 1,000,000 files a copy per signature costs 100s of MiB).
+    std::vector<std::string> file_uris;
+    file_uris.reserve(files.size());
+    for (const auto& F : files) file_uris.push_back(uri_of(F.path));
+    auto uri_width = [&](const std::vector<size_t>& picks) {
+        size_t w = 1;
+        for (size_t f : picks) w = std::max(w, file_uris[f].size());
+        return w;
+    };
     for (const auto& v : R.vars) {
         if (!aggregated_vars.count(v.name) || sig_of.count(v.dims)) continue;
         Signature s;
@@ -485,7 +539,7 @@ AggregateSummary write_cf_aggregation(const std::vector<std::string>& files_in, 
         // Fragments of this variable: C order over its dims; dims it lacks at block 0.
         uint64_t n = 1;
         for (const auto& r : s.rows) n *= r.size();
-        s.uris.reserve(n);
+        s.fragment_files.reserve(n);
         std::vector<uint64_t> ix(v.dims.size());
         for (uint64_t c = 0; c < n; ++c) {
             uint64_t rest = c;
@@ -495,21 +549,17 @@ AggregateSummary write_cf_aggregation(const std::vector<std::string>& files_in, 
                 auto vi = std::find(v.dims.begin(), v.dims.end(), agg_dims[d]);
                 at = at * nf[d] + (vi == v.dims.end() ? 0 : ix[static_cast<size_t>(vi - v.dims.begin())]);
             }
-            const std::string& file = files[static_cast<size_t>(grid[at])].path;
-            auto it = uri_cache.find(file);
-            if (it == uri_cache.end()) it = uri_cache.emplace(file, uri_of(file)).first;
-            s.uris.push_back(it->second);
+            s.fragment_files.push_back(static_cast<size_t>(grid[at]));
         }
-        if (opt.classic) {
-            size_t w = 1;
-            for (const auto& u : s.uris) w = std::max(w, u.size());
-            s.strlen_dim = unique_name("strlen_" + s.uris_name, taken);
-        }
+        if (opt.classic) s.strlen_dim = unique_name("strlen_" + s.uris_name, taken);
         sig_of[v.dims] = sigs.size();
         sigs.push_back(std::move(s));
     }
 
     // 5. Write (to a temporary name, renamed at the end: nothing on error).
+    // The first fragment in aggregation order lends its attributes (its own metadata was released when read).
+    const FileInfo& lead_file = files[static_cast<size_t>(grid[0])];
+    const std::vector<VarInfo> lead_vars = grid[0] == 0 ? R.vars : var_infos(*open_metadata(lead_file.path));
     const std::string tmp = out_path + ".tmp" + std::to_string(::getpid());
     bool cdf5 = false;
     for (const auto& v : R.vars) {
@@ -551,11 +601,7 @@ AggregateSummary write_cf_aggregation(const std::vector<std::string>& files_in, 
             for (const auto& [n, name] : map_j_dims) def_dim(name, n, false);
             for (const auto& [n, name] : map_i_dims) def_dim(name, n, false);
             for (auto& s : sigs)
-                if (opt.classic) {
-                    size_t w = 1;
-                    for (const auto& u : s.uris) w = std::max(w, u.size());
-                    def_dim(s.strlen_dim, w, false);
-                }
+                if (opt.classic) def_dim(s.strlen_dim, uri_width(s.fragment_files), false);
             for (const auto& a : R.globals) {
                 if (a.name == "Conventions") continue;
                 if (a.type == NcType::Char) check(nc_put_att_text(ncid, NC_GLOBAL, a.name.c_str(), a.values.size(), reinterpret_cast<const char*>(a.values.data())), opt.output, "attribute " + a.name);
@@ -595,6 +641,7 @@ AggregateSummary write_cf_aggregation(const std::vector<std::string>& files_in, 
             struct Strings {
                 int varid;
                 const std::vector<std::string>* values;
+                const std::vector<size_t>* picks;  // element i is (*values)[(*picks)[i]]; null: values in order
                 std::vector<std::string> one;
                 size_t width;
             };
@@ -615,7 +662,7 @@ AggregateSummary write_cf_aggregation(const std::vector<std::string>& files_in, 
                 // Attributes (units above all) of the first fragment in aggregation
                 // order: the aggregation then reads like its ncrcat concatenation.
                 const VarInfo& lead = [&]() -> const VarInfo& {
-                    for (const auto& x : files[static_cast<size_t>(grid[0])].vars)
+                    for (const auto& x : lead_vars)
                         if (x.name == v.name) return x;
                     return v;
                 }();
@@ -651,10 +698,10 @@ AggregateSummary write_cf_aggregation(const std::vector<std::string>& files_in, 
                     def_dim(sd, std::max<size_t>(1, v.name.size()), false);
                     int d = dimid.at(sd);
                     check(nc_def_var(ncid, ident.c_str(), NC_CHAR, 1, &d, &iid), opt.output, "variable " + ident);
-                    strings.push_back({iid, nullptr, {v.name}, std::max<size_t>(1, v.name.size())});
+                    strings.push_back({iid, nullptr, nullptr, {v.name}, std::max<size_t>(1, v.name.size())});
                 } else {
                     check(nc_def_var(ncid, ident.c_str(), NC_STRING, 0, nullptr, &iid), opt.output, "variable " + ident);
-                    strings.push_back({iid, nullptr, {v.name}, 0});
+                    strings.push_back({iid, nullptr, nullptr, {v.name}, 0});
                 }
             }
             std::vector<std::pair<int, std::vector<long long>>> maps;
@@ -677,12 +724,10 @@ AggregateSummary write_cf_aggregation(const std::vector<std::string>& files_in, 
                 if (opt.classic) {
                     fids.push_back(dimid.at(s.strlen_dim));
                     check(nc_def_var(ncid, s.uris_name.c_str(), NC_CHAR, static_cast<int>(fids.size()), fids.data(), &uid), opt.output, "variable " + s.uris_name);
-                    size_t w = 1;
-                    for (const auto& u : s.uris) w = std::max(w, u.size());
-                    strings.push_back({uid, &s.uris, {}, w});
+                    strings.push_back({uid, &file_uris, &s.fragment_files, {}, uri_width(s.fragment_files)});
                 } else {
                     check(nc_def_var(ncid, s.uris_name.c_str(), NC_STRING, static_cast<int>(fids.size()), fids.data(), &uid), opt.output, "variable " + s.uris_name);
-                    strings.push_back({uid, &s.uris, {}, 0});
+                    strings.push_back({uid, &file_uris, &s.fragment_files, {}, 0});
                 }
             }
             check(nc_enddef(ncid), opt.output, "end of definitions");
@@ -691,13 +736,15 @@ AggregateSummary write_cf_aggregation(const std::vector<std::string>& files_in, 
             for (const auto& [varid, m] : maps) check(nc_put_var_longlong(ncid, varid, m.data()), opt.output, "fragment map");
             for (const auto& s : strings) {
                 const std::vector<std::string>& values = s.values ? *s.values : s.one;
+                const size_t count = s.picks ? s.picks->size() : values.size();
+                auto element = [&](size_t i) -> const std::string& { return values[s.picks ? (*s.picks)[i] : i]; };
                 if (s.width == 0) {
                     std::vector<const char*> p;
-                    for (const auto& x : values) p.push_back(x.c_str());
+                    for (size_t i = 0; i < count; ++i) p.push_back(element(i).c_str());
                     check(nc_put_var_string(ncid, s.varid, p.data()), opt.output, "string variable");
                 } else {
-                    std::string buf(values.size() * s.width, '\0');
-                    for (size_t i = 0; i < values.size(); ++i) std::memcpy(buf.data() + i * s.width, values[i].data(), values[i].size());
+                    std::string buf(count * s.width, '\0');
+                    for (size_t i = 0; i < count; ++i) std::memcpy(buf.data() + i * s.width, element(i).data(), element(i).size());
                     check(nc_put_var_text(ncid, s.varid, buf.data()), opt.output, "char variable");
                 }
             }

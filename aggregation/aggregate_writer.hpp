@@ -5,6 +5,7 @@
 // non-aggregated variables (to prove them equal); never the aggregated data.
 #pragma once
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -17,6 +18,7 @@ struct AggregateWriterOptions {
     bool absolute_uris = false;     // file:///abs/path URIs instead of paths relative to the output
     bool classic = false;           // netCDF-3 (CDF-2, or CDF-5 for its types) with char feature variables
     std::string output;
+    std::function<void(size_t done, size_t total)> progress;  // after each file read; may be empty
 };
 
 struct AggregateSummary {

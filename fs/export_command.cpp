@@ -4,7 +4,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <chrono>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -14,6 +13,7 @@
 #include "codecs/error.hpp"
 #include "codecs/ncstream/ncstream_export.hpp"
 #include "codecs/open_file.hpp"
+#include "codecs/progress_meter.hpp"
 #include "fs/aggregation_precheck.hpp"
 #include "fs/backend.hpp"
 #include "fs/options.hpp"
@@ -130,18 +130,6 @@ ExportArgs parse(const std::vector<std::string>& args) {
     return a;
 }
 
-std::string human(double bytes) {
-    const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
-    int u = 0;
-    while (bytes >= 1024 && u < 4) {
-        bytes /= 1024;
-        ++u;
-    }
-    char buf[32];
-    std::snprintf(buf, sizeof buf, "%.1f %s", bytes, units[u]);
-    return buf;
-}
-
 void write_all(int fd, const uint8_t* data, size_t n, const std::string& what) {
     while (n > 0) {
         ssize_t w = ::write(fd, data, n);
@@ -229,19 +217,8 @@ int export_command(const std::vector<std::string>& args, const char* program) {
             out_fd = 1;
         }
 
-        bool progress = ::isatty(2);
-        auto start = std::chrono::steady_clock::now();
-        auto last_report = start;
-        auto report = [&](uint64_t done, uint64_t total) {
-            auto now = std::chrono::steady_clock::now();
-            if (!progress || (now - last_report < std::chrono::milliseconds(200) && done != total)) return;
-            last_report = now;
-            double seconds = std::chrono::duration<double>(now - start).count();
-            std::fprintf(stderr, "\rexport %s: %3d%%  %s of %s  %s/s   ", a.file.c_str(),
-                         static_cast<int>(total ? 100.0 * double(done) / double(total) : 100),
-                         human(double(done)).c_str(), human(double(total)).c_str(),
-                         human(seconds > 0 ? double(done) / seconds : 0).c_str());
-        };
+        ProgressMeter meter("export " + a.file, ProgressMeter::Unit::Bytes);
+        auto report = [&](uint64_t done, uint64_t total) { meter.update(done, total); };
         if (!view) {
             // ncstream: streamed by the writer, which can also deflate; uncompressed
             // it writes exactly the bytes of the .ncs view.
@@ -257,7 +234,6 @@ int export_command(const std::vector<std::string>& args, const char* program) {
                 report(done, total);
             }
         }
-        if (progress) std::fprintf(stderr, "\n");
         if (created && ::close(out_fd) != 0) {
             out_fd = -1;
             throw SourceError(out_name, std::string("close failed: ") + std::strerror(errno));

@@ -186,7 +186,7 @@ TEST(Catalog, ListingPartitionsClassifiesNothingAndNamesFollowTheRules) {
     ASSERT_TRUE(a);
     EXPECT_EQ(a->kind, EntryKind::View);
     EXPECT_EQ(a->size, 1000u);
-    EXPECT_EQ(catalog.attributes(*a).st_blksize, 1 << 20);
+    EXPECT_EQ(catalog.attributes(*a).st_blksize, 64 << 10);
     EXPECT_FALSE(catalog.resolve("a.nca"));
     EXPECT_EQ(catalog.resolve("b.nc")->kind, EntryKind::RealFile);
     EXPECT_EQ(catalog.resolve("bad.nca")->kind, EntryKind::RealFile);
