@@ -126,6 +126,8 @@ TEST(DsBadInput, HostileHeadersAreFormatErrors) {
         R"({"a": {".dims": ["x"], ".size": [500], ".offset": 0, ".len": 64, ".type": "int8", ".missing": true, ".endian": "b"}, ".": {}})",
         R"({"a": {".dims": [], ".size": null, ".offset": 0, ".len": 0, ".type": "int8", ".missing": false, ".endian": "b"}, ".": []})",
         R"({"a": 3, ".": {}})",
+        // Found by ds_reader_fuzz: a number beyond double's range escaped as nlohmann's out_of_range.
+        R"({"a": {".dims": ["x"], ".size": [4], ".offset": 0, ".len": 4, ".type": "int8", "big": 1e999}, ".": {}})",
         R"([1, 2])",
         R"({"a": {".dims": ["x"], ".size": [4], ".offset": 0, ".len": 8, ".type": "int8", ".missing": false, ".endian": "b"}, ".": {})",
     };
