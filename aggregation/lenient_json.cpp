@@ -56,9 +56,9 @@ std::string single_quotes_to_json(const std::string& in, std::vector<size_t>* ma
     return out;
 }
 
-nlohmann::json parse_lenient_json(const std::string& text) {
-    if (auto at = json_too_deep_at(text, kMaxJsonDepth, true))
-        throw JsonTextError{*at, "nested deeper than " + std::to_string(kMaxJsonDepth) + " levels"};
+namespace {
+
+nlohmann::json parse_strict_then_lenient(const std::string& text) {
     try {
         return nlohmann::json::parse(text);
     } catch (const nlohmann::json::parse_error& strict) {
@@ -75,6 +75,20 @@ nlohmann::json parse_lenient_json(const std::string& text) {
             if (auto colon = reason.find(": "); colon != std::string::npos) reason = reason.substr(colon + 2);
             throw JsonTextError{pos, "neither JSON nor single-quoted pseudo-JSON: " + reason};
         }
+    }
+}
+
+}  // namespace
+
+nlohmann::json parse_lenient_json(const std::string& text) {
+    if (auto at = json_too_deep_at(text, kMaxJsonDepth, true))
+        throw JsonTextError{*at, "nested deeper than " + std::to_string(kMaxJsonDepth) + " levels"};
+    try {
+        return parse_strict_then_lenient(text);
+    } catch (const nlohmann::json::out_of_range& e) {
+        // A number beyond double's range (406, "1e999") is no parse_error and
+        // carries no position.
+        throw JsonTextError{0, std::string("number out of range: ") + e.what()};
     }
 }
 

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cmath>
 #include <cstring>
 #include <map>
 #include <set>
@@ -63,9 +64,8 @@ uint64_t as_index(const Context& cx, const json& v, const std::string& path) {
     }
     if (v.is_number_float()) {
         double d = v.get<double>();
-        // Range first: converting 1e300 to uint64_t is undefined behaviour.
-        if (d >= 0 && d < 18446744073709551616.0 && d == static_cast<double>(static_cast<uint64_t>(d)))
-            return static_cast<uint64_t>(d);
+        // 2^64 and beyond (and NaN) must not reach the cast: undefined behaviour.
+        if (d >= 0 && d < 18446744073709551616.0 && d == std::floor(d)) return static_cast<uint64_t>(d);
     }
     cx.fail(path, "expected a non-negative integer, found " + v.dump());
 }

@@ -47,3 +47,19 @@ phase "build (Release, for the .deb)" env "${launcher_env[@]}" /usr/bin/python3 
 export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=0:abort_on_error=1}"
 export UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}"
 phase "ctest -j2" ctest --test-dir "$build" --output-on-failure -j2 --timeout 900
+
+# libFuzzer targets (tests/fuzz): a separate clang build of only them and the
+# libraries they need, each target run for a bounded time over its committed
+# corpus (about a minute on 2 cores).
+fuzz_phase() {
+    local fuzz=build/fuzz
+    cmake -S . -B "$fuzz" -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+        -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g1" -DNCAFS_SANITIZE=ON -DNCAFS_FUZZ=ON -DNCAFS_FUZZ_SECONDS=15 "${launcher[@]}" &&
+        cmake --build "$fuzz" -j2 --target fuzz_targets &&
+        ctest --test-dir "$fuzz" -L fuzz --output-on-failure -j2
+}
+if command -v clang++ >/dev/null 2>&1; then
+    phase "fuzz (clang build, 15 s a target)" fuzz_phase
+else
+    echo "fuzz: SKIPPED: clang++ not found (packaging/install-deps.sh installs clang); the libFuzzer targets need it"
+fi

@@ -193,7 +193,8 @@ void DsArraySource::read_ds_linear(uint64_t a, uint64_t b, uint8_t* out) const {
             }
             const uint64_t len = lengths[k++];
             std::memset(dst, 0, out_width);
-            std::memcpy(dst, bytes.data() + pos, std::min(len, out_width));
+            // bytes is empty (data() may be null) when every string is "".
+            if (const uint64_t c = std::min(len, out_width)) std::memcpy(dst, bytes.data() + pos, c);
             pos += len;
         }
         return;

@@ -240,6 +240,10 @@ Json parse_python_json(std::string_view text) {
             if (auto k2 = reason.find(": ", k + 2); k2 != std::string::npos) reason = reason.substr(k2 + 2);
         }
         throw JsonSyntaxError{in_pos, "invalid JSON: " + reason};
+    } catch (const nlohmann::json::out_of_range& e) {
+        // A number beyond double's range (406, "1e999") is no parse_error and
+        // carries no position.
+        throw JsonSyntaxError{0, std::string("invalid JSON: ") + e.what()};
     }
 }
 

@@ -91,6 +91,17 @@ TEST(AggregationBadInput, LocationOutsideTheMaster) {
     EXPECT_CONTAINS(error_of(write_nca(dir, j)), "v:nca_array Partitions[1].location[0]: [3, 5] runs past the master dimension 'x' of length 4");
 }
 
+TEST(AggregationBadInput, HugeFloatIndexIsAnError) {
+    // Found by nca_json_fuzz: 1e308 was cast to uint64 (undefined behaviour).
+    auto dir = test::fresh_dir("bad_float_index");
+    for (const char* huge : {"1e308", "18446744073709551616.0"}) {
+        std::string j = kTwoParts;
+        const std::string shape = "\"shape\": [2, 3]";
+        j.replace(j.find(shape), shape.size(), "\"shape\": [2, " + std::string(huge) + "]");
+        EXPECT_CONTAINS(error_of(write_nca(dir, j)), "v:nca_array Partitions[0].subarray.shape[1]: expected a non-negative integer");
+    }
+}
+
 TEST(AggregationBadInput, ShapeMismatch) {
     auto dir = test::fresh_dir("bad_shape");
     std::string j = kTwoParts;
@@ -269,6 +280,10 @@ TEST(AggregationParsers, LenientJson) {
     } catch (const agg::JsonTextError& e) {
         EXPECT_EQ(e.position, 11u);
     }
+    // Found by nca_json_fuzz: numbers beyond double's range (strict and
+    // pseudo-JSON) escaped as nlohmann's out_of_range.
+    EXPECT_THROW(agg::parse_lenient_json("{\"a\": [1e999]}"), agg::JsonTextError);
+    EXPECT_THROW(agg::parse_lenient_json("{'a': [8, 5, 1e3083]}"), agg::JsonTextError);
 }
 
 TEST(AggregationParsers, UnitsAgainstHandComputedValues) {

@@ -77,6 +77,23 @@ TEST(DsBadInput, TheSmallFileIsValid) {
     EXPECT_EQ(b, (std::vector<int8_t>{1, 0, 1, 1, 0}));
 }
 
+TEST(DsBadInput, AllEmptyStringsReadAsNul) {
+    // Found by ds_reader_fuzz: a string block holding only empty strings had
+    // memcpy read from a null pointer (no bytes to copy, still undefined).
+    const std::string header =
+        R"({"s": {".dims": ["x"], ".size": [2], ".offset": 0, ".len": 16, ".type": "str", ".missing": false, ".endian": "b"}, ".": {}})";
+    std::string text = "ds-1.0\n" + header + "\n" + std::string(16, '\0');  // two 8-byte length words, both 0
+    const std::string dir = ds_test::scratch_dir("bad_empty_strings");
+    ds_test::write_bytes(dir + "/e.ds", std::vector<uint8_t>(text.begin(), text.end()));
+    const Dataset d = ds::open_ds_dataset(dir + "/e.ds");
+    const auto* s = d.find_variable("s");
+    ASSERT_NE(s, nullptr);
+    ASSERT_EQ(d.shape(*s), (std::vector<uint64_t>{2, 1}));  // strlen dimension of at least 1
+    std::vector<char> chars(2, 'x');
+    s->source->read_linear(0, 2, ByteOrder::Native, chars.data());
+    EXPECT_EQ(chars, (std::vector<char>{'\0', '\0'}));
+}
+
 TEST(DsBadInput, TruncationAtEveryByteIsATypedError) {
     const auto full = small_file();
     const std::string dir = ds_test::scratch_dir("bad_truncate");
@@ -126,6 +143,8 @@ TEST(DsBadInput, HostileHeadersAreFormatErrors) {
         R"({"a": {".dims": ["x"], ".size": [500], ".offset": 0, ".len": 64, ".type": "int8", ".missing": true, ".endian": "b"}, ".": {}})",
         R"({"a": {".dims": [], ".size": null, ".offset": 0, ".len": 0, ".type": "int8", ".missing": false, ".endian": "b"}, ".": []})",
         R"({"a": 3, ".": {}})",
+        // Found by ds_reader_fuzz: a number beyond double's range escaped as nlohmann's out_of_range.
+        R"({"a": {".dims": ["x"], ".size": [4], ".offset": 0, ".len": 4, ".type": "int8", "big": 1e999}, ".": {}})",
         R"([1, 2])",
         R"({"a": {".dims": ["x"], ".size": [4], ".offset": 0, ".len": 8, ".type": "int8", ".missing": false, ".endian": "b"}, ".": {})",
     };

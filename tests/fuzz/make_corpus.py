@@ -1,0 +1,178 @@
+#!/usr/bin/python3
+"""Regenerates the seed corpora under tests/fuzz/corpus/ (committed; rerun
+only to refresh them). Seeds come from the project's own test data through
+independent writers: ncgen (CDF files, CF aggregation files), the Python ds
+writer of tests/ds/expected_ds.py, and for ncstream our ncstream_tool (no
+independent ncstream writer exists here; its output is checked against a
+protoc-generated decoder by tests/ncstream). NCA/CFA JSON seeds are written
+here, shaped for nca_json_fuzz's carrier dimensions time(6) lat(4) lon(3)
+and its private variable private_tas(lon, time, lat).
+
+Usage: make_corpus.py NCSTREAM_TOOL   (e.g. build/fuzz/tests/ncstream/ncstream_tool)
+"""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+DATA = os.path.join(HERE, "..", "data")
+CORPUS = os.path.join(HERE, "corpus")
+sys.path.insert(0, os.path.join(HERE, "..", "ds"))
+import expected_ds  # noqa: E402  (the independent ds writer of the ds tests)
+
+CDF_SEEDS = ["scalars", "attribute_types", "char_variables", "fill_values", "multidim",
+             "several_record_vars", "record_zero", "special_names", "cf_timeseries"]
+CDF5_SEEDS = ["cdf5_all_types", "cdf5_one_record_ushort"]
+
+
+def ncgen(cdl_path, out, kind):
+    subprocess.run(["ncgen", "-k", kind, "-o", out, cdl_path], check=True)
+
+
+def target_dir(name):
+    d = os.path.join(CORPUS, name)
+    os.makedirs(d, exist_ok=True)
+    return d
+
+
+def cdf_seeds(tmp):
+    """CDF-1/2/5 files of the CDL fixtures (also inputs for the ds/ncs writers)."""
+    out = target_dir("cdf_header_fuzz")
+    made = []
+    for name in CDF_SEEDS:
+        for kind, tag in (("nc3", "cdf1"), ("nc6", "cdf2")):
+            path = os.path.join(out, f"{name}.{tag}.nc")
+            ncgen(os.path.join(DATA, "cdl", name + ".cdl"), path, kind)
+            made.append(path)
+    for name in CDF5_SEEDS:
+        path = os.path.join(out, f"{name}.cdf5.nc")
+        ncgen(os.path.join(DATA, "cdl", name + ".cdl"), path, "cdf5")
+        made.append(path)
+    return made
+
+
+def ds_seeds(tmp):
+    out = target_dir("ds_reader_fuzz")
+    for name in ("types", "chars", "packed", "unsigned", "empty_record"):
+        nc = os.path.join(tmp, name + ".nc")
+        ncgen(os.path.join(DATA, "ds", name + ".cdl"), nc, "nc4")
+        expected_ds.main(nc, os.path.join(out, name + ".ds"))
+    # The experimental (ds-format 2.0.x) layout: no version line, .type/.dsize.
+    header = {"x": {".dims": ["n"], ".size": [3], ".type": "float", ".dsize": 8, ".offset": 0, ".len": 24,
+                    "units": "m"}, ".": {"title": "experimental"}}
+    with open(os.path.join(out, "experimental.ds"), "wb") as f:
+        f.write(json.dumps(header).encode() + b"\n" + bytes(range(24)))
+
+
+def ncstream_seeds(tmp, tool):
+    out = target_dir("ncstream_reader_fuzz")
+    for name in ("classic_types", "cdf5_types", "empty_record"):
+        nc = os.path.join(tmp, name + ".nc")
+        ncgen(os.path.join(DATA, "ncstream", name + ".cdl"), nc, "cdf5" if "cdf5" in name else "nc3")
+        subprocess.run([tool, "export", nc, os.path.join(out, name + ".ncs")], check=True)
+        subprocess.run([tool, "export", nc, os.path.join(out, name + ".deflate.ncs"), "6"], check=True)
+
+
+CF_CDL = {
+    # G5 CF-1.13, netCDF-3 char feature variables, map padded by missing_value.
+    "g5_uris": """netcdf g5 {
+dimensions: time = 12 ; lat = 4 ; f_time = 2 ; f_lat = 1 ; j = 2 ; i = 2 ; strlen = 12 ; idlen = 3 ;
+variables:
+  double tas ; tas:units = "K" ; tas:aggregated_dimensions = "time lat" ;
+    tas:aggregated_data = "map: fmap uris: furis identifiers: fid" ;
+  int fmap(j, i) ; fmap:missing_value = -2 ;
+  char furis(f_time, f_lat, strlen) ;
+  char fid(idlen) ;
+  :Conventions = "CF-1.13" ;
+data:
+  fmap = 3, 9, 4, -2 ; furis = "a.nc", "sub/b.nc" ; fid = "tas" ;
+}""",
+    # G5 CF-1.13 unique_values (constant fragments).
+    "g5_unique": """netcdf g5u {
+dimensions: time = 8 ; f_time = 2 ; i = 2 ;
+variables:
+  float c ; c:aggregated_dimensions = "time" ; c:aggregated_data = "map: cmap unique_values: cval" ;
+  short cmap(i) ; float cval(f_time) ;
+  :Conventions = "CF-1.13" ;
+data:
+  cmap = 3, 5 ; cval = 1.5, 2.5 ;
+}""",
+    # G4b cfdm 1.12: map/location/variable.
+    "g4b": """netcdf g4b {
+dimensions: time = 8 ; y = 4 ; f_time = 2 ; f_y = 1 ; j = 2 ; i = 2 ; strlen = 12 ; vlen = 3 ;
+variables:
+  double x ; x:aggregated_dimensions = "time y" ; x:aggregated_data = "map: fmap location: floc variable: fvar" ;
+  int fmap(j, i) ; fmap:_FillValue = -1 ;
+  char floc(f_time, f_y, strlen) ; char fvar(f_time, f_y, vlen) ;
+  :Conventions = "CF-1.12" ;
+data:
+  fmap = 3, 5, 4, _ ; floc = "part a.nc", "part_b.nc" ; fvar = "x", "xb" ;
+}""",
+    # G3 CFA-0.6.2: location sizes, file, format, address.
+    "g3": """netcdf g3 {
+dimensions: time = 12 ; lat = 4 ; f_time = 2 ; f_lat = 1 ; j = 2 ; i = 2 ; strlen = 12 ; alen = 3 ; flen = 2 ;
+variables:
+  float tas ; tas:aggregated_dimensions = "time lat" ;
+    tas:aggregated_data = "location: aloc file: afile format: afmt address: aaddr" ;
+  int aloc(j, i) ;
+  char afile(f_time, f_lat, strlen) ; char aaddr(f_time, f_lat, alen) ; char afmt(flen) ;
+  :Conventions = "CF-1.9 CFA-0.6.2" ;
+data:
+  aloc = 3, 9, 4, _ ; afile = "a.nc", "b.nc" ; aaddr = "tas", "tas" ; afmt = "nc" ;
+}""",
+}
+
+
+def cf_seeds(tmp):
+    out = target_dir("cf_terms_fuzz")
+    for name, text in CF_CDL.items():
+        cdl = os.path.join(tmp, name + ".cdl")
+        with open(cdl, "w") as f:
+            f.write(text)
+        ncgen(cdl, os.path.join(out, name + ".cdf1.nc"), "nc3")
+    ncgen(os.path.join(tmp, "g5_uris.cdl"), os.path.join(out, "g5_uris.cdf5.nc"), "cdf5")
+
+
+def nca_seeds():
+    out = target_dir("nca_json_fuzz")
+    loc = lambda t0, t1: [[t0, t1], [0, 3], [0, 2]]  # noqa: E731  (inclusive ranges)
+    cfa04 = {"pmshape": [2], "pmdimensions": ["time"], "Partitions": [
+        {"index": [0], "location": loc(0, 2), "subarray": {"file": "a.nc", "ncvar": "tas", "shape": [3, 4, 3],
+                                                           "format": "netCDF"}},
+        {"index": [1], "location": [[3, 5], [0, 3], [0, 1]], "part": "[[0, 2, 1], [3, 0, -1], (0, 2)]",
+         "subarray": {"file": "b.nc", "ncvar": "tas", "shape": [3, 4, 3], "format": "netCDF", "dtype": "float32"}}]}
+    nca02 = ("{'directions': {'lat': false, 'time': true, 'lon': true}, 'pmshape': [2], 'pmdimensions': ['time'],"
+             " 'base': 'parts', 'Partitions': [{'index': [0], 'units': 'K @ 273.15', 'dimensions': ['lon', 'time', 'lat'],"
+             " 'directions': {'time': False}, 'data': {'shape': [3, 3, 4], 'ncvar': 'private_tas'},"
+             " 'location': [[0, 2], [0, 3], [0, 2]], 'format': 'netCDF'}, {'index': [1], 'data': {'file': 'b.nc',"
+             " 'shape': [3, 4, 3], 'ncvar': 'tas', 'varid': None}, 'location': [[3, 5], [0, 3], [0, 2]],"
+             " 'part': '[(0, 2, 1), [0, 1, 2, 3], (2, 0, -1)]', 'format': 'netCDF'}]}")
+    seeds = {
+        "cfa04.json": json.dumps(cfa04),
+        "nca02_pseudo.json": nca02,
+        "pmshape_2d.json": json.dumps({"pmshape": [2, 2], "pmdimensions": ["time", "lat"], "Partitions": [
+            {"index": [i, j], "location": [[3 * i, 3 * i + 2], [2 * j, 2 * j + 1], [0, 2]],
+             "subarray": {"file": f"p{i}{j}.nc", "ncvar": "tas", "shape": [3, 2, 3]}}
+            for i in range(2) for j in range(2)]}),
+        "part_only.txt": "[[0, 5, 2], (1, 2, 3)]",
+        "empty_object.json": "{}",
+    }
+    for name, text in seeds.items():
+        with open(os.path.join(out, name), "w") as f:
+            f.write(text)
+
+
+def main():
+    tool = sys.argv[1]
+    with tempfile.TemporaryDirectory() as tmp:
+        cdf_seeds(tmp)
+        ds_seeds(tmp)
+        ncstream_seeds(tmp, tool)
+        cf_seeds(tmp)
+    nca_seeds()
+
+
+if __name__ == "__main__":
+    main()
