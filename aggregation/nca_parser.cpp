@@ -136,6 +136,30 @@ bool directions_of(const Context& cx, const json& v, const std::string& path, st
     return true;
 }
 
+// One group of a part: (start, stop, step) with an inclusive stop, or a list of indices.
+template <typename Fail>
+IndexSelection make_selection(const std::vector<int64_t>& values, bool is_range, const Fail& fail) {
+    IndexSelection sel;
+    if (is_range) {
+        if (values.size() != 3) fail("a range needs (start, stop, step), found " + std::to_string(values.size()) + " numbers");
+        int64_t a = values[0], b = values[1], s = values[2];
+        if (s == 0) fail("range step 0");
+        if (a < 0 || b < 0) fail("negative index in range");
+        if ((b - a) != 0 && ((b - a) > 0) != (s > 0)) fail("range step runs away from its stop");
+        sel.first = a;
+        sel.step = s;
+        sel.count = static_cast<uint64_t>((b - a) / s + 1);  // inclusive stop
+    } else {
+        sel.is_list = true;
+        if (values.empty()) fail("empty index list");
+        for (int64_t v : values) {
+            if (v < 0) fail("negative index in list");
+            sel.list.push_back(static_cast<uint64_t>(v));
+        }
+    }
+    return sel;
+}
+
 }  // namespace
 
 std::optional<NcaGeneration> nca_generation(const Variable& v) {
@@ -200,26 +224,7 @@ std::vector<IndexSelection> parse_part(const std::string& text, bool square_is_r
         }
         if (i >= text.size()) fail("unterminated group");
         ++i;
-        const bool is_range = (open == '[') == square_is_range;
-        IndexSelection sel;
-        if (is_range) {
-            if (values.size() != 3) fail("a range needs (start, stop, step), found " + std::to_string(values.size()) + " numbers");
-            int64_t a = values[0], b = values[1], s = values[2];
-            if (s == 0) fail("range step 0");
-            if (a < 0 || b < 0) fail("negative index in range");
-            if ((b - a) != 0 && ((b - a) > 0) != (s > 0)) fail("range step runs away from its stop");
-            sel.first = a;
-            sel.step = s;
-            sel.count = static_cast<uint64_t>((b - a) / s + 1);  // inclusive stop
-        } else {
-            sel.is_list = true;
-            if (values.empty()) fail("empty index list");
-            for (int64_t v : values) {
-                if (v < 0) fail("negative index in list");
-                sel.list.push_back(static_cast<uint64_t>(v));
-            }
-        }
-        out.push_back(std::move(sel));
+        out.push_back(make_selection(values, (open == '[') == square_is_range, fail));
         skip();
         if (i < text.size() && text[i] == ',') {
             ++i;
