@@ -1,10 +1,3 @@
-// ncafs aggregate, one step per function; write_cf_aggregation (at the end)
-// runs them in order over a WriterState they share:
-//   1 read_inputs                  headers, aggregated-dim coordinates, small plain values; file 0 is the reference
-//   2 report_metadata_differences  global attributes and per-file encodings, as warnings
-//   3 place_fragments              order along each aggregated dimension, then tile the grid
-//   4 plan_names                   the output's names, one signature per dimension list
-//   5 write_output                 define and fill a temporary file, renamed into place
 #include "aggregation/aggregate_writer.hpp"
 
 #include <netcdf.h>
@@ -30,6 +23,14 @@
 #include "codecs/open_dataset.hpp"
 
 namespace ncafs::agg {
+
+// ncafs aggregate, one step per function; write_cf_aggregation (at the end)
+// runs them in order over a WriterState they share:
+//   1 read_inputs                  headers, aggregated-dim coordinates, small plain values; file 0 is the reference
+//   2 report_metadata_differences  global attributes and per-file encodings, as warnings
+//   3 place_fragments              order along each aggregated dimension, then tile the grid
+//   4 plan_names                   the output's names, one signature per dimension list
+//   5 write_output                 define and fill a temporary file, renamed into place
 
 namespace fs = std::filesystem;
 

@@ -1,9 +1,3 @@
-// CF aggregation variables (aggregated_dimensions + aggregated_data, four
-// generations: CFA-0.6, the 2024 draft, cfdm 1.12, CF-1.13), one step per
-// function; parse_one runs them over a CfParse they share:
-//   master (attributes, dimensions) -> term list (classified, found, sizes read)
-//   -> size rows -> shape and fragment count -> term layouts -> fragments
-//   (unique value | no location | file version, identifier, format).
 #include "aggregation/cf_aggregation_parser.hpp"
 
 #include <sys/stat.h>
@@ -22,6 +16,13 @@
 #include "codecs/error.hpp"
 
 namespace ncafs::agg {
+
+// CF aggregation variables (aggregated_dimensions + aggregated_data, four
+// generations: CFA-0.6, the 2024 draft, cfdm 1.12, CF-1.13), one step per
+// function; parse_one runs them over a CfParse they share:
+//   master (attributes, dimensions) -> term list (classified, found, sizes read)
+//   -> size rows -> shape and fragment count -> term layouts -> fragments
+//   (unique value | no location | file version, identifier, format).
 
 std::string_view generation_label(CfGeneration g) {
     switch (g) {

@@ -1,9 +1,3 @@
-// NCA/CFA 0.1-0.4 aggregation variables (nca_array / cfa_array JSON), one
-// component per function, in the order parse_nca_variable (at the end) runs
-// them over an NcaParse they share:
-//   master dimensions -> presented attributes -> JSON root -> partition matrix
-//   -> each partition (index, sub-array, axes, part, reversal, units, location)
-//   -> location conventions settled -> boxes placed and checked.
 #include "aggregation/nca_parser.hpp"
 
 #include <algorithm>
@@ -21,6 +15,13 @@
 #include "aggregation/units_conversion.hpp"
 
 namespace ncafs::agg {
+
+// NCA/CFA 0.1-0.4 aggregation variables (nca_array / cfa_array JSON), one
+// component per function, in the order parse_nca_variable (at the end) runs
+// them over an NcaParse they share:
+//   master dimensions -> presented attributes -> JSON root -> partition matrix
+//   -> each partition (index, sub-array, axes, part, reversal, units, location)
+//   -> location conventions settled -> boxes placed and checked.
 
 using nlohmann::json;
 
