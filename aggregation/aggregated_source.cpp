@@ -215,6 +215,88 @@ static uint64_t axis_len(const Fragment& f, const std::vector<uint64_t>& len, si
     return d >= 0 ? len[static_cast<size_t>(d)] : 1;
 }
 
+// Source index along partition axis k for local master offset local[d]+j:
+// reversal (docs/conventions/README.md "Reading a fragment", step 2), then part (step 4).
+namespace {
+struct SourceIndex {
+    const Fragment& f;
+    const std::vector<uint64_t>& local;  // offsets of the piece inside the fragment's box
+    uint64_t operator()(size_t k, uint64_t j) const {
+        int d = f.axis_to_master[k];
+        uint64_t q = 0;
+        if (d >= 0) {
+            const size_t dd = static_cast<size_t>(d);
+            uint64_t o = local[dd] + j;
+            q = f.reverse[dd] ? f.count[dd] - 1 - o : o;
+        }
+        return !f.part.empty() && f.part[k] ? f.part[k]->at(q) : q;
+    }
+};
+}  // namespace
+
+// The box of the fragment's source that holds the piece: per partition axis, lowest index and count.
+static void source_box(const Fragment& f, const SourceIndex& source_index, const std::vector<uint64_t>& len,
+                       std::vector<uint64_t>& box_lo, std::vector<uint64_t>& box_count) {
+    const size_t K = f.axis_to_master.size();
+    box_lo.assign(K, 0);
+    box_count.assign(K, 0);
+    for (size_t k = 0; k < K; ++k) {
+        uint64_t m = axis_len(f, len, k);
+        uint64_t mn = UINT64_MAX, mx = 0;
+        if (!f.part.empty() && f.part[k] && f.part[k]->is_list) {
+            for (uint64_t j = 0; j < m; ++j) mn = std::min(mn, source_index(k, j)), mx = std::max(mx, source_index(k, j));
+        } else {  // monotonic: the ends suffice
+            uint64_t a = source_index(k, 0), b = source_index(k, m - 1);
+            mn = std::min(a, b), mx = std::max(a, b);
+        }
+        box_lo[k] = mn;
+        box_count[k] = mx - mn + 1;
+    }
+}
+
+// The source box's elements gathered into master order: per master dim, the source offset of each index.
+static std::vector<uint8_t> gather_master_order(const Fragment& f, const SourceIndex& source_index,
+                                                const std::vector<uint64_t>& len, const std::vector<uint64_t>& box_lo,
+                                                const std::vector<uint64_t>& box_count, const std::vector<uint8_t>& src,
+                                                size_t ssize, uint64_t n) {
+    const size_t rank = len.size(), K = f.axis_to_master.size();
+    std::vector<uint64_t> sstride(K, 1);
+    for (size_t k = K; k-- > 1;) sstride[k - 1] = sstride[k] * box_count[k];
+    std::vector<std::vector<uint64_t>> contrib(rank);
+    for (size_t d = 0; d < rank; ++d) contrib[d].assign(len[d], 0);
+    uint64_t base = 0;
+    for (size_t k = 0; k < K; ++k) {
+        int d = f.axis_to_master[k];
+        if (d < 0) {
+            base += (source_index(k, 0) - box_lo[k]) * sstride[k];
+            continue;
+        }
+        for (uint64_t j = 0; j < len[static_cast<size_t>(d)]; ++j)
+            contrib[static_cast<size_t>(d)][j] = (source_index(k, j) - box_lo[k]) * sstride[k];
+    }
+    std::vector<uint8_t> gathered(n * ssize);
+    uint8_t* out = gathered.data();
+    if (rank == 0) {
+        copy_element(out, src.data() + base * ssize, ssize);
+        return gathered;
+    }
+    std::vector<uint64_t> i(rank, 0);
+    const auto& inner = contrib[rank - 1];
+    while (true) {
+        uint64_t off = base;
+        for (size_t d = 0; d + 1 < rank; ++d) off += contrib[d][i[d]];
+        for (uint64_t j = 0; j < len[rank - 1]; ++j, out += ssize)
+            copy_element(out, src.data() + (off + inner[j]) * ssize, ssize);
+        size_t d = rank - 1;
+        while (d-- > 0) {
+            if (++i[d] < len[d]) break;
+            i[d] = 0;
+        }
+        if (d == static_cast<size_t>(-1)) break;
+    }
+    return gathered;
+}
+
 void AggregatedSource::read_piece(const Fragment& f, const Resolved& r, const std::vector<uint64_t>& lo,
                                   const std::vector<uint64_t>& len, void* dst) const {
     const size_t rank = len.size();
@@ -234,35 +316,11 @@ void AggregatedSource::read_piece(const Fragment& f, const Resolved& r, const st
         r.source->read(local, len, ByteOrder::Native, dst);
         return;
     }
-
-    // Source index along each partition axis for local master offsets
-    // local[d]+j: reversal (docs/conventions/README.md "Reading a fragment", step 2), then part (step 4).
+    const SourceIndex source_index{f, local};
     const size_t K = f.axis_to_master.size();
     const size_t ssize = type_size(r.src_type);
-    std::vector<uint64_t> box_lo(K), box_count(K);
-    auto source_index = [&](size_t k, uint64_t j) -> uint64_t {
-        int d = f.axis_to_master[k];
-        uint64_t q = 0;
-        if (d >= 0) {
-            const size_t dd = static_cast<size_t>(d);
-            uint64_t o = local[dd] + j;
-            q = f.reverse[dd] ? f.count[dd] - 1 - o : o;
-        }
-        return !f.part.empty() && f.part[k] ? f.part[k]->at(q) : q;
-    };
-    for (size_t k = 0; k < K; ++k) {
-        int d = f.axis_to_master[k];
-        uint64_t m = d >= 0 ? len[static_cast<size_t>(d)] : 1;
-        uint64_t mn = UINT64_MAX, mx = 0;
-        if (!f.part.empty() && f.part[k] && f.part[k]->is_list) {
-            for (uint64_t j = 0; j < m; ++j) mn = std::min(mn, source_index(k, j)), mx = std::max(mx, source_index(k, j));
-        } else {  // monotonic: the ends suffice
-            uint64_t a = source_index(k, 0), b = source_index(k, m - 1);
-            mn = std::min(a, b), mx = std::max(a, b);
-        }
-        box_lo[k] = mn;
-        box_count[k] = mx - mn + 1;
-    }
+    std::vector<uint64_t> box_lo, box_count;
+    source_box(f, source_index, len, box_lo, box_count);
     const uint64_t src_n = ncafs::element_count(box_count);
     if (box_too_sparse(src_n, n)) {  // a sparse part: read runs of consecutive indices instead of the box
         size_t k = 0;  // the axis whose box exceeds its elements most (a list may repeat indices)
@@ -274,48 +332,12 @@ void AggregatedSource::read_piece(const Fragment& f, const Resolved& r, const st
     }
     std::vector<uint8_t> src(src_n * ssize);
     r.source->read(box_lo, box_count, ByteOrder::Native, src.data());
-
-    // Gather into master order: per master dim, the source offset of each index.
     std::vector<uint8_t> gathered;
     const uint8_t* ordered = src.data();
     if (!f.transform_is_identity()) {
-        std::vector<uint64_t> sstride(K, 1);
-        for (size_t k = K; k-- > 1;) sstride[k - 1] = sstride[k] * box_count[k];
-        std::vector<std::vector<uint64_t>> contrib(rank);
-        for (size_t d = 0; d < rank; ++d) contrib[d].assign(len[d], 0);
-        uint64_t base = 0;
-        for (size_t k = 0; k < K; ++k) {
-            int d = f.axis_to_master[k];
-            if (d < 0) {
-                base += (source_index(k, 0) - box_lo[k]) * sstride[k];
-                continue;
-            }
-            for (uint64_t j = 0; j < len[static_cast<size_t>(d)]; ++j)
-                contrib[static_cast<size_t>(d)][j] = (source_index(k, j) - box_lo[k]) * sstride[k];
-        }
-        gathered.resize(n * ssize);
-        uint8_t* out = gathered.data();
-        if (rank == 0) {
-            copy_element(out, src.data() + base * ssize, ssize);
-        } else {
-            std::vector<uint64_t> i(rank, 0);
-            const auto& inner = contrib[rank - 1];
-            while (true) {
-                uint64_t off = base;
-                for (size_t d = 0; d + 1 < rank; ++d) off += contrib[d][i[d]];
-                for (uint64_t j = 0; j < len[rank - 1]; ++j, out += ssize)
-                    copy_element(out, src.data() + (off + inner[j]) * ssize, ssize);
-                size_t d = rank - 1;
-                while (d-- > 0) {
-                    if (++i[d] < len[d]) break;
-                    i[d] = 0;
-                }
-                if (d == static_cast<size_t>(-1)) break;
-            }
-        }
+        gathered = gather_master_order(f, source_index, len, box_lo, box_count, src, ssize, n);
         ordered = gathered.data();
     }
-
     // Values: mask -> affine -> cast; masked and out-of-range become the master fill.
     conform_elements(r.missing, r.mask, r.value, r.src_type, ordered, agg_->type, static_cast<uint8_t*>(dst), n,
                      agg_->fill.data());

@@ -97,130 +97,164 @@ std::string conventions_without_aggregation(const std::string& conventions) {
     return out;
 }
 
-LoadedAggregation load_aggregation(const std::string& path, const AggregationOptions& options, DatasetCache& cache) {
-    auto paths = std::make_shared<const PathPolicy>(path, options.allowed_roots, options.path_rewrites);
-    // The aggregation file itself (header only for now) through the same cache.
-    auto file = cache.get(paths->aggregation_file(), {}, paths->confinement_of_aggregation_file());
+namespace {
 
+// What the steps of load_aggregation share: the aggregation file, what each
+// of its variables becomes, and the presented dataset being built.
+struct Loading {
+    std::shared_ptr<const PathPolicy> paths;
+    std::shared_ptr<const Dataset> file;
     LoadedAggregation out;
-    auto presented = std::make_shared<Dataset>();
-    presented->origin = paths->aggregation_file();
-
-    // Which dimensions stay: those of every visible variable and every master.
-    std::vector<bool> keep_dim(file->dimensions.size(), false);
+    std::shared_ptr<Dataset> presented = std::make_shared<Dataset>();
+    std::vector<bool> keep_dim;  // per file dimension: used by a visible variable or a master
     std::vector<const Variable*> visible;
-    std::vector<Aggregate> aggregates;
-    std::vector<bool> is_master;
+    std::vector<Aggregate> aggregates;  // G1/G2 masters, in visible order
+    std::vector<bool> is_master;        // per visible variable
     // G3-G5 (CFA-0.6.x, CF drafts, CF-1.13): term-variable aggregations.
     CfAggregations cf;
     std::map<std::string, size_t> cf_index;
     std::set<std::string> cf_hidden_vars, cf_hidden_dims;
+    std::vector<size_t> new_id;  // file dimension id -> presented id (SIZE_MAX: hidden)
+};
+
+// G3-G5 aggregation variables, if any, parsed together (they share term variables).
+void parse_cf_style(Loading& ld, const AggregationOptions& options) {
     bool any_cf = false;
-    for (const auto& v : file->variables) any_cf |= is_cf_aggregation_variable(v);
-    if (any_cf) {
-        cf = parse_cf_file(paths->aggregation_file(), *file, *paths, options.limits);
-        for (size_t i = 0; i < cf.aggregates.size(); ++i) cf_index[cf.aggregates[i].aggregate.name] = i;
-        cf_hidden_vars.insert(cf.hidden_variables.begin(), cf.hidden_variables.end());
-        cf_hidden_dims.insert(cf.hidden_dimensions.begin(), cf.hidden_dimensions.end());
-        for (const auto& w : cf.warnings) out.warnings.push_back(paths->aggregation_file() + ": " + w);
-    }
-    for (const auto& v : file->variables) {
-        if (cf_hidden_vars.count(v.name)) {
-            ++out.hidden_variables;
+    for (const auto& v : ld.file->variables) any_cf |= is_cf_aggregation_variable(v);
+    if (!any_cf) return;
+    ld.cf = parse_cf_file(ld.paths->aggregation_file(), *ld.file, *ld.paths, options.limits);
+    for (size_t i = 0; i < ld.cf.aggregates.size(); ++i) ld.cf_index[ld.cf.aggregates[i].aggregate.name] = i;
+    ld.cf_hidden_vars.insert(ld.cf.hidden_variables.begin(), ld.cf.hidden_variables.end());
+    ld.cf_hidden_dims.insert(ld.cf.hidden_dimensions.begin(), ld.cf.hidden_dimensions.end());
+    for (const auto& w : ld.cf.warnings) ld.out.warnings.push_back(ld.paths->aggregation_file() + ": " + w);
+}
+
+// Each variable: hidden, a CF-style aggregation, an NCA/CFA master or plain; the dimensions that stay.
+void classify_variables(Loading& ld, const AggregationOptions& options) {
+    const Dataset& file = *ld.file;
+    ld.keep_dim.assign(file.dimensions.size(), false);
+    for (const auto& v : file.variables) {
+        if (ld.cf_hidden_vars.count(v.name)) {
+            ++ld.out.hidden_variables;
             continue;
         }
-        if (cf_index.count(v.name)) {
-            for (const auto& d : cf.aggregates[cf_index[v.name]].aggregate.dims) keep_dim[*file->find_dimension(d)] = true;
-            is_master.push_back(false);
-            visible.push_back(&v);
+        if (ld.cf_index.count(v.name)) {
+            for (const auto& d : ld.cf.aggregates[ld.cf_index[v.name]].aggregate.dims)
+                ld.keep_dim[*file.find_dimension(d)] = true;
+            ld.is_master.push_back(false);
+            ld.visible.push_back(&v);
             continue;
         }
         if (is_nca_private(v)) {
-            ++out.hidden_variables;
+            ++ld.out.hidden_variables;
             continue;
         }
         if (nca_generation(v)) {
-            Aggregate a = parse_nca_variable(*file, v, *paths, options.limits);
-            for (const auto& d : a.dims) keep_dim[*file->find_dimension(d)] = true;
-            aggregates.push_back(std::move(a));
-            is_master.push_back(true);
+            Aggregate a = parse_nca_variable(file, v, *ld.paths, options.limits);
+            for (const auto& d : a.dims) ld.keep_dim[*file.find_dimension(d)] = true;
+            ld.aggregates.push_back(std::move(a));
+            ld.is_master.push_back(true);
         } else {
-            for (size_t id : v.dimids) keep_dim[id] = true;
-            is_master.push_back(false);
+            for (size_t id : v.dimids) ld.keep_dim[id] = true;
+            ld.is_master.push_back(false);
         }
-        visible.push_back(&v);
+        ld.visible.push_back(&v);
     }
+}
+
+// The presented dimensions: all but those used only by private or hidden term variables.
+void present_dimensions(Loading& ld) {
+    const Dataset& file = *ld.file;
     // Dimensions no variable uses at all stay (they are part of the file);
     // only those used solely by private variables are hidden.
-    std::vector<bool> used_by_private(file->dimensions.size(), false);
-    for (const auto& v : file->variables)
+    std::vector<bool> used_by_private(file.dimensions.size(), false);
+    for (const auto& v : file.variables)
         if (is_nca_private(v))
             for (size_t id : v.dimids) used_by_private[id] = true;
-    std::vector<size_t> new_id(file->dimensions.size(), SIZE_MAX);
-    for (size_t d = 0; d < file->dimensions.size(); ++d) {
-        if (!keep_dim[d] && (used_by_private[d] || cf_hidden_dims.count(file->dimensions[d].name))) {
-            ++out.hidden_dimensions;
+    ld.new_id.assign(file.dimensions.size(), SIZE_MAX);
+    for (size_t d = 0; d < file.dimensions.size(); ++d) {
+        if (!ld.keep_dim[d] && (used_by_private[d] || ld.cf_hidden_dims.count(file.dimensions[d].name))) {
+            ++ld.out.hidden_dimensions;
             continue;
         }
-        new_id[d] = presented->dimensions.size();
-        presented->dimensions.push_back(file->dimensions[d]);
+        ld.new_id[d] = ld.presented->dimensions.size();
+        ld.presented->dimensions.push_back(file.dimensions[d]);
     }
     // G3-G5 shapes come from the fragment sizes (cf-python bug #689: a dimension
     // written with length 0); the parser warned where they disagree.
-    for (const auto& ca : cf.aggregates)
+    for (const auto& ca : ld.cf.aggregates)
         for (size_t k = 0; k < ca.aggregate.dims.size(); ++k)
-            presented->dimensions[new_id[*file->find_dimension(ca.aggregate.dims[k])]].length = ca.aggregate.shape[k];
+            ld.presented->dimensions[ld.new_id[*file.find_dimension(ca.aggregate.dims[k])]].length = ca.aggregate.shape[k];
+}
 
-    const Attribute* fragment_conventions = file->find_attribute(kFragmentConventions);
-    for (const auto& a : file->attributes) {
+// Global attributes: Conventions without the aggregation's words (or the fragments' own, if recorded).
+void present_attributes(Loading& ld) {
+    const Attribute* fragment_conventions = ld.file->find_attribute(kFragmentConventions);
+    for (const auto& a : ld.file->attributes) {
         if (a.name == "Conventions" && a.type == NcType::Char) {
             if (fragment_conventions) {
-                presented->attributes.push_back(Attribute::text("Conventions", fragment_conventions->as_text()));
+                ld.presented->attributes.push_back(Attribute::text("Conventions", fragment_conventions->as_text()));
                 continue;
             }
             std::string c = conventions_without_aggregation(a.as_text());
-            if (!c.empty()) presented->attributes.push_back(Attribute::text("Conventions", c));
+            if (!c.empty()) ld.presented->attributes.push_back(Attribute::text("Conventions", c));
             continue;
         }
-        if (a.name != kFragmentConventions) presented->attributes.push_back(a);
+        if (a.name != kFragmentConventions) ld.presented->attributes.push_back(a);
     }
+}
 
+// The presented variable of an aggregation, read through source.
+Variable aggregated_variable(const Loading& ld, const Aggregate& a, std::shared_ptr<const AggregatedSource> source) {
+    Variable m;
+    m.name = a.name;
+    m.type = a.type;
+    for (const auto& d : a.dims) m.dimids.push_back(ld.new_id[*ld.file->find_dimension(d)]);
+    m.attributes = a.attributes;
+    m.source = std::move(source);
+    return m;
+}
+
+// The visible variables, in file order: aggregations get their sources, plain ones renumbered dimensions.
+void present_variables(Loading& ld, DatasetCache& cache) {
     size_t next_master = 0;
-    for (size_t i = 0; i < visible.size(); ++i) {
-        const Variable& v = *visible[i];
-        if (auto it = cf_index.find(v.name); it != cf_index.end()) {
-            auto source = make_cf_source(cf.aggregates[it->second], paths, cache);
-            const Aggregate& ca = source->aggregate();
-            Variable m;
-            m.name = ca.name;
-            m.type = ca.type;
-            for (const auto& d : ca.dims) m.dimids.push_back(new_id[*file->find_dimension(d)]);
-            m.attributes = ca.attributes;
-            m.source = source;
-            out.cf_sources.push_back(source);
-            presented->variables.push_back(std::move(m));
+    for (size_t i = 0; i < ld.visible.size(); ++i) {
+        const Variable& v = *ld.visible[i];
+        if (auto it = ld.cf_index.find(v.name); it != ld.cf_index.end()) {
+            auto source = make_cf_source(ld.cf.aggregates[it->second], ld.paths, cache);
+            ld.out.cf_sources.push_back(source);
+            ld.presented->variables.push_back(aggregated_variable(ld, source->aggregate(), source));
             continue;
         }
-        if (!is_master[i]) {
+        if (!ld.is_master[i]) {
             Variable copy = v;
-            for (auto& id : copy.dimids) id = new_id[id];
-            presented->variables.push_back(std::move(copy));
+            for (auto& id : copy.dimids) id = ld.new_id[id];
+            ld.presented->variables.push_back(std::move(copy));
             continue;
         }
-        auto agg = std::make_shared<const Aggregate>(std::move(aggregates[next_master++]));
-        for (const auto& w : agg->warnings) out.warnings.push_back(paths->aggregation_file() + ": " + w);
-        auto source = std::make_shared<const AggregatedSource>(agg, paths, cache);
-        Variable m;
-        m.name = agg->name;
-        m.type = agg->type;
-        for (const auto& d : agg->dims) m.dimids.push_back(new_id[*file->find_dimension(d)]);
-        m.attributes = agg->attributes;
-        m.source = source;
-        out.sources.push_back(source);
-        presented->variables.push_back(std::move(m));
+        auto agg = std::make_shared<const Aggregate>(std::move(ld.aggregates[next_master++]));
+        for (const auto& w : agg->warnings) ld.out.warnings.push_back(ld.paths->aggregation_file() + ": " + w);
+        auto source = std::make_shared<const AggregatedSource>(agg, ld.paths, cache);
+        ld.out.sources.push_back(source);
+        ld.presented->variables.push_back(aggregated_variable(ld, *agg, source));
     }
-    out.dataset = std::move(presented);
-    return out;
+}
+
+}  // namespace
+
+LoadedAggregation load_aggregation(const std::string& path, const AggregationOptions& options, DatasetCache& cache) {
+    Loading ld;
+    ld.paths = std::make_shared<const PathPolicy>(path, options.allowed_roots, options.path_rewrites);
+    // The aggregation file itself (header only for now) through the same cache.
+    ld.file = cache.get(ld.paths->aggregation_file(), {}, ld.paths->confinement_of_aggregation_file());
+    ld.presented->origin = ld.paths->aggregation_file();
+    parse_cf_style(ld, options);
+    classify_variables(ld, options);
+    present_dimensions(ld);
+    present_attributes(ld);
+    present_variables(ld, cache);
+    ld.out.dataset = std::move(ld.presented);
+    return std::move(ld.out);
 }
 
 }  // namespace ncafs::agg

@@ -17,6 +17,13 @@
 
 namespace ncafs::agg {
 
+// CF aggregation variables (aggregated_dimensions + aggregated_data, four
+// generations: CFA-0.6, the 2024 draft, cfdm 1.12, CF-1.13), one step per
+// function; parse_one runs them over a CfParse they share:
+//   master (attributes, dimensions) -> term list (classified, found, sizes read)
+//   -> size rows -> shape and fragment count -> term layouts -> fragments
+//   (unique value | no location | file version, identifier, format).
+
 std::string_view generation_label(CfGeneration g) {
     switch (g) {
         case CfGeneration::Cfa06: return "CFA-0.6.x (location/file/format/address)";
@@ -309,12 +316,45 @@ std::string root_name(const std::string& full) {
     return {};
 }
 
-CfAggregate parse_one(const std::string& path, const Dataset& file, const Variable& carrier, const TermFile& terms,
-                      const PathPolicy& paths, const AggregationLimits& limits) {
-    const std::string base_where = carrier.name + ":aggregated_data";
+// What the steps of parse_one share: the inputs, the classified terms, their
+// arrays and layouts, and the fragment sizes.
+struct CfParse {
+    const std::string& path;
+    const Dataset& file;
+    const Variable& carrier;
+    const TermFile& terms;
+    const PathPolicy& paths;
+    const AggregationLimits& limits;
+    std::string base_where;  // "tas:aggregated_data"
     CfAggregate out;
-    Aggregate& a = out.aggregate;
-    a.file = path;
+    std::vector<std::pair<std::string, std::string>> term_pairs;  // as written
+    TermSet ts{};
+    std::map<Role, TermArray> arrays;
+    std::string sizes_where;
+    std::vector<std::vector<uint64_t>> rows;  // per aggregated dim: the fragment sizes
+    std::vector<uint64_t> nf;                 // the shape of the array of fragments
+    uint64_t nfrag = 1;
+    // Term layouts (check_term_layouts).
+    bool g3 = false, versions_allowed = false, uri_references = false;
+    const TermArray* names = nullptr;
+    const TermArray* ids = nullptr;  // null also for non-text (non-netCDF) addresses
+    const TermArray* values = nullptr;
+    const TermArray* format = nullptr;
+    Layout names_l{}, ids_l{}, format_l{};
+    std::vector<std::pair<std::string, std::string>> subs;
+
+    Aggregate& agg() { return out.aggregate; }
+    std::string where_of(Role r) const { return base_where + " " + ts.roles.at(r).first; }
+    [[noreturn]] void fail(const std::string& where, const std::string& reason) const {
+        throw AggregationError(path, where, reason);
+    }
+};
+
+// The aggregated variable: the carrier's attributes, units, fill; its aggregated dimensions.
+void parse_master(CfParse& st) {
+    Aggregate& a = st.agg();
+    const Variable& carrier = st.carrier;
+    a.file = st.path;
     a.name = carrier.name;
     a.type = carrier.type;
     for (const auto& at : carrier.attributes)
@@ -332,278 +372,307 @@ CfAggregate parse_one(const std::string& path, const Dataset& file, const Variab
     a.packing.reset();
     if (!carrier.dimids.empty())  // A15: CF L.4 declares tas(obs); its dims are ignored
         a.warnings.push_back(carrier.name + ": aggregation variable is not scalar; its own dimensions are ignored");
-
-    // Dimensions.
     const std::string dims_where = carrier.name + ":aggregated_dimensions";
     for (const auto& d : words(text_of(carrier.find_attribute("aggregated_dimensions")))) {
-        if (!file.find_dimension(d))
-            throw AggregationError(path, dims_where, "dimension \"" + d + "\" does not exist in the root group");
+        if (!st.file.find_dimension(d)) st.fail(dims_where, "dimension \"" + d + "\" does not exist in the root group");
         a.dims.push_back(d);
     }
-    const size_t ndim = a.dims.size();
+}
 
+// aggregated_data: its terms classified, every referenced variable found, the sizes read.
+void parse_term_list(CfParse& st) {
+    const Variable& carrier = st.carrier;
     for (const char* name : {"aggregated_data", "aggregated_dimensions"})
-        if (const Attribute* at = carrier.find_attribute(name); at->length() > limits.max_metadata_bytes)
-            throw AggregationError(path, carrier.name + ":" + name,
-                                   std::to_string(at->length()) + " bytes exceed the limit max_metadata=" +
-                                       std::to_string(limits.max_metadata_bytes));
-    auto term_pairs = parse_terms(text_of(carrier.find_attribute("aggregated_data")), path, base_where);
-    TermSet ts = classify_terms(term_pairs, path, base_where);
-    out.generation = ts.generation;
-    for (const auto& t : ts.ignored)
-        a.warnings.push_back(base_where + ": non-standard term \"" + t + "\" ignored");
-
+        if (const Attribute* at = carrier.find_attribute(name); at->length() > st.limits.max_metadata_bytes)
+            st.fail(carrier.name + ":" + name, std::to_string(at->length()) + " bytes exceed the limit max_metadata=" +
+                                                   std::to_string(st.limits.max_metadata_bytes));
+    st.term_pairs = parse_terms(text_of(carrier.find_attribute("aggregated_data")), st.path, st.base_where);
+    st.ts = classify_terms(st.term_pairs, st.path, st.base_where);
+    st.out.generation = st.ts.generation;
+    for (const auto& t : st.ts.ignored)
+        st.agg().warnings.push_back(st.base_where + ": non-standard term \"" + t + "\" ignored");
     // Every referenced variable must exist (CFA Ex. 5 fails here), also ignored ones.
-    std::map<Role, TermArray> arrays;
-    for (const auto& [t, v] : term_pairs) {
-        auto full = terms.find(v);
+    for (const auto& [t, v] : st.term_pairs) {
+        auto full = st.terms.find(v);
         if (!full)
-            throw AggregationError(path, base_where + " " + t,
-                                   "variable \"" + v + "\" does not exist (CF group search from the root group)");
-        out.term_variables.push_back(*full);
+            st.fail(st.base_where + " " + t, "variable \"" + v + "\" does not exist (CF group search from the root group)");
+        st.out.term_variables.push_back(*full);
     }
     // Sizes first: the fragment count is checked before the other terms are read.
-    arrays.emplace(Role::Sizes, terms.read(*terms.find(ts.roles.at(Role::Sizes).second)));
+    st.arrays.emplace(Role::Sizes, st.terms.read(*st.terms.find(st.ts.roles.at(Role::Sizes).second)));
+    st.sizes_where = st.where_of(Role::Sizes);
+}
 
-    // Sizes -> shape and boxes.
-    const TermArray& sizes = arrays.at(Role::Sizes);
-    const std::string sizes_where = base_where + " " + ts.roles.at(Role::Sizes).first;
+// One row of the sizes table: positive sizes, padded with trailing missing values only.
+std::vector<uint64_t> size_row(const CfParse& st, const TermArray& sizes, uint64_t r, uint64_t ncols) {
+    std::vector<uint64_t> row;
+    bool padding = false;
+    for (uint64_t c = 0; c < ncols; ++c) {
+        const auto& v = sizes.integers[r * ncols + c];
+        if (!v) {
+            padding = true;
+            continue;
+        }
+        if (padding)
+            st.fail(st.sizes_where,
+                    "row " + std::to_string(r) + " has a size after a missing value (padding must be trailing)");
+        if (*v <= 0)
+            st.fail(st.sizes_where,
+                    "row " + std::to_string(r) + " holds the size " + std::to_string(*v) + "; sizes must be > 0");
+        row.push_back(static_cast<uint64_t>(*v));
+    }
+    if (row.empty()) st.fail(st.sizes_where, "row " + std::to_string(r) + " holds no fragment size");
+    return row;
+}
+
+// The sizes term -> one row of fragment sizes per aggregated dimension.
+void parse_size_rows(CfParse& st) {
+    const TermArray& sizes = st.arrays.at(Role::Sizes);
+    const size_t ndim = st.agg().dims.size();
     if (!sizes.numeric_type || !is_integer_type(*sizes.numeric_type))
-        throw AggregationError(path, sizes_where, "variable " + sizes.path + " must hold integers");
-    std::vector<std::vector<uint64_t>> rows;
+        st.fail(st.sizes_where, "variable " + sizes.path + " must hold integers");
     if (ndim == 0) {
         // A11: scalar aggregated data: G5 scalar map = 1, G3/G4a 1-D of size 1 holding 1.
         if (sizes.size() != 1 || sizes.integers[0].value_or(0) != 1)
-            throw AggregationError(path, sizes_where, "scalar aggregated data needs a single size equal to 1");
-    } else {
-        uint64_t nrows = 0, ncols = 0;
-        if (sizes.shape.size() == 2) nrows = sizes.shape[0], ncols = sizes.shape[1];
-        else if (sizes.shape.size() == 1 && ndim == 1) nrows = 1, ncols = sizes.shape[0];
-        else
-            throw AggregationError(path, sizes_where,
-                                   "variable " + sizes.path + " has shape " + shape_text(sizes.shape) +
-                                       "; expected (number of aggregated dimensions, fragments)");
-        if (nrows != ndim)
-            throw AggregationError(path, sizes_where,
-                                   "variable " + sizes.path + " has " + std::to_string(nrows) + " rows but there are " +
-                                       std::to_string(ndim) + " aggregated dimensions (a transposed table?)");
-        for (uint64_t r = 0; r < nrows; ++r) {
-            std::vector<uint64_t> row;
-            bool padding = false;
-            for (uint64_t c = 0; c < ncols; ++c) {
-                const auto& v = sizes.integers[r * ncols + c];
-                if (!v) {
-                    padding = true;
-                    continue;
-                }
-                if (padding)
-                    throw AggregationError(path, sizes_where,
-                                           "row " + std::to_string(r) + " has a size after a missing value (padding must be trailing)");
-                if (*v <= 0)
-                    throw AggregationError(path, sizes_where,
-                                           "row " + std::to_string(r) + " holds the size " + std::to_string(*v) + "; sizes must be > 0");
-                row.push_back(static_cast<uint64_t>(*v));
-            }
-            if (row.empty())
-                throw AggregationError(path, sizes_where, "row " + std::to_string(r) + " holds no fragment size");
-            rows.push_back(std::move(row));
-        }
+            st.fail(st.sizes_where, "scalar aggregated data needs a single size equal to 1");
+        return;
     }
-    std::vector<uint64_t> nf;
-    for (size_t d = 0; d < ndim; ++d) {
+    uint64_t nrows = 0, ncols = 0;
+    if (sizes.shape.size() == 2) nrows = sizes.shape[0], ncols = sizes.shape[1];
+    else if (sizes.shape.size() == 1 && ndim == 1) nrows = 1, ncols = sizes.shape[0];
+    else
+        st.fail(st.sizes_where, "variable " + sizes.path + " has shape " + shape_text(sizes.shape) +
+                                    "; expected (number of aggregated dimensions, fragments)");
+    if (nrows != ndim)
+        st.fail(st.sizes_where, "variable " + sizes.path + " has " + std::to_string(nrows) + " rows but there are " +
+                                    std::to_string(ndim) + " aggregated dimensions (a transposed table?)");
+    for (uint64_t r = 0; r < nrows; ++r) st.rows.push_back(size_row(st, sizes, r, ncols));
+}
+
+// The master's shape (the row sums win over the declared lengths), the array of
+// fragments within max_fragments; then the other terms are read.
+void derive_shape(CfParse& st) {
+    Aggregate& a = st.agg();
+    for (size_t d = 0; d < a.dims.size(); ++d) {
         uint64_t sum = 0;
-        for (uint64_t s : rows[d])
+        for (uint64_t s : st.rows[d])
             sum = checked::add_or_throw(sum, s, [&](const std::string& r) -> void {
-                throw AggregationError(path, sizes_where, "sizes overflow: " + r);
+                st.fail(st.sizes_where, "sizes overflow: " + r);
             });
         a.shape.push_back(sum);
-        nf.push_back(rows[d].size());
-        const Dimension& dim = file.dimensions[*file.find_dimension(a.dims[d])];
+        st.nf.push_back(st.rows[d].size());
+        const Dimension& dim = st.file.dimensions[*st.file.find_dimension(a.dims[d])];
         const uint64_t declared = dim.length;
         // Bug #689 of cf-python: prefer the row sums, warn on disagreement. A
         // record dimension with no records written here is no disagreement.
         if (declared != sum && !(dim.unlimited && declared == 0))
-            a.warnings.push_back(sizes_where + ": dimension " + a.dims[d] + " has length " + std::to_string(declared) +
+            a.warnings.push_back(st.sizes_where + ": dimension " + a.dims[d] + " has length " + std::to_string(declared) +
                                  " but the fragment sizes add up to " + std::to_string(sum) + " (the sizes win)");
     }
     a.matrix_dims = a.dims;
-    a.matrix_shape = nf;
-    uint64_t nfrag = 1;
-    for (uint64_t n : nf) {
-        if (n != 0 && nfrag > limits.max_fragments / n)
-            throw AggregationError(path, sizes_where,
-                                   "more than " + std::to_string(limits.max_fragments) +
-                                       " fragments (limit max_fragments; the array of fragments has shape " +
-                                       shape_text(nf) + ")");
-        nfrag *= n;
+    a.matrix_shape = st.nf;
+    for (uint64_t n : st.nf) {
+        if (n != 0 && st.nfrag > st.limits.max_fragments / n)
+            st.fail(st.sizes_where, "more than " + std::to_string(st.limits.max_fragments) +
+                                        " fragments (limit max_fragments; the array of fragments has shape " +
+                                        shape_text(st.nf) + ")");
+        st.nfrag *= n;
     }
-    for (const auto& [role, tv] : ts.roles)
-        if (role != Role::Sizes) arrays.emplace(role, terms.read(*terms.find(tv.second)));
+    for (const auto& [role, tv] : st.ts.roles)
+        if (role != Role::Sizes) st.arrays.emplace(role, st.terms.read(*st.terms.find(tv.second)));
+}
 
-    // The other terms' layouts.
-    const bool g3 = ts.generation == CfGeneration::Cfa06, g4a = ts.generation == CfGeneration::Draft2024;
-    const bool versions_allowed = g3 || g4a;
-    const bool uri_references = !g3 && !g4a;  // CF-1.13 and cfdm: URI references
-    auto where_of = [&](Role r) { return base_where + " " + ts.roles.at(r).first; };
-    const TermArray* names = arrays.count(Role::Names) ? &arrays.at(Role::Names) : nullptr;
-    const TermArray* ids = arrays.count(Role::Ids) ? &arrays.at(Role::Ids) : nullptr;
-    const TermArray* values = arrays.count(Role::Values) ? &arrays.at(Role::Values) : nullptr;
-    const TermArray* format = arrays.count(Role::Format) ? &arrays.at(Role::Format) : nullptr;
-    Layout names_l{}, ids_l{}, format_l{};
-    std::vector<std::pair<std::string, std::string>> subs;
-    if (names) {
-        if (!names->is_text) throw AggregationError(path, where_of(Role::Names), "variable " + names->path + " must hold strings");
-        names_l = term_layout(*names, nf, versions_allowed, false, path, where_of(Role::Names));
-        if (auto s = names->text_attribute("substitutions")) {
-            if (!versions_allowed)
-                a.warnings.push_back(where_of(Role::Names) + ": substitutions are not part of this generation; applied anyway");
-            subs = parse_substitutions(*s);
+// The other terms' types and layouts against the array of fragments; the substitutions.
+void check_term_layouts(CfParse& st) {
+    const bool g4a = st.ts.generation == CfGeneration::Draft2024;
+    st.g3 = st.ts.generation == CfGeneration::Cfa06;
+    st.versions_allowed = st.g3 || g4a;
+    st.uri_references = !st.g3 && !g4a;  // CF-1.13 and cfdm: URI references
+    auto array = [&](Role r) { return st.arrays.count(r) ? &st.arrays.at(r) : nullptr; };
+    st.names = array(Role::Names), st.ids = array(Role::Ids), st.values = array(Role::Values);
+    st.format = array(Role::Format);
+    if (st.names) {
+        const std::string w = st.where_of(Role::Names);
+        if (!st.names->is_text) st.fail(w, "variable " + st.names->path + " must hold strings");
+        st.names_l = term_layout(*st.names, st.nf, st.versions_allowed, false, st.path, w);
+        if (auto s = st.names->text_attribute("substitutions")) {
+            if (!st.versions_allowed)
+                st.agg().warnings.push_back(w + ": substitutions are not part of this generation; applied anyway");
+            st.subs = parse_substitutions(*s);
         }
     }
-    if (ids) {
-        if (!ids->is_text && !g3)
-            throw AggregationError(path, where_of(Role::Ids), "variable " + ids->path + " must hold strings");
-        ids_l = term_layout(*ids, nf, versions_allowed, true, path, where_of(Role::Ids));
-        if (!ids->is_text) ids = nullptr;  // non-netCDF addresses (G3 `um`): no use for netCDF reading
+    if (st.ids) {
+        const std::string w = st.where_of(Role::Ids);
+        if (!st.ids->is_text && !st.g3) st.fail(w, "variable " + st.ids->path + " must hold strings");
+        st.ids_l = term_layout(*st.ids, st.nf, st.versions_allowed, true, st.path, w);
+        if (!st.ids->is_text) st.ids = nullptr;  // non-netCDF addresses (G3 `um`): no use for netCDF reading
     }
-    if (values) term_layout(*values, nf, false, false, path, where_of(Role::Values));  // shape check only
-    if (format) {
-        if (!format->is_text) throw AggregationError(path, where_of(Role::Format), "variable " + format->path + " must hold strings");
-        format_l = term_layout(*format, nf, true, true, path, where_of(Role::Format));
+    if (st.values) term_layout(*st.values, st.nf, false, false, st.path, st.where_of(Role::Values));  // shape check only
+    if (st.format) {
+        const std::string w = st.where_of(Role::Format);
+        if (!st.format->is_text) st.fail(w, "variable " + st.format->path + " must hold strings");
+        st.format_l = term_layout(*st.format, st.nf, true, true, st.path, w);
     }
+}
 
-    // Fragments, in C order over the array of fragments.
+// A fragment given by a unique value: constant, or missing.
+void fill_value_fragment(CfParse& st, uint64_t fi, Fragment& f) {
+    Aggregate& a = st.agg();
+    const TermArray& values = *st.values;
+    if (values.is_text) {
+        if (a.type != NcType::Char)
+            st.fail(st.where_of(Role::Values), "text unique values for a numeric aggregation variable");
+        const auto& v = values.text[fi];
+        if (!v) f.kind = FragmentKind::Missing;
+        else f.kind = FragmentKind::Constant, f.constant = {static_cast<uint8_t>((*v)[0])};
+    } else if (values.raw[fi].empty()) {
+        f.kind = FragmentKind::Missing;  // a wholly missing fragment
+    } else {
+        f.kind = FragmentKind::Constant;
+        f.constant.resize(type_size(a.type));
+        if (convert_elements(*values.numeric_type, values.raw[fi].data(), a.type, f.constant.data(), 1, a.fill.data()) != 0)
+            a.warnings.push_back(f.where + ": unique value out of range of " + std::string(type_name(a.type)) +
+                                 "; reads as the fill value");
+    }
+    f.path = st.path;
+}
+
+// Fragment fi's identifier for a location version (nullopt: none given).
+std::optional<std::string> identifier_of(const CfParse& st, uint64_t fi, size_t version) {
+    if (!st.ids) return std::nullopt;
+    auto vs = text_versions(*st.ids, st.ids_l, fi);
+    if (st.ids_l == Layout::Scalar || st.ids_l == Layout::PerFragment) return vs[0];
+    return version < vs.size() ? vs[version] : std::nullopt;
+}
+
+// A fragment with no location: G3 reads a variable of this file (or missing data); else a problem.
+std::string fill_unlocated_fragment(CfParse& st, uint64_t fi, Fragment& f) {
+    if (!st.g3) {
+        // CF-1.13: uris may hold no missing values. Reading this fragment
+        // fails rather than silently filling (A8).
+        f.kind = FragmentKind::File;
+        f.path = st.path;
+        return "the fragment has no location (missing value in " + st.names->path + ")";
+    }
+    // No file: the address names a variable of this file; no address: missing data.
+    auto addr = st.ids && st.ids_l != Layout::Scalar ? identifier_of(st, fi, 0) : std::nullopt;
+    if (!addr) {
+        f.kind = FragmentKind::Missing;
+        f.path = st.path;
+        return {};
+    }
+    f.kind = FragmentKind::Self;
+    f.path = st.paths.aggregation_file();
+    f.variable = *addr;
+    // CF group search starts in the group of the referring
+    // variable - the address variable (CFA Ex. 3/4 keep both
+    // it and the fragments in /aggregation).
+    const std::string& ap = st.arrays.at(Role::Ids).path;
+    const std::string group = ap.substr(0, ap.rfind('/'));
+    if (addr->find('/') == std::string::npos && !group.empty())
+        if (auto full = st.terms.find(group + "/" + *addr)) f.variable = *full;
+    return {};
+}
+
+// A fragment in a file: the version picked, its identifier and format. Returns its problem, if any.
+std::string fill_file_fragment(CfParse& st, uint64_t fi, Fragment& f,
+                               const std::vector<std::pair<size_t, std::string>>& candidates) {
+    // A13: with several versions, the first whose local file exists wins;
+    // else the first that resolves locally; else the first.
+    std::vector<std::pair<size_t, ResolvedName>> resolved;
+    for (const auto& [k, name] : candidates)
+        resolved.emplace_back(k, resolve_fragment_name(name, st.paths, st.uri_references));
+    size_t pick = 0;
+    if (resolved.size() > 1) {
+        bool found = false;
+        for (size_t c = 0; c < resolved.size() && !found; ++c)
+            if (resolved[c].second.problem.empty() && exists(resolved[c].second.path)) pick = c, found = true;
+        for (size_t c = 0; c < resolved.size() && !found; ++c)
+            if (resolved[c].second.problem.empty()) pick = c, found = true;
+    }
+    const auto& [version, chosen] = resolved[pick];
+    f.kind = FragmentKind::File;
+    f.path = chosen.path;
+    std::string problem = chosen.problem;
+    auto id = identifier_of(st, fi, version);
+    if (!id) {
+        if (st.g3) {  // CFA-0.6.2: a missing address makes the fragment missing
+            f.kind = FragmentKind::Missing;
+            f.path = st.path;
+            st.agg().warnings.push_back(f.where + ": file given but no address: read as missing data");
+        } else if (problem.empty()) {
+            problem = "the fragment has no identifier (missing value in " + st.arrays.at(Role::Ids).path + ")";
+        }
+    } else {
+        f.variable = *id;
+    }
+    if (st.format && f.kind == FragmentKind::File && problem.empty()) {
+        auto fv = text_versions(*st.format, st.format_l, fi);
+        std::optional<std::string> fmt =
+            st.format_l == Layout::Versions ? (version < fv.size() ? fv[version] : std::nullopt) : fv[0];
+        if (fmt && lower(*fmt) != "nc" && lower(*fmt) != "netcdf")
+            problem = "fragment format \"" + *fmt + "\" is not supported (only nc)";
+    }
+    return problem;
+}
+
+// Fragment fi (at idx in the array of fragments), with the problem that reading it will report.
+std::string fill_fragment(CfParse& st, uint64_t fi, Fragment& f) {
+    // Alignment of the fragment's axes (missing size-1 dims) and its units
+    // are only known once the fragment is opened: left to CfFragmentResolver.
+    if (st.values) {
+        fill_value_fragment(st, fi, f);
+        return {};
+    }
+    // Candidate locations (versions), after substitution.
+    std::vector<std::pair<size_t, std::string>> candidates;
+    if (st.names) {
+        auto vs = text_versions(*st.names, st.names_l, fi);
+        for (size_t k = 0; k < vs.size(); ++k)
+            if (vs[k]) candidates.emplace_back(k, substitute(*vs[k], st.subs));
+    }
+    if (candidates.empty()) return fill_unlocated_fragment(st, fi, f);
+    return fill_file_fragment(st, fi, f, candidates);
+}
+
+// Fragments, in C order over the array of fragments, boxed by the size rows.
+void build_fragments(CfParse& st) {
+    Aggregate& a = st.agg();
+    const size_t ndim = a.dims.size();
     std::vector<std::vector<uint64_t>> offsets(ndim);
     for (size_t d = 0; d < ndim; ++d) {
         uint64_t o = 0;
-        for (uint64_t s : rows[d]) offsets[d].push_back(o), o += s;
+        for (uint64_t s : st.rows[d]) offsets[d].push_back(o), o += s;
     }
-    a.fragments.reserve(nfrag);
-    out.fragment_problems.reserve(nfrag);
+    a.fragments.reserve(st.nfrag);
+    st.out.fragment_problems.reserve(st.nfrag);
     std::vector<uint64_t> idx(ndim, 0);
-    for (uint64_t fi = 0; fi < nfrag; ++fi) {
-        {
-            uint64_t rest = fi;
-            for (size_t d = ndim; d-- > 0;) idx[d] = rest % nf[d], rest /= nf[d];
-        }
+    for (uint64_t fi = 0; fi < st.nfrag; ++fi) {
+        uint64_t rest = fi;
+        for (size_t d = ndim; d-- > 0;) idx[d] = rest % st.nf[d], rest /= st.nf[d];
         Fragment f;
-        std::string problem;
         for (size_t d = 0; d < ndim; ++d) {
             f.start.push_back(offsets[d][idx[d]]);
-            f.count.push_back(rows[d][idx[d]]);
+            f.count.push_back(st.rows[d][idx[d]]);
         }
         f.reverse.assign(ndim, false);
-        f.where = base_where + " fragment " + index_text(idx);
-        // Alignment of the fragment's axes (missing size-1 dims) and its units
-        // are only known once the fragment is opened: left to CfFragmentResolver.
-
-        if (values) {
-            const std::string w = where_of(Role::Values);
-            if (values->is_text) {
-                if (a.type != NcType::Char)
-                    throw AggregationError(path, w, "text unique values for a numeric aggregation variable");
-                const auto& v = values->text[fi];
-                if (!v) f.kind = FragmentKind::Missing;
-                else f.kind = FragmentKind::Constant, f.constant = {static_cast<uint8_t>((*v)[0])};
-            } else if (values->raw[fi].empty()) {
-                f.kind = FragmentKind::Missing;  // a wholly missing fragment
-            } else {
-                f.kind = FragmentKind::Constant;
-                f.constant.resize(type_size(a.type));
-                if (convert_elements(*values->numeric_type, values->raw[fi].data(), a.type, f.constant.data(), 1,
-                                     a.fill.data()) != 0)
-                    a.warnings.push_back(f.where + ": unique value out of range of " + std::string(type_name(a.type)) +
-                                         "; reads as the fill value");
-            }
-            f.path = path;
-            a.fragments.push_back(std::move(f));
-            out.fragment_problems.push_back(problem);
-            continue;
-        }
-
-        // Candidate locations (versions), after substitution.
-        std::vector<std::pair<size_t, std::string>> candidates;
-        if (names) {
-            auto vs = text_versions(*names, names_l, fi);
-            for (size_t k = 0; k < vs.size(); ++k)
-                if (vs[k]) candidates.emplace_back(k, substitute(*vs[k], subs));
-        }
-        auto id_for = [&](size_t version) -> std::optional<std::string> {
-            if (!ids) return std::nullopt;
-            auto vs = text_versions(*ids, ids_l, fi);
-            if (ids_l == Layout::Scalar || ids_l == Layout::PerFragment) return vs[0];
-            return version < vs.size() ? vs[version] : std::nullopt;
-        };
-
-        if (candidates.empty()) {
-            if (g3) {
-                // No file: the address names a variable of this file; no address: missing data.
-                auto addr = ids && ids_l != Layout::Scalar ? id_for(0) : std::nullopt;
-                if (addr) {
-                    f.kind = FragmentKind::Self;
-                    f.path = paths.aggregation_file();
-                    f.variable = *addr;
-                    // CF group search starts in the group of the referring
-                    // variable - the address variable (CFA Ex. 3/4 keep both
-                    // it and the fragments in /aggregation).
-                    const std::string& ap = arrays.at(Role::Ids).path;
-                    const std::string group = ap.substr(0, ap.rfind('/'));
-                    if (addr->find('/') == std::string::npos && !group.empty())
-                        if (auto full = terms.find(group + "/" + *addr)) f.variable = *full;
-                } else {
-                    f.kind = FragmentKind::Missing;
-                    f.path = path;
-                }
-            } else {
-                // CF-1.13: uris may hold no missing values. Reading this fragment
-                // fails rather than silently filling (A8).
-                f.kind = FragmentKind::File;
-                f.path = path;
-                problem = "the fragment has no location (missing value in " + names->path + ")";
-            }
-            a.fragments.push_back(std::move(f));
-            out.fragment_problems.push_back(problem);
-            continue;
-        }
-
-        // A13: with several versions, the first whose local file exists wins;
-        // else the first that resolves locally; else the first.
-        std::vector<std::pair<size_t, ResolvedName>> resolved;
-        for (const auto& [k, name] : candidates) resolved.emplace_back(k, resolve_fragment_name(name, paths, uri_references));
-        size_t pick = 0;
-        if (resolved.size() > 1) {
-            bool found = false;
-            for (size_t c = 0; c < resolved.size() && !found; ++c)
-                if (resolved[c].second.problem.empty() && exists(resolved[c].second.path)) pick = c, found = true;
-            for (size_t c = 0; c < resolved.size() && !found; ++c)
-                if (resolved[c].second.problem.empty()) pick = c, found = true;
-        }
-        const auto& [version, chosen] = resolved[pick];
-        f.kind = FragmentKind::File;
-        f.path = chosen.path;
-        problem = chosen.problem;
-        auto id = id_for(version);
-        if (!id) {
-            if (g3) {  // CFA-0.6.2: a missing address makes the fragment missing
-                f.kind = FragmentKind::Missing;
-                f.path = path;
-                a.warnings.push_back(f.where + ": file given but no address: read as missing data");
-            } else if (problem.empty()) {
-                problem = "the fragment has no identifier (missing value in " + arrays.at(Role::Ids).path + ")";
-            }
-        } else {
-            f.variable = *id;
-        }
-        if (format && f.kind == FragmentKind::File && problem.empty()) {
-            auto fv = text_versions(*format, format_l, fi);
-            std::optional<std::string> fmt = format_l == Layout::Versions ? (version < fv.size() ? fv[version] : std::nullopt) : fv[0];
-            if (fmt && lower(*fmt) != "nc" && lower(*fmt) != "netcdf")
-                problem = "fragment format \"" + *fmt + "\" is not supported (only nc)";
-        }
+        f.where = st.base_where + " fragment " + index_text(idx);
+        std::string problem = fill_fragment(st, fi, f);
         a.fragments.push_back(std::move(f));
-        out.fragment_problems.push_back(problem);
+        st.out.fragment_problems.push_back(problem);
     }
-    return out;
+}
+
+CfAggregate parse_one(const std::string& path, const Dataset& file, const Variable& carrier, const TermFile& terms,
+                      const PathPolicy& paths, const AggregationLimits& limits) {
+    CfParse st{path, file, carrier, terms, paths, limits, carrier.name + ":aggregated_data"};
+    parse_master(st);
+    parse_term_list(st);
+    parse_size_rows(st);
+    derive_shape(st);
+    check_term_layouts(st);
+    build_fragments(st);
+    return std::move(st.out);
 }
 
 }  // namespace

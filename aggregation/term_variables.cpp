@@ -126,109 +126,103 @@ std::optional<std::string> TermFile::find(const std::string& name_in) const {
     return full;
 }
 
-TermArray TermFile::read(const std::string& full) const {
-    auto slash = full.rfind('/');
-    std::string group = slash == 0 ? "/" : full.substr(0, slash);
-    std::string var = full.substr(slash + 1);
-    auto fail = [&](const std::string& reason) -> SourceError { return SourceError(path_, "variable " + full + ": " + reason); };
+namespace {
 
-    std::lock_guard lock(netcdf_library_mutex());
-    int gid = ncid_;
-    if (group != "/" && nc_inq_grp_full_ncid(ncid_, group.c_str(), &gid) != NC_NOERR) throw fail("no such group");
-    int varid = -1;
-    if (nc_inq_varid(gid, var.c_str(), &varid) != NC_NOERR) throw fail("no such variable");
-    nc_type xtype = 0;
-    int ndims = 0;
-    if (int s = nc_inq_var(gid, varid, nullptr, &xtype, &ndims, nullptr, nullptr); s != NC_NOERR) throw fail(nc_message(s));
-    if (ndims < 0 || ndims > NC_MAX_VAR_DIMS) throw fail("bad number of dimensions");
-    std::vector<int> dimids(static_cast<size_t>(ndims));
-    if (ndims > 0)
-        if (int s = nc_inq_vardimid(gid, varid, dimids.data()); s != NC_NOERR) throw fail(nc_message(s));
+// One term variable being read (the netCDF library lock held): where it is, how to fail.
+struct TermVar {
+    const std::string& path;  // the aggregation file
+    const std::string& full;  // "/group/name"
+    int gid = -1, varid = -1;
+    SourceError fail(const std::string& reason) const { return SourceError(path, "variable " + full + ": " + reason); }
+};
 
-    TermArray out;
-    out.path = full;
+// Dimensions (names, lengths) and text attributes; the element count, bounded.
+uint64_t read_term_header(const TermVar& tv, const std::vector<int>& dimids, TermArray& out) {
     for (int id : dimids) {
         char name[NC_MAX_NAME + 1] = {};
         size_t len = 0;
-        if (int s = nc_inq_dim(gid, id, name, &len); s != NC_NOERR) throw fail(nc_message(s));
+        if (int s = nc_inq_dim(tv.gid, id, name, &len); s != NC_NOERR) throw tv.fail(nc_message(s));
         out.dims.push_back(name);
         out.shape.push_back(len);
     }
     int natts = 0;
-    nc_inq_varnatts(gid, varid, &natts);
+    nc_inq_varnatts(tv.gid, tv.varid, &natts);
     for (int i = 0; i < natts; ++i) {
         char name[NC_MAX_NAME + 1] = {};
-        if (nc_inq_attname(gid, varid, i, name) != NC_NOERR) continue;
-        if (auto t = text_att(gid, varid, name)) out.text_attributes.emplace_back(name, *t);
+        if (nc_inq_attname(tv.gid, tv.varid, i, name) != NC_NOERR) continue;
+        if (auto t = text_att(tv.gid, tv.varid, name)) out.text_attributes.emplace_back(name, *t);
     }
-
     uint64_t total = 1;
     for (uint64_t s : out.shape) {
-        if (s != 0 && total > kMaxTermElements / s) throw fail("too many elements for a term variable");
+        if (s != 0 && total > kMaxTermElements / s) throw tv.fail("too many elements for a term variable");
         total *= s;
     }
-    if (total > kMaxTermElements) throw fail("too many elements for a term variable");
+    if (total > kMaxTermElements) throw tv.fail("too many elements for a term variable");
+    return total;
+}
 
-    if (xtype == NC_STRING) {
-        out.is_text = true;
-        auto fill = text_att(gid, varid, "_FillValue");
-        auto missing = text_att(gid, varid, "missing_value");
-        std::vector<char*> values(total, nullptr);
-        if (total > 0)
-            if (int s = nc_get_var_string(gid, varid, values.data()); s != NC_NOERR) throw fail(nc_message(s));
-        out.text.reserve(total);
-        for (char* p : values) {
-            std::string v = p ? p : "";
-            bool masked = !p || v.empty() || (fill && v == *fill) || (missing && v == *missing);
-            out.text.push_back(masked ? std::nullopt : std::optional<std::string>(v));
-        }
-        if (total > 0) nc_free_string(total, values.data());
-        return out;
+// NC_STRING values; empty, _FillValue and missing_value strings are missing.
+void read_string_values(const TermVar& tv, uint64_t total, TermArray& out) {
+    out.is_text = true;
+    auto fill = text_att(tv.gid, tv.varid, "_FillValue");
+    auto missing = text_att(tv.gid, tv.varid, "missing_value");
+    std::vector<char*> values(total, nullptr);
+    if (total > 0)
+        if (int s = nc_get_var_string(tv.gid, tv.varid, values.data()); s != NC_NOERR) throw tv.fail(nc_message(s));
+    out.text.reserve(total);
+    for (char* p : values) {
+        std::string v = p ? p : "";
+        bool masked = !p || v.empty() || (fill && v == *fill) || (missing && v == *missing);
+        out.text.push_back(masked ? std::nullopt : std::optional<std::string>(v));
     }
-    if (xtype == NC_CHAR) {
-        // netCDF-3 storage: the last dimension is the string length.
-        out.is_text = true;
-        uint64_t width = 1;
-        if (!out.shape.empty()) {
-            width = out.shape.back();
-            out.shape.pop_back();
-            out.dims.pop_back();
-        }
-        std::optional<char> fill_char;
-        if (auto f = text_att(gid, varid, "_FillValue"); f && !f->empty()) fill_char = (*f)[0];
-        auto missing = text_att(gid, varid, "missing_value");
-        std::string bytes(total, '\0');
-        if (total > 0)
-            if (int s = nc_get_var_text(gid, varid, bytes.data()); s != NC_NOERR) throw fail(nc_message(s));
-        const uint64_t n = width == 0 ? 0 : total / width;
-        for (uint64_t i = 0; i < n; ++i) {
-            std::string v = unpad(bytes.substr(i * width, width), fill_char);
-            bool masked = v.empty() || (missing && v == unpad(*missing, fill_char));
-            out.text.push_back(masked ? std::nullopt : std::optional<std::string>(v));
-        }
-        if (width == 0)  // zero-width strings: every element missing
-            out.text.assign(out.size(), std::nullopt);
-        return out;
-    }
-    if (!is_classic_numeric(xtype)) throw fail("has a type (" + std::to_string(xtype) + ") a term variable cannot have");
+    if (total > 0) nc_free_string(total, values.data());
+}
 
+// NC_CHAR values, netCDF-3 storage: the last dimension is the string length.
+void read_char_values(const TermVar& tv, uint64_t total, TermArray& out) {
+    out.is_text = true;
+    uint64_t width = 1;
+    if (!out.shape.empty()) {
+        width = out.shape.back();
+        out.shape.pop_back();
+        out.dims.pop_back();
+    }
+    std::optional<char> fill_char;
+    if (auto f = text_att(tv.gid, tv.varid, "_FillValue"); f && !f->empty()) fill_char = (*f)[0];
+    auto missing = text_att(tv.gid, tv.varid, "missing_value");
+    std::string bytes(total, '\0');
+    if (total > 0)
+        if (int s = nc_get_var_text(tv.gid, tv.varid, bytes.data()); s != NC_NOERR) throw tv.fail(nc_message(s));
+    const uint64_t n = width == 0 ? 0 : total / width;
+    for (uint64_t i = 0; i < n; ++i) {
+        std::string v = unpad(bytes.substr(i * width, width), fill_char);
+        bool masked = v.empty() || (missing && v == unpad(*missing, fill_char));
+        out.text.push_back(masked ? std::nullopt : std::optional<std::string>(v));
+    }
+    if (width == 0)  // zero-width strings: every element missing
+        out.text.assign(out.size(), std::nullopt);
+}
+
+// Numeric values: raw bytes and, for integer types, exact integers; masked elements are empty.
+void read_numeric_values(const TermVar& tv, nc_type xtype, uint64_t total, TermArray& out) {
+    if (!is_classic_numeric(xtype)) throw tv.fail("has a type (" + std::to_string(xtype) + ") a term variable cannot have");
     const NcType type = static_cast<NcType>(xtype);
     out.numeric_type = type;
     const size_t esize = type_size(type);
     std::vector<uint8_t> bytes(total * esize);
     if (total > 0)
-        if (int s = nc_get_var(gid, varid, bytes.data()); s != NC_NOERR) throw fail(nc_message(s));
+        if (int s = nc_get_var(tv.gid, tv.varid, bytes.data()); s != NC_NOERR) throw tv.fail(nc_message(s));
     // Masking as netCDF4-python does: _FillValue, else the default fill; plus missing_value.
-    std::vector<double> masks = numeric_att(gid, varid, "_FillValue");
+    std::vector<double> masks = numeric_att(tv.gid, tv.varid, "_FillValue");
     if (masks.empty()) masks.push_back(default_fill_as_double(type));
-    for (double m : numeric_att(gid, varid, "missing_value")) masks.push_back(m);
+    for (double m : numeric_att(tv.gid, tv.varid, "missing_value")) masks.push_back(m);
     const bool integer = is_integer_type(type);
     std::vector<long long> ints;
     if (integer && total > 0) {
         ints.resize(total);
         // Exact for every integer type but uint64 beyond int64 (range error: masked below).
-        int s = nc_get_var_longlong(gid, varid, ints.data());
-        if (s != NC_NOERR && s != NC_ERANGE) throw fail(nc_message(s));
+        int s = nc_get_var_longlong(tv.gid, tv.varid, ints.data());
+        if (s != NC_NOERR && s != NC_ERANGE) throw tv.fail(nc_message(s));
     }
     for (uint64_t i = 0; i < total; ++i) {
         double v = element_as_double(type, bytes.data(), i);
@@ -244,6 +238,35 @@ TermArray TermFile::read(const std::string& full) const {
             out.integers.push_back(integer ? std::optional<int64_t>(ints[i]) : std::nullopt);
         }
     }
+}
+
+}  // namespace
+
+TermArray TermFile::read(const std::string& full) const {
+    auto slash = full.rfind('/');
+    std::string group = slash == 0 ? "/" : full.substr(0, slash);
+    std::string var = full.substr(slash + 1);
+    TermVar tv{path_, full};
+
+    std::lock_guard lock(netcdf_library_mutex());
+    tv.gid = ncid_;
+    if (group != "/" && nc_inq_grp_full_ncid(ncid_, group.c_str(), &tv.gid) != NC_NOERR) throw tv.fail("no such group");
+    if (nc_inq_varid(tv.gid, var.c_str(), &tv.varid) != NC_NOERR) throw tv.fail("no such variable");
+    nc_type xtype = 0;
+    int ndims = 0;
+    if (int s = nc_inq_var(tv.gid, tv.varid, nullptr, &xtype, &ndims, nullptr, nullptr); s != NC_NOERR)
+        throw tv.fail(nc_message(s));
+    if (ndims < 0 || ndims > NC_MAX_VAR_DIMS) throw tv.fail("bad number of dimensions");
+    std::vector<int> dimids(static_cast<size_t>(ndims));
+    if (ndims > 0)
+        if (int s = nc_inq_vardimid(tv.gid, tv.varid, dimids.data()); s != NC_NOERR) throw tv.fail(nc_message(s));
+
+    TermArray out;
+    out.path = full;
+    const uint64_t total = read_term_header(tv, dimids, out);
+    if (xtype == NC_STRING) read_string_values(tv, total, out);
+    else if (xtype == NC_CHAR) read_char_values(tv, total, out);
+    else read_numeric_values(tv, xtype, total, out);
     return out;
 }
 

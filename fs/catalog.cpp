@@ -382,26 +382,38 @@ bool Catalog::is_netcdf4(const std::string& path, const struct stat& st) {
     return hdf5;
 }
 
-std::vector<DirEntry> Catalog::list(const std::string& virtual_dir) {
-    std::string real_dir = join(root_, virtual_dir);
-    OpenResult dir = confined_->open(real_dir, O_RDONLY | O_DIRECTORY);
+namespace {
+
+// One directory entry as readdir gives it.
+struct RawEntry {
+    std::string name;
+    unsigned char type;
+};
+
+// The entries of real_dir (opened confined), without . and ..
+std::vector<RawEntry> read_directory(const ConfinedRoots& confined, const std::string& real_dir) {
+    OpenResult dir = confined.open(real_dir, O_RDONLY | O_DIRECTORY);
     if (!dir.fd) throw std::system_error(dir.error, std::generic_category(), real_dir + ": " + dir.reason);
     DIR* d = ::fdopendir(dir.fd.get());
     if (!d) throw std::system_error(errno, std::generic_category(), real_dir);
     dir.fd.release();  // closedir closes it
-    struct Raw {
-        std::string name;
-        unsigned char type;
-    };
-    std::vector<Raw> raw;
-    std::set<std::string> names;
+    std::vector<RawEntry> raw;
     while (dirent* de = ::readdir(d)) {
         std::string name = de->d_name;
         if (name == "." || name == "..") continue;
-        names.insert(name);
         raw.push_back({std::move(name), de->d_type});
     }
     ::closedir(d);
+    return raw;
+}
+
+}  // namespace
+
+std::vector<DirEntry> Catalog::list(const std::string& virtual_dir) {
+    std::string real_dir = join(root_, virtual_dir);
+    std::vector<RawEntry> raw = read_directory(*confined_, real_dir);
+    std::set<std::string> names;
+    for (const auto& r : raw) names.insert(r.name);
 
     std::vector<DirEntry> out;
     out.reserve(raw.size());

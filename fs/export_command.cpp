@@ -140,9 +140,8 @@ void write_all(int fd, const uint8_t* data, size_t n, const std::string& what) {
     }
 }
 
-}  // namespace
-
-int export_command(const std::vector<std::string>& args, const char* program) {
+// True (after printing the usage) when -h/--help is among the arguments.
+bool print_usage_if_asked(const std::vector<std::string>& args, const char* program) {
     for (const auto& a : args)
         if (a == "-h" || a == "--help") {
             std::printf("usage: %s export FILE [--format nc|ds|ncs] [--values raw|cf]\n"
@@ -156,11 +155,79 @@ int export_command(const std::vector<std::string>& args, const char* program) {
                         "rewrite=). Partition files may lie anywhere the caller can read unless\n"
                         "allow_root= narrows it.\n",
                         program);
-            return 0;
+            return true;
         }
-    std::string out_name = "standard output";
-    int out_fd = -1;
+    return false;
+}
+
+// FILE may be a name the mount would show: NAME.nc of NAME.nca, or a twin
+// NAME.ds/NAME.ncs/NAME.nc of a dataset file beside it. Returns the file to
+// read (and sets the format a twin name asks for); stem is NAME.
+std::string resolve_export_file(ExportArgs& a, std::string& stem) {
+    std::string file = a.file;
+    stem = file;
+    for (const char* suffix : {".nc", ".nca", ".ds", ".ncs"})
+        if (file.size() > std::strlen(suffix) && file.ends_with(suffix)) {
+            stem = file.substr(0, file.size() - std::strlen(suffix));
+            break;
+        }
+    struct stat st {};
+    if (::stat(file.c_str(), &st) == 0) return file;
+    std::string asked;
+    for (const char* v : {"nc", "ds", "ncs"})
+        if (file == stem + "." + v) asked = v;
+    for (const char* suffix : {".nc", ".nca", ".ds", ".ncs"}) {
+        std::string candidate = stem + suffix;
+        if (asked.empty() || candidate == file || ::stat(candidate.c_str(), &st) != 0) continue;
+        if (sniff_source_format(candidate) == SourceFormat::None) continue;
+        if (!a.format) a.format = asked;
+        return candidate;
+    }
+    return file;
+}
+
+// Where the bytes go: -o OUT (created, removed again on failure) or standard output.
+struct ExportOutput {
+    std::string name = "standard output";
+    int fd = -1;
     bool created = false;
+
+    void open(const ExportArgs& a) {
+        if (a.output && *a.output != "-") {
+            name = *a.output;
+            fd = ::open(name.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+            if (fd < 0) throw SourceError(name, std::string("cannot create: ") + std::strerror(errno));
+            created = true;
+        } else {
+            if (::isatty(1)) throw UsageError("export: standard output is a terminal; give -o OUT");
+            fd = 1;
+        }
+    }
+    void discard() {
+        if (!created) return;
+        if (fd >= 0) ::close(fd);
+        ::unlink(name.c_str());
+    }
+};
+
+// The view's bytes, block by block, to the output.
+void copy_view(const VirtualFile& view, const ExportOutput& out, ProgressMeter& meter) {
+    uint64_t total = view.size();
+    std::vector<uint8_t> buffer(static_cast<size_t>(std::min<uint64_t>(kBlock, std::max<uint64_t>(total, 1))));
+    for (uint64_t done = 0; done < total;) {
+        size_t n = static_cast<size_t>(std::min<uint64_t>(buffer.size(), total - done));
+        read_view(view, done, std::span<uint8_t>(buffer.data(), n));
+        write_all(out.fd, buffer.data(), n, out.name);
+        done += n;
+        meter.update(done, total);
+    }
+}
+
+}  // namespace
+
+int export_command(const std::vector<std::string>& args, const char* program) {
+    if (print_usage_if_asked(args, program)) return 0;
+    ExportOutput out;
     try {
         ExportArgs a = parse(args);
         // The caller reads with their own rights: no SOURCE tree to confine
@@ -168,30 +235,8 @@ int export_command(const std::vector<std::string>& args, const char* program) {
         std::vector<std::string> roots;
         if (a.view.extra_allowed_roots.empty()) roots.push_back("/");
         Backend backend = make_backend(a.view, roots);
-
-        // FILE may be a name the mount would show: NAME.nc of NAME.nca, or a
-        // twin NAME.ds/NAME.ncs/NAME.nc of a dataset file beside it.
-        std::string file = a.file;
-        std::string stem = file;
-        for (const char* suffix : {".nc", ".nca", ".ds", ".ncs"})
-            if (file.size() > std::strlen(suffix) && file.ends_with(suffix)) {
-                stem = file.substr(0, file.size() - std::strlen(suffix));
-                break;
-            }
-        struct stat st {};
-        if (::stat(file.c_str(), &st) != 0) {
-            std::string asked;
-            for (const char* v : {"nc", "ds", "ncs"})
-                if (file == stem + "." + v) asked = v;
-            for (const char* suffix : {".nc", ".nca", ".ds", ".ncs"}) {
-                std::string candidate = stem + suffix;
-                if (asked.empty() || candidate == file || ::stat(candidate.c_str(), &st) != 0) continue;
-                if (sniff_source_format(candidate) == SourceFormat::None) continue;
-                file = candidate;
-                if (!a.format) a.format = asked;
-                break;
-            }
-        }
+        std::string stem;
+        const std::string file = resolve_export_file(a, stem);
         auto slash = stem.rfind('/');
         std::string ncs_name = (slash == std::string::npos ? stem : stem.substr(slash + 1)) + ".ncs";
         bool aggregation = sniff_source_format(file) == SourceFormat::Netcdf &&
@@ -206,52 +251,25 @@ int export_command(const std::vector<std::string>& args, const char* program) {
         } else {
             view = std::make_shared<PlainFileView>(OpenFile::open(file));
         }
-
-        if (a.output && *a.output != "-") {
-            out_name = *a.output;
-            out_fd = ::open(out_name.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-            if (out_fd < 0) throw SourceError(out_name, std::string("cannot create: ") + std::strerror(errno));
-            created = true;
-        } else {
-            if (::isatty(1)) throw UsageError("export: standard output is a terminal; give -o OUT");
-            out_fd = 1;
-        }
-
+        out.open(a);
         ProgressMeter meter("export " + a.file, ProgressMeter::Unit::Bytes);
         auto report = [&](uint64_t done, uint64_t total) { meter.update(done, total); };
-        if (!view) {
-            // ncstream: streamed by the writer, which can also deflate; uncompressed
-            // it writes exactly the bytes of the .ncs view.
-            ncstream::export_ncstream(*dataset, out_fd, a.deflate, report, ncs_name);
-        } else {
-            uint64_t total = view->size();
-            std::vector<uint8_t> buffer(static_cast<size_t>(std::min<uint64_t>(kBlock, std::max<uint64_t>(total, 1))));
-            for (uint64_t done = 0; done < total;) {
-                size_t n = static_cast<size_t>(std::min<uint64_t>(buffer.size(), total - done));
-                read_view(*view, done, std::span<uint8_t>(buffer.data(), n));
-                write_all(out_fd, buffer.data(), n, out_name);
-                done += n;
-                report(done, total);
-            }
-        }
-        if (created && ::close(out_fd) != 0) {
-            out_fd = -1;
-            throw SourceError(out_name, std::string("close failed: ") + std::strerror(errno));
+        // ncstream: streamed by the writer, which can also deflate; uncompressed
+        // it writes exactly the bytes of the .ncs view.
+        if (!view) ncstream::export_ncstream(*dataset, out.fd, a.deflate, report, ncs_name);
+        else copy_view(*view, out, meter);
+        if (out.created && ::close(out.fd) != 0) {
+            out.fd = -1;
+            throw SourceError(out.name, std::string("close failed: ") + std::strerror(errno));
         }
         return 0;
     } catch (const UsageError& e) {
         std::fprintf(stderr, "%s: %s\n", program, e.what());
-        if (created) {
-            ::close(out_fd);
-            ::unlink(out_name.c_str());
-        }
+        out.discard();
         return 2;
     } catch (const std::exception& e) {
         std::fprintf(stderr, "%s: export failed: %s\n", program, e.what());
-        if (created) {
-            if (out_fd >= 0) ::close(out_fd);
-            ::unlink(out_name.c_str());
-        }
+        out.discard();
         return 1;
     }
 }

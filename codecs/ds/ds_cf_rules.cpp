@@ -226,20 +226,12 @@ NcType numpy_scalar_promotion(NcType array, const TypedValue& scalar) {
     return nc_of(promote(a, min_scalar_type(scalar)));
 }
 
-CfRules cf_rules_for(const Variable& v) {
-    CfRules r;
-    r.stored = v.type;
-    r.viewed = v.type;
-    r.out = v.type;
-    r.is_char = v.type == NcType::Char;
-    if (r.is_char) {
-        if (auto f = safe_cast_attribute(v, "_FillValue")) r.fill = f->front();
-        else r.fill = TypedValue{NcType::Char, {}};  // default fill '\0'
-        return r;
-    }
-    // netCDF4-python 1.6.2 (Debian 12, the suite's reference) tests the
-    // attribute's truth value: any non-empty text (even "false") or a
-    // non-zero number. Later releases accept only "true"/"True".
+namespace {
+
+// netCDF4-python 1.6.2 (Debian 12, the suite's reference) tests the
+// attribute's truth value: any non-empty text (even "false") or a
+// non-zero number. Later releases accept only "true"/"True".
+bool unsigned_attribute_set(const Variable& v) {
     bool is_unsigned = false;
     if (const Attribute* u = v.find_attribute("_Unsigned")) {
         if (u->type == NcType::Char) {
@@ -248,13 +240,15 @@ CfRules cf_rules_for(const Variable& v) {
             is_unsigned = u->as_double() != 0;
         }
     }
-    const bool unsigned_view = is_unsigned && is_integer_type(v.type) && !is_unsigned_type(v.type);
-    if (unsigned_view) r.viewed = unsigned_of(v.type);
+    return is_unsigned;
+}
+
+// missing_value, _FillValue (or the default fill) and the valid range, in the viewed type.
+void set_masking_rules(const Variable& v, bool unsigned_view, CfRules& r) {
     auto reinterpret = [&](TypedValue t) {
         t.type = r.viewed;  // same bytes, unsigned type
         return t;
     };
-
     if (auto mv = safe_cast_attribute(v, "missing_value")) {
         for (const auto& m : *mv) {
             if (is_nan_value(m)) r.missing_nan = true;
@@ -279,12 +273,15 @@ CfRules cf_rules_for(const Variable& v) {
         if (auto a = safe_cast_attribute(v, "valid_min")) r.valid_min = exact(v.type, a->front().bytes.data());
         if (auto a = safe_cast_attribute(v, "valid_max")) r.valid_max = exact(v.type, a->front().bytes.data());
     }
+}
 
+// scale_factor/add_offset: which operation, and the types numpy promotes to.
+void set_scaling_rules(const Variable& v, CfRules& r) {
     bool has_sf = false, has_ao = false, valid = true;
     auto sf = scalar_attribute(v, "scale_factor", has_sf, valid);
     auto ao = scalar_attribute(v, "add_offset", has_ao, valid);
     r.out = r.viewed;
-    if (!valid) return r;
+    if (!valid) return;
     auto value_of = [](const TypedValue& t) { return exact(t.type, t.bytes.data()); };
     if (has_sf && has_ao) {
         r.scale_factor = *sf, r.add_offset = *ao;
@@ -307,6 +304,25 @@ CfRules cf_rules_for(const Variable& v) {
         r.after_multiply = r.viewed;
         r.out = numpy_scalar_promotion(r.viewed, *ao);
     }
+}
+
+}  // namespace
+
+CfRules cf_rules_for(const Variable& v) {
+    CfRules r;
+    r.stored = v.type;
+    r.viewed = v.type;
+    r.out = v.type;
+    r.is_char = v.type == NcType::Char;
+    if (r.is_char) {
+        if (auto f = safe_cast_attribute(v, "_FillValue")) r.fill = f->front();
+        else r.fill = TypedValue{NcType::Char, {}};  // default fill '\0'
+        return r;
+    }
+    const bool unsigned_view = unsigned_attribute_set(v) && is_integer_type(v.type) && !is_unsigned_type(v.type);
+    if (unsigned_view) r.viewed = unsigned_of(v.type);
+    set_masking_rules(v, unsigned_view, r);
+    set_scaling_rules(v, r);
     return r;
 }
 

@@ -119,15 +119,8 @@ struct ParsedVariable {
     std::vector<std::pair<std::string, Json>> attributes;
 };
 
-std::optional<ParsedVariable> parse_variable(const Context& c, const std::string& key, const Json& meta,
-                                             bool experimental, uint64_t body_size) {
-    const std::string where = "variable \"" + key + "\"";
-    if (!meta.is_object()) c.fail(where, "expected an object");
-    ParsedVariable v;
-    v.name = unescape_name(key);
-    // Metadata-only variables (no data described) are skipped, as ds-format does.
-    if (!meta.contains(".type") || !meta.contains(".offset") || !meta.contains(".len") || !meta.contains(".size"))
-        return std::nullopt;
+// .type (with .dsize in the experimental layout) -> the ds type.
+DsType parse_variable_type(const Context& c, const std::string& where, const Json& meta, bool experimental) {
     const Json& type = meta[".type"];
     if (!type.is_string()) c.fail(where + ".type", "expected a type name, found " + python_json_dumps(type));
     const std::string tname = type.get<std::string>();
@@ -142,8 +135,12 @@ std::optional<ParsedVariable> parse_variable(const Context& c, const std::string
         t = ds_type_from_name(tname);
         if (!t) c.fail(where + ".type", "unknown type '" + tname + "'");
     }
-    v.type = *t;
+    return *t;
+}
 
+// .size and .dims, which must agree (nullopt size: an empty variable).
+void parse_variable_shape(const Context& c, const std::string& where, const Json& meta, bool experimental,
+                          ParsedVariable& v) {
     const Json& size = meta[".size"];
     if (size.is_array()) {
         if (size.size() > kMaxRank) c.fail(where + ".size", "rank " + std::to_string(size.size()) + " is absurd");
@@ -159,7 +156,6 @@ std::optional<ParsedVariable> parse_variable(const Context& c, const std::string
     } else {
         c.fail(where + ".size", "expected a list of lengths or null, found " + python_json_dumps(size));
     }
-
     if (meta.contains(".dims")) {
         const Json& dims = meta[".dims"];
         if (!dims.is_array()) c.fail(where + ".dims", "expected a list of names");
@@ -173,15 +169,17 @@ std::optional<ParsedVariable> parse_variable(const Context& c, const std::string
         c.fail(where, std::to_string(v.dims.size()) + " dimension names for " + std::to_string(v.size->size()) +
                           " lengths");
     if (!v.size && !v.dims.empty()) c.fail(where, "empty variable (.size null) with dimensions");
+}
 
+// .offset/.len inside the body; the element count, with overflow and plausibility checks.
+void parse_variable_block(const Context& c, const std::string& where, const Json& meta, uint64_t body_size,
+                          ParsedVariable& v) {
     v.offset = non_negative_integer(c, meta[".offset"], where + ".offset");
     v.len = non_negative_integer(c, meta[".len"], where + ".len");
     if (v.offset > body_size || v.len > body_size - v.offset)
         c.fail(where, "block [" + std::to_string(v.offset) + ", +" + std::to_string(v.len) +
                           ") extends past the end of the data (" + std::to_string(body_size) + " bytes)");
-
-    // Element count, with overflow and plausibility checks: every element
-    // takes at least one bit of the block (mask, bool bit, value, length word).
+    // Every element takes at least one bit of the block (mask, bool bit, value, length word).
     v.elements = 0;
     if (v.size && std::find(v.size->begin(), v.size->end(), 0) == v.size->end()) {
         uint64_t n = 1;
@@ -190,7 +188,10 @@ std::optional<ParsedVariable> parse_variable(const Context& c, const std::string
                 c.fail(where + ".size", "size does not fit in the block of " + std::to_string(v.len) + " bytes");
         v.elements = n;
     }
+}
 
+// .missing and .endian (required for multi-byte values).
+void parse_variable_encoding(const Context& c, const std::string& where, const Json& meta, ParsedVariable& v) {
     if (meta.contains(".missing")) {
         const Json& m = meta[".missing"];
         if (!m.is_boolean()) c.fail(where + ".missing", "expected true or false");
@@ -205,6 +206,21 @@ std::optional<ParsedVariable> parse_variable(const Context& c, const std::string
     } else if (needs_order) {
         c.fail(where, "no .endian for multi-byte values");
     }
+}
+
+std::optional<ParsedVariable> parse_variable(const Context& c, const std::string& key, const Json& meta,
+                                             bool experimental, uint64_t body_size) {
+    const std::string where = "variable \"" + key + "\"";
+    if (!meta.is_object()) c.fail(where, "expected an object");
+    ParsedVariable v;
+    v.name = unescape_name(key);
+    // Metadata-only variables (no data described) are skipped, as ds-format does.
+    if (!meta.contains(".type") || !meta.contains(".offset") || !meta.contains(".len") || !meta.contains(".size"))
+        return std::nullopt;
+    v.type = parse_variable_type(c, where, meta, experimental);
+    parse_variable_shape(c, where, meta, experimental, v);
+    parse_variable_block(c, where, meta, body_size, v);
+    parse_variable_encoding(c, where, meta, v);
     for (const auto& [k, val] : meta.items())
         if (k.empty() || k[0] != '.') v.attributes.emplace_back(k, val);
     return v;
@@ -248,6 +264,125 @@ bool has_ds_signature(std::span<const uint8_t> b) {
 
 Dataset open_ds_dataset(const std::string& path) { return open_ds_dataset(OpenFile::open(path)); }
 
+namespace {
+
+// The header's entries: global attributes (".") and the variables that describe data.
+std::vector<ParsedVariable> parse_header_entries(const Context& c, const Json& header, const HeaderLine& h,
+                                                 uint64_t body_size, Dataset& d) {
+    std::vector<ParsedVariable> parsed;
+    for (const auto& [key, value] : header.items()) {
+        if (key == ".") {
+            if (!value.is_object()) c.fail("\".\"", "global attributes are not an object");
+            for (const auto& [an, av] : value.items())
+                if (auto a = json_to_attribute(an, av)) d.attributes.push_back(std::move(*a));
+            continue;
+        }
+        if (!key.empty() && key[0] == '.') continue;  // reserved keys
+        if (auto v = parse_variable(c, key, value, h.experimental, body_size)) parsed.push_back(std::move(*v));
+    }
+    return parsed;
+}
+
+// Dimensions: first use defines the length; later uses must agree.
+std::map<std::string, size_t> define_dimensions(const Context& c, const std::vector<ParsedVariable>& parsed, Dataset& d) {
+    std::map<std::string, size_t> dim_index;
+    for (const auto& v : parsed) {
+        if (!v.size) continue;
+        for (size_t i = 0; i < v.dims.size(); ++i) {
+            auto [it, inserted] = dim_index.emplace(v.dims[i], d.dimensions.size());
+            if (inserted) {
+                d.dimensions.push_back(Dimension{v.dims[i], (*v.size)[i], false});
+            } else if (d.dimensions[it->second].length != (*v.size)[i]) {
+                c.fail("variable \"" + v.name + "\".size",
+                       "dimension " + v.dims[i] + " has length " + std::to_string((*v.size)[i]) + " here but " +
+                           std::to_string(d.dimensions[it->second].length) + " in an earlier variable");
+            }
+        }
+    }
+    return dim_index;
+}
+
+// The variable's attributes; its fill value (a default one when masked or empty and none is given).
+std::optional<Attribute> variable_attributes(const ParsedVariable& v, Variable& var) {
+    std::optional<Attribute> fill;
+    for (const auto& [an, av] : v.attributes) {
+        if (an == "_FillValue") {
+            fill = fill_attribute_for(var.type, av);
+            if (fill) var.attributes.push_back(*fill);
+            continue;
+        }
+        if (auto a = json_to_attribute(an, av)) var.attributes.push_back(std::move(*a));
+    }
+    if ((v.missing || !v.size) && !fill) {
+        Attribute a{"_FillValue", var.type, std::vector<uint8_t>(type_size(var.type))};
+        const auto b = default_fill_native(var.type);
+        std::memcpy(a.values.data(), b.data(), a.values.size());
+        var.attributes.push_back(a);
+        fill = a;
+    }
+    return fill;
+}
+
+// Where and how the variable's block is read.
+DsBlockInfo block_info(const HeaderLine& h, const ParsedVariable& v, NcType type, const std::optional<Attribute>& fill) {
+    DsBlockInfo info;
+    info.variable = v.name;
+    info.type = v.type;
+    info.ds_shape = v.size.value_or(std::vector<uint64_t>{});
+    info.elements = v.elements;
+    info.little_endian = v.little_endian;
+    info.has_mask = v.missing && v.elements > 0;
+    info.block_offset = h.body_start + v.offset;
+    info.block_length = v.len;
+    std::memcpy(info.fill.data(), fill ? fill->values.data() : default_fill_native(type).data(), type_size(type));
+    if (!v.size) {
+        // A masked scalar: one element, all fill; a mask of one set bit
+        // is implied, no bytes are read.
+        info.ds_shape = {};
+        info.elements = 1;
+        info.has_mask = false;
+    }
+    return info;
+}
+
+// One presented variable; strings gain a NAME_strlen dimension as long as the longest string.
+Variable make_variable(const std::shared_ptr<const OpenFile>& file, const HeaderLine& h, const ParsedVariable& v,
+                       Dataset& d, std::map<std::string, size_t>& dim_index) {
+    Variable var;
+    var.name = v.name;
+    var.type = nc_type_for(v.type);
+    for (const auto& dn : v.dims) var.dimids.push_back(dim_index.at(dn));
+    const std::optional<Attribute> fill = variable_attributes(v, var);
+    const bool empty_variable = !v.size;
+    DsBlockInfo info = block_info(h, v, var.type, fill);
+    if (is_string_type(v.type)) {
+        info.string_length = 1;
+        if (!empty_variable) {
+            // Learn the longest string first (a scan of the length words).
+            DsArraySource probe(file, info);
+            info.string_length = std::max<uint64_t>(1, probe.longest_string());
+        }
+        std::string dim_name = v.name + "_strlen";
+        while (dim_index.count(dim_name)) dim_name += "_";
+        dim_index.emplace(dim_name, d.dimensions.size());
+        d.dimensions.push_back(Dimension{dim_name, info.string_length, false});
+        var.dimids.push_back(d.dimensions.size() - 1);
+    }
+    if (empty_variable) {
+        std::vector<uint64_t> shape;
+        if (is_string_type(v.type)) shape.push_back(info.string_length);
+        // Every element the fill value: how ds-format stores a masked scalar.
+        var.source = std::make_shared<ConstantSource>(
+            var.type, shape, std::vector<uint8_t>(info.fill.begin(), info.fill.begin() + type_size(var.type)),
+            "ds fill");
+    } else {
+        var.source = std::make_shared<DsArraySource>(file, info);
+    }
+    return var;
+}
+
+}  // namespace
+
 Dataset open_ds_dataset(std::shared_ptr<const OpenFile> file) {
     const std::string& path = file->path();
     const HeaderLine h = read_header_line(*file);
@@ -263,99 +398,9 @@ Dataset open_ds_dataset(std::shared_ptr<const OpenFile> file) {
 
     Dataset d;
     d.origin = path;
-    std::vector<ParsedVariable> parsed;
-    for (const auto& [key, value] : header.items()) {
-        if (key == ".") {
-            if (!value.is_object()) c.fail("\".\"", "global attributes are not an object");
-            for (const auto& [an, av] : value.items())
-                if (auto a = json_to_attribute(an, av)) d.attributes.push_back(std::move(*a));
-            continue;
-        }
-        if (!key.empty() && key[0] == '.') continue;  // reserved keys
-        if (auto v = parse_variable(c, key, value, h.experimental, body_size)) parsed.push_back(std::move(*v));
-    }
-
-    // Dimensions: first use defines the length; later uses must agree.
-    std::map<std::string, size_t> dim_index;
-    for (const auto& v : parsed) {
-        if (!v.size) continue;
-        for (size_t i = 0; i < v.dims.size(); ++i) {
-            auto [it, inserted] = dim_index.emplace(v.dims[i], d.dimensions.size());
-            if (inserted) {
-                d.dimensions.push_back(Dimension{v.dims[i], (*v.size)[i], false});
-            } else if (d.dimensions[it->second].length != (*v.size)[i]) {
-                c.fail("variable \"" + v.name + "\".size",
-                       "dimension " + v.dims[i] + " has length " + std::to_string((*v.size)[i]) + " here but " +
-                           std::to_string(d.dimensions[it->second].length) + " in an earlier variable");
-            }
-        }
-    }
-
-    for (auto& v : parsed) {
-        Variable var;
-        var.name = v.name;
-        var.type = nc_type_for(v.type);
-        for (const auto& dn : v.dims) var.dimids.push_back(dim_index.at(dn));
-        std::optional<Attribute> fill;
-        for (const auto& [an, av] : v.attributes) {
-            if (an == "_FillValue") {
-                fill = fill_attribute_for(var.type, av);
-                if (fill) var.attributes.push_back(*fill);
-                continue;
-            }
-            if (auto a = json_to_attribute(an, av)) var.attributes.push_back(std::move(*a));
-        }
-        const bool empty_variable = !v.size;
-        if ((v.missing || empty_variable) && !fill) {
-            Attribute a{"_FillValue", var.type, std::vector<uint8_t>(type_size(var.type))};
-            const auto b = default_fill_native(var.type);
-            std::memcpy(a.values.data(), b.data(), a.values.size());
-            var.attributes.push_back(a);
-            fill = a;
-        }
-        DsBlockInfo info;
-        info.variable = v.name;
-        info.type = v.type;
-        info.ds_shape = v.size.value_or(std::vector<uint64_t>{});
-        info.elements = v.elements;
-        info.little_endian = v.little_endian;
-        info.has_mask = v.missing && v.elements > 0;
-        info.block_offset = h.body_start + v.offset;
-        info.block_length = v.len;
-        std::memcpy(info.fill.data(), fill ? fill->values.data() : default_fill_native(var.type).data(),
-                    type_size(var.type));
-        if (empty_variable) {
-            // A masked scalar: one element, all fill; a mask of one set bit
-            // is implied, no bytes are read.
-            info.ds_shape = {};
-            info.elements = 1;
-            info.has_mask = false;
-        }
-        if (is_string_type(v.type)) {
-            info.string_length = 1;
-            if (!empty_variable) {
-                // Learn the longest string first (a scan of the length words).
-                DsArraySource probe(file, info);
-                info.string_length = std::max<uint64_t>(1, probe.longest_string());
-            }
-            std::string dim_name = v.name + "_strlen";
-            while (dim_index.count(dim_name)) dim_name += "_";
-            dim_index.emplace(dim_name, d.dimensions.size());
-            d.dimensions.push_back(Dimension{dim_name, info.string_length, false});
-            var.dimids.push_back(d.dimensions.size() - 1);
-        }
-        if (empty_variable) {
-            std::vector<uint64_t> shape;
-            if (is_string_type(v.type)) shape.push_back(info.string_length);
-            // Every element the fill value: how ds-format stores a masked scalar.
-            var.source = std::make_shared<ConstantSource>(
-                var.type, shape, std::vector<uint8_t>(info.fill.begin(), info.fill.begin() + type_size(var.type)),
-                "ds fill");
-        } else {
-            var.source = std::make_shared<DsArraySource>(file, info);
-        }
-        d.variables.push_back(std::move(var));
-    }
+    const std::vector<ParsedVariable> parsed = parse_header_entries(c, header, h, body_size, d);
+    std::map<std::string, size_t> dim_index = define_dimensions(c, parsed, d);
+    for (const auto& v : parsed) d.variables.push_back(make_variable(file, h, v, d, dim_index));
     return d;
 }
 

@@ -141,6 +141,76 @@ std::string unique_name(const std::string& base, const std::set<std::string>& ta
     }
 }
 
+// A variable's shape: its dimensions found in the group (lengths must agree),
+// private or anonymous ones added as dimensions of their own.
+void decode_variable_shape(const pb::Variable& pv, VarInfo& v, Model& m, std::set<std::string>& dim_names,
+                           const Cursor& c, uint64_t at, const std::string& what) {
+    for (int k = 0; k < pv.shape_size(); ++k) {
+        const pb::Dimension& sd = pv.shape(k);
+        if (sd.isvlen()) throw c.error(at, what + ": vlen dimensions are not supported");
+        std::optional<size_t> id;
+        if (!sd.name().empty() && !sd.isprivate())
+            for (size_t i = 0; i < m.dims.size(); ++i)
+                if (m.dims[i].name == sd.name()) id = i;
+        if (id) {
+            if (sd.has_length() && sd.length() != m.dims[*id].length)
+                throw c.error(at, what + ": dimension " + sd.name() + " has length " + std::to_string(sd.length()) +
+                                      " but the group declares " + std::to_string(m.dims[*id].length));
+        } else {
+            // A private or anonymous dimension: give it a dimension of its own.
+            std::string name =
+                unique_name(sd.name().empty() ? v.name + "_dim" + std::to_string(k) : sd.name(), dim_names);
+            dim_names.insert(name);
+            m.dims.push_back(Dimension{name, sd.length(), false});
+            id = m.dims.size() - 1;
+        }
+        v.dimids.push_back(*id);
+        v.shape.push_back(m.dims[*id].length);
+    }
+}
+
+// One header variable: type, shape, attributes and any immediate data.
+VarInfo decode_variable(const pb::Variable& pv, Model& m, std::set<std::string>& dim_names, const Cursor& c,
+                        uint64_t at, const ReaderOptions& options) {
+    VarInfo v;
+    v.name = pv.name();
+    const std::string what = "variable " + v.name;
+    if (m.var_index.count(v.name)) throw c.error(at, what + " declared twice");
+    v.unsigned_flag = pv.unsigned_();
+    if (pv.datatype() == pb::STRING) {
+        v.is_string = true;
+    } else if (auto t = nc_type_from_pb(pv.datatype(), pv.unsigned_())) {
+        v.type = *t;
+    } else {
+        throw c.error(at, what + ": type " + pb::DataType_Name(pv.datatype()) + " is not supported");
+    }
+    decode_variable_shape(pv, v, m, dim_names, c, at, what);
+    v.elements = checked_product(v.shape, v.is_string ? 1 : type_size(v.type), c, at, what);
+    if (v.is_string) {
+        // The values are held as std::strings until the char array is built:
+        // the limit covers those objects too, before they are allocated.
+        if (v.elements > options.max_string_variable_bytes / sizeof(std::string))
+            throw c.error(at, what + ": STRING variable of " + std::to_string(v.elements) +
+                                  " values is too large to hold in memory");
+        v.strings.resize(v.elements);
+    }
+    for (const auto& a : pv.atts()) v.attributes.push_back(decode_attribute(a, c.path(), at));
+    if (pv.has_data() && !v.is_string) {
+        const uint64_t raw = v.elements * type_size(v.type);
+        if (pv.data().size() != raw)
+            throw c.error(at, what + ": immediate data of " + std::to_string(pv.data().size()) + " bytes, expected " +
+                                  std::to_string(raw));
+        StoredPiece p;
+        p.start.assign(v.shape.size(), 0);
+        p.count = v.shape;
+        p.raw_length = raw;
+        p.message_offset = at;
+        p.immediate = std::make_shared<const std::vector<uint8_t>>(pv.data().begin(), pv.data().end());
+        v.pieces.push_back(std::move(p));
+    }
+    return v;
+}
+
 Model decode_header(const pb::Header& h, const Cursor& c, uint64_t at, const ReaderOptions& options) {
     const pb::Group& root = h.root();
     if (root.groups_size() > 0) throw c.error(at, "nested groups are not supported (classic data model)");
@@ -161,66 +231,8 @@ Model decode_header(const pb::Header& h, const Cursor& c, uint64_t at, const Rea
         m.dims.push_back(Dimension{name, d.length(), unlimited});
     }
     for (const auto& a : root.atts()) m.attributes.push_back(decode_attribute(a, c.path(), at));
-
     for (const pb::Variable& pv : root.vars()) {
-        VarInfo v;
-        v.name = pv.name();
-        const std::string what = "variable " + v.name;
-        if (m.var_index.count(v.name)) throw c.error(at, what + " declared twice");
-        v.unsigned_flag = pv.unsigned_();
-        if (pv.datatype() == pb::STRING) {
-            v.is_string = true;
-        } else if (auto t = nc_type_from_pb(pv.datatype(), pv.unsigned_())) {
-            v.type = *t;
-        } else {
-            throw c.error(at, what + ": type " + pb::DataType_Name(pv.datatype()) + " is not supported");
-        }
-        for (int k = 0; k < pv.shape_size(); ++k) {
-            const pb::Dimension& sd = pv.shape(k);
-            if (sd.isvlen()) throw c.error(at, what + ": vlen dimensions are not supported");
-            std::optional<size_t> id;
-            if (!sd.name().empty() && !sd.isprivate())
-                for (size_t i = 0; i < m.dims.size(); ++i)
-                    if (m.dims[i].name == sd.name()) id = i;
-            if (id) {
-                if (sd.has_length() && sd.length() != m.dims[*id].length)
-                    throw c.error(at, what + ": dimension " + sd.name() + " has length " +
-                                          std::to_string(sd.length()) + " but the group declares " +
-                                          std::to_string(m.dims[*id].length));
-            } else {
-                // A private or anonymous dimension: give it a dimension of its own.
-                std::string name = unique_name(sd.name().empty() ? v.name + "_dim" + std::to_string(k) : sd.name(),
-                                               dim_names);
-                dim_names.insert(name);
-                m.dims.push_back(Dimension{name, sd.length(), false});
-                id = m.dims.size() - 1;
-            }
-            v.dimids.push_back(*id);
-            v.shape.push_back(m.dims[*id].length);
-        }
-        v.elements = checked_product(v.shape, v.is_string ? 1 : type_size(v.type), c, at, what);
-        if (v.is_string) {
-            // The values are held as std::strings until the char array is built:
-            // the limit covers those objects too, before they are allocated.
-            if (v.elements > options.max_string_variable_bytes / sizeof(std::string))
-                throw c.error(at, what + ": STRING variable of " + std::to_string(v.elements) +
-                                      " values is too large to hold in memory");
-            v.strings.resize(v.elements);
-        }
-        for (const auto& a : pv.atts()) v.attributes.push_back(decode_attribute(a, c.path(), at));
-        if (pv.has_data() && !v.is_string) {
-            const uint64_t raw = v.elements * type_size(v.type);
-            if (pv.data().size() != raw)
-                throw c.error(at, what + ": immediate data of " + std::to_string(pv.data().size()) +
-                                      " bytes, expected " + std::to_string(raw));
-            StoredPiece p;
-            p.start.assign(v.shape.size(), 0);
-            p.count = v.shape;
-            p.raw_length = raw;
-            p.message_offset = at;
-            p.immediate = std::make_shared<const std::vector<uint8_t>>(pv.data().begin(), pv.data().end());
-            v.pieces.push_back(std::move(p));
-        }
+        VarInfo v = decode_variable(pv, m, dim_names, c, at, options);
         m.var_index[v.name] = m.vars.size();
         m.vars.push_back(std::move(v));
     }
@@ -238,6 +250,85 @@ Msg parse_message(Cursor& c, uint64_t at, const char* what) {
     return msg;
 }
 
+// The data message's section (the whole variable when absent): no vlen, no stride, inside the shape.
+void data_section(const pb::Data& d, const VarInfo& v, const Cursor& c, uint64_t at, const std::string& what,
+                  std::vector<uint64_t>& start, std::vector<uint64_t>& count) {
+    const size_t rank = v.shape.size();
+    start.assign(rank, 0);
+    count = v.shape;
+    if (!d.has_section()) return;
+    if (static_cast<size_t>(d.section().range_size()) != rank)
+        throw c.error(at, what + ": section of rank " + std::to_string(d.section().range_size()) +
+                              " for a variable of rank " + std::to_string(rank));
+    for (size_t k = 0; k < rank; ++k) {
+        const pb::Range& r = d.section().range(static_cast<int>(k));
+        if (r.size() == kVlenSize) throw c.error(at, what + ": vlen section is not supported");
+        const uint64_t stride = r.has_stride() && r.stride() != 0 ? r.stride() : 1;
+        if (stride != 1 && r.size() > 1) throw c.error(at, what + ": strided sections are not supported");
+        if (r.start() > v.shape[k] || r.size() > v.shape[k] - r.start())
+            throw c.error(at, what + ": range [" + std::to_string(r.start()) + ", +" + std::to_string(r.size()) +
+                                  ") outside dimension of length " + std::to_string(v.shape[k]));
+        start[k] = r.start();
+        count[k] = r.size();
+    }
+}
+
+// STRING payload: a count, then length-prefixed strings in C order over the section (memory bounded).
+void read_string_payload(Cursor& c, VarInfo& v, const std::string& what, const std::vector<uint64_t>& start,
+                         const std::vector<uint64_t>& count, uint64_t elements, const ReaderOptions& options) {
+    const size_t rank = v.shape.size();
+    const uint64_t payload_at = c.pos();
+    const uint64_t n = c.read_varint(what + ": string count");
+    if (n != elements)
+        throw c.error(payload_at, what + ": " + std::to_string(n) + " strings for a section of " +
+                                      std::to_string(elements) + " elements");
+    std::vector<uint64_t> idx = start;
+    for (uint64_t i = 0; i < n; ++i) {
+        const uint64_t len = c.read_varint(what + ": string length");
+        if (len > options.max_string_variable_bytes - std::min(v.string_bytes, options.max_string_variable_bytes))
+            throw c.error(c.pos(), what + ": string data exceeds the in-memory limit");
+        uint64_t lin = 0;
+        for (size_t k = 0; k < rank; ++k) lin = lin * v.shape[k] + idx[k];
+        v.string_bytes += len;
+        v.strings[lin] = c.read_string(len, what + ": string");
+        for (size_t k = rank; k-- > 0;) {
+            if (++idx[k] < start[k] + count[k]) break;
+            idx[k] = start[k];
+        }
+    }
+}
+
+// Numeric payload: recorded as a piece (offset, length, byte order, deflate) and skipped.
+void read_numeric_payload(Cursor& c, uint64_t at, const pb::Data& d, VarInfo& v, const std::string& what,
+                          std::vector<uint64_t> start, std::vector<uint64_t> count, uint64_t elements) {
+    const uint64_t es = type_size(v.type);
+    const uint64_t raw = elements * es;
+    const uint64_t length_at = c.pos();
+    const uint64_t stored = c.read_varint(what + ": payload length");
+    c.need(stored, what + ": payload");
+    StoredPiece p;
+    p.start = std::move(start);
+    p.count = std::move(count);
+    p.file_offset = c.pos();
+    p.stored_length = stored;
+    p.raw_length = raw;
+    p.message_offset = at;
+    // Notes 3.5: 4.x writers always wrote big-endian, whatever the flag says.
+    p.big_endian = d.version() < 3 ? true : (d.has_bigend() ? d.bigend() : false);
+    if (d.compress() == pb::DEFLATE) {
+        if (d.has_uncompressedsize() && d.uncompressedsize() != raw)
+            throw c.error(at, what + ": uncompressedSize " + std::to_string(d.uncompressedsize()) +
+                                  " but the section holds " + std::to_string(raw) + " bytes");
+        if (raw > 0 && stored == 0) throw c.error(length_at, what + ": empty deflated payload");
+        p.deflated = raw > 0;
+    } else if (stored != raw) {
+        throw c.error(length_at, what + ": payload of " + std::to_string(stored) + " bytes, the section holds " +
+                                     std::to_string(raw));
+    }
+    c.skip(stored, what + ": payload");
+    if (raw > 0) v.pieces.push_back(std::move(p));
+}
+
 void read_data_message(Cursor& c, uint64_t at, Model& m, const ReaderOptions& options) {
     const pb::Data d = parse_message<pb::Data>(c, at, "data");
     const std::string name = unescape_name(d.varname());
@@ -253,76 +344,12 @@ void read_data_message(Cursor& c, uint64_t at, Model& m, const ReaderOptions& op
         if (!t || type_size(*t) != type_size(v.type))
             throw c.error(at, what + ": type " + pb::DataType_Name(d.datatype()) + " does not match the header");
     }
-    const size_t rank = v.shape.size();
-    std::vector<uint64_t> start(rank, 0), count = v.shape;
-    if (d.has_section()) {
-        if (static_cast<size_t>(d.section().range_size()) != rank)
-            throw c.error(at, what + ": section of rank " + std::to_string(d.section().range_size()) +
-                                  " for a variable of rank " + std::to_string(rank));
-        for (size_t k = 0; k < rank; ++k) {
-            const pb::Range& r = d.section().range(static_cast<int>(k));
-            if (r.size() == kVlenSize) throw c.error(at, what + ": vlen section is not supported");
-            const uint64_t stride = r.has_stride() && r.stride() != 0 ? r.stride() : 1;
-            if (stride != 1 && r.size() > 1) throw c.error(at, what + ": strided sections are not supported");
-            if (r.start() > v.shape[k] || r.size() > v.shape[k] - r.start())
-                throw c.error(at, what + ": range [" + std::to_string(r.start()) + ", +" + std::to_string(r.size()) +
-                                      ") outside dimension of length " + std::to_string(v.shape[k]));
-            start[k] = r.start();
-            count[k] = r.size();
-        }
-    }
+    std::vector<uint64_t> start, count;
+    data_section(d, v, c, at, what, start, count);
     const uint64_t elements = element_count(count);  // <= v.elements: no overflow
-
-    if (v.is_string) {
-        if (d.compress() != pb::NONE) throw c.error(at, what + ": compressed STRING data is not supported");
-        const uint64_t payload_at = c.pos();
-        const uint64_t n = c.read_varint(what + ": string count");
-        if (n != elements)
-            throw c.error(payload_at, what + ": " + std::to_string(n) + " strings for a section of " +
-                                          std::to_string(elements) + " elements");
-        std::vector<uint64_t> idx = start;
-        for (uint64_t i = 0; i < n; ++i) {
-            const uint64_t len = c.read_varint(what + ": string length");
-            if (len > options.max_string_variable_bytes - std::min(v.string_bytes, options.max_string_variable_bytes))
-                throw c.error(c.pos(), what + ": string data exceeds the in-memory limit");
-            uint64_t lin = 0;
-            for (size_t k = 0; k < rank; ++k) lin = lin * v.shape[k] + idx[k];
-            v.string_bytes += len;
-            v.strings[lin] = c.read_string(len, what + ": string");
-            for (size_t k = rank; k-- > 0;) {
-                if (++idx[k] < start[k] + count[k]) break;
-                idx[k] = start[k];
-            }
-        }
-        return;
-    }
-
-    const uint64_t es = type_size(v.type);
-    const uint64_t raw = elements * es;
-    const uint64_t length_at = c.pos();
-    const uint64_t stored = c.read_varint(what + ": payload length");
-    c.need(stored, what + ": payload");
-    StoredPiece p;
-    p.start = start;
-    p.count = count;
-    p.file_offset = c.pos();
-    p.stored_length = stored;
-    p.raw_length = raw;
-    p.message_offset = at;
-    // Notes 3.5: 4.x writers always wrote big-endian, whatever the flag says.
-    p.big_endian = d.version() < 3 ? true : (d.has_bigend() ? d.bigend() : false);
-    if (d.compress() == pb::DEFLATE) {
-        if (d.has_uncompressedsize() && d.uncompressedsize() != raw)
-            throw c.error(at, what + ": uncompressedSize " + std::to_string(d.uncompressedsize()) + " but the section holds " +
-                                  std::to_string(raw) + " bytes");
-        if (raw > 0 && stored == 0) throw c.error(length_at, what + ": empty deflated payload");
-        p.deflated = raw > 0;
-    } else if (stored != raw) {
-        throw c.error(length_at, what + ": payload of " + std::to_string(stored) + " bytes, the section holds " +
-                                     std::to_string(raw));
-    }
-    c.skip(stored, what + ": payload");
-    if (raw > 0) v.pieces.push_back(std::move(p));
+    if (!v.is_string) return read_numeric_payload(c, at, d, v, what, std::move(start), std::move(count), elements);
+    if (d.compress() != pb::NONE) throw c.error(at, what + ": compressed STRING data is not supported");
+    read_string_payload(c, v, what, start, count, elements, options);
 }
 
 std::vector<uint8_t> fill_value_native(NcType t, const std::vector<Attribute>& attributes) {

@@ -121,105 +121,122 @@ Dataset open_netcdf_dataset(std::shared_ptr<const OpenFile> file, std::vector<st
 }
 
 namespace {
-Dataset describe_netcdf(std::shared_ptr<const NetcdfHandle> handle, std::vector<std::string>* skipped,
-                        const std::string& group) {
-    const std::string& path = handle->path();
+
+// What the steps of describe_netcdf share (the netCDF library lock held).
+struct Describing {
+    std::shared_ptr<const NetcdfHandle> handle;
+    std::vector<std::string>* skipped;
+    int ncid = -1;  // the group described
     Dataset ds;
-    ds.origin = group.empty() ? path : path + ":" + group;
+    std::map<int, size_t> dim_index;  // netCDF dimension id -> index in ds.dimensions
 
-    std::lock_guard lock(netcdf_library_mutex());
-    auto fail = [&](const std::string& what, int status) {
+    const std::string& path() const { return handle->path(); }
+    [[noreturn]] void fail(const std::string& what, int status) const {
         throw SourceError(ds.origin, what + ": " + nc_message(status));
-    };
-    int ncid = handle->ncid();
-    if (!group.empty())
-        if (int s = nc_inq_grp_full_ncid(handle->ncid(), group.c_str(), &ncid); s != NC_NOERR)
-            fail("no group " + group, s);
-    const int include_parents = group.empty() ? 0 : 1;
+    }
+    void skip(const std::string& why) const {
+        if (skipped) skipped->push_back(why);
+    }
+};
 
-    // Dimensions of the group (and, for a subgroup, of its ancestors);
-    // netCDF-4 dimension ids need not be 0..n-1.
+// Dimensions of the group (and, for a subgroup, of its ancestors); netCDF-4
+// dimension ids need not be 0..n-1. Returns the unlimited dimensions' ids.
+std::vector<int> describe_dimensions(Describing& dc, int include_parents) {
+    const int ncid = dc.ncid;
     int ndims = 0;
-    if (int s = nc_inq_dimids(ncid, &ndims, nullptr, include_parents); s != NC_NOERR) fail("cannot list dimensions", s);
+    if (int s = nc_inq_dimids(ncid, &ndims, nullptr, include_parents); s != NC_NOERR) dc.fail("cannot list dimensions", s);
     std::vector<int> dimids(static_cast<size_t>(std::max(ndims, 0)));
     if (ndims > 0)
         if (int s = nc_inq_dimids(ncid, &ndims, dimids.data(), include_parents); s != NC_NOERR)
-            fail("cannot list dimensions", s);
+            dc.fail("cannot list dimensions", s);
     int nunlim = 0;
-    if (int s = nc_inq_unlimdims(ncid, &nunlim, nullptr); s != NC_NOERR) fail("cannot list unlimited dims", s);
+    if (int s = nc_inq_unlimdims(ncid, &nunlim, nullptr); s != NC_NOERR) dc.fail("cannot list unlimited dims", s);
     std::vector<int> unlimited(static_cast<size_t>(std::max(nunlim, 0)));
     if (nunlim > 0)
         if (int s = nc_inq_unlimdims(ncid, &nunlim, unlimited.data()); s != NC_NOERR)
-            fail("cannot list unlimited dims", s);
-    std::map<int, size_t> dim_index;
+            dc.fail("cannot list unlimited dims", s);
     for (int id : dimids) {
         char name[NC_MAX_NAME + 1] = {};
         size_t len = 0;
-        if (int s = nc_inq_dim(ncid, id, name, &len); s != NC_NOERR) fail("cannot read dimension", s);
-        dim_index[id] = ds.dimensions.size();
-        ds.dimensions.push_back(Dimension{name, len, false});
+        if (int s = nc_inq_dim(ncid, id, name, &len); s != NC_NOERR) dc.fail("cannot read dimension", s);
+        dc.dim_index[id] = dc.ds.dimensions.size();
+        dc.ds.dimensions.push_back(Dimension{name, len, false});
     }
+    return unlimited;
+}
 
-    ds.attributes = read_attributes(ncid, NC_GLOBAL, path, "global", skipped);
-
-    int nvars = 0;
-    if (int s = nc_inq_nvars(ncid, &nvars); s != NC_NOERR) fail("cannot count variables", s);
-    std::vector<int> varids(static_cast<size_t>(std::max(nvars, 0)));
-    if (nvars > 0)
-        if (int s = nc_inq_varids(ncid, &nvars, varids.data()); s != NC_NOERR) fail("cannot list variables", s);
-    for (int varid : varids) {
-        char name[NC_MAX_NAME + 1] = {};
-        nc_type xtype = 0;
-        int vndims = 0;
-        if (int s = nc_inq_var(ncid, varid, name, &xtype, &vndims, nullptr, nullptr); s != NC_NOERR)
-            fail("cannot read variable", s);
-        if (!is_classic_tag(xtype)) {
-            if (skipped)
-                skipped->push_back(path + ": variable " + name + " skipped: type " + std::to_string(xtype) +
-                                   " (string, vlen, compound, opaque or enum) has no classic netCDF equivalent");
-            continue;
-        }
-        std::vector<int> vdims(static_cast<size_t>(std::max(vndims, 0)));
-        if (vndims > 0)
-            if (int s = nc_inq_vardimid(ncid, varid, vdims.data()); s != NC_NOERR) fail("cannot read variable", s);
-        Variable v;
-        v.name = name;
-        v.type = static_cast<NcType>(xtype);
-        bool usable = true;
-        for (int id : vdims) {
-            auto it = dim_index.find(id);
-            if (it == dim_index.end()) {
-                usable = false;  // a dimension of another group: not representable in one root group
-                break;
-            }
-            v.dimids.push_back(it->second);
-        }
-        if (!usable) {
-            if (skipped) skipped->push_back(path + ": variable " + std::string(name) + " skipped: uses a dimension outside the root group");
-            continue;
-        }
-        v.attributes = read_attributes(ncid, varid, path, name, skipped);
-        std::vector<uint64_t> shape;
-        for (size_t id : v.dimids) shape.push_back(ds.dimensions[id].length);
-        v.source = std::make_shared<NetcdfVariableSource>(handle, varid, v.name, v.type, std::move(shape), ncid);
-        ds.variables.push_back(std::move(v));
+// One variable, unless it has no classic equivalent or uses another group's dimension (then skipped).
+void describe_variable(Describing& dc, int varid) {
+    const int ncid = dc.ncid;
+    char name[NC_MAX_NAME + 1] = {};
+    nc_type xtype = 0;
+    int vndims = 0;
+    if (int s = nc_inq_var(ncid, varid, name, &xtype, &vndims, nullptr, nullptr); s != NC_NOERR)
+        dc.fail("cannot read variable", s);
+    if (!is_classic_tag(xtype)) {
+        dc.skip(dc.path() + ": variable " + name + " skipped: type " + std::to_string(xtype) +
+                " (string, vlen, compound, opaque or enum) has no classic netCDF equivalent");
+        return;
     }
+    std::vector<int> vdims(static_cast<size_t>(std::max(vndims, 0)));
+    if (vndims > 0)
+        if (int s = nc_inq_vardimid(ncid, varid, vdims.data()); s != NC_NOERR) dc.fail("cannot read variable", s);
+    Variable v;
+    v.name = name;
+    v.type = static_cast<NcType>(xtype);
+    for (int id : vdims) {
+        auto it = dc.dim_index.find(id);
+        if (it == dc.dim_index.end()) {  // a dimension of another group: not representable in one root group
+            dc.skip(dc.path() + ": variable " + std::string(name) + " skipped: uses a dimension outside the root group");
+            return;
+        }
+        v.dimids.push_back(it->second);
+    }
+    v.attributes = read_attributes(ncid, varid, dc.path(), name, dc.skipped);
+    std::vector<uint64_t> shape;
+    for (size_t id : v.dimids) shape.push_back(dc.ds.dimensions[id].length);
+    v.source = std::make_shared<NetcdfVariableSource>(dc.handle, varid, v.name, v.type, std::move(shape), ncid);
+    dc.ds.variables.push_back(std::move(v));
+}
 
-    // The first unlimited dimension stays unlimited if every variable using it
-    // has it outermost (what a classic file can express); others become fixed.
+// The first unlimited dimension stays unlimited if every variable using it
+// has it outermost (what a classic file can express); others become fixed.
+void mark_unlimited(Describing& dc, const std::vector<int>& unlimited) {
     for (int id : unlimited) {
-        auto it = dim_index.find(id);
-        if (it == dim_index.end()) continue;
+        auto it = dc.dim_index.find(id);
+        if (it == dc.dim_index.end()) continue;
         bool outermost = true;
-        for (const auto& v : ds.variables)
+        for (const auto& v : dc.ds.variables)
             for (size_t k = 1; k < v.dimids.size(); ++k)
                 if (v.dimids[k] == it->second) outermost = false;
         if (outermost) {
-            ds.dimensions[it->second].unlimited = true;
+            dc.ds.dimensions[it->second].unlimited = true;
             break;
         }
     }
-    return ds;
+}
+
+Dataset describe_netcdf(std::shared_ptr<const NetcdfHandle> handle, std::vector<std::string>* skipped,
+                        const std::string& group) {
+    Describing dc{handle, skipped};
+    const std::string& path = handle->path();
+    dc.ds.origin = group.empty() ? path : path + ":" + group;
+
+    std::lock_guard lock(netcdf_library_mutex());
+    dc.ncid = handle->ncid();
+    if (!group.empty())
+        if (int s = nc_inq_grp_full_ncid(handle->ncid(), group.c_str(), &dc.ncid); s != NC_NOERR)
+            dc.fail("no group " + group, s);
+    const std::vector<int> unlimited = describe_dimensions(dc, group.empty() ? 0 : 1);
+    dc.ds.attributes = read_attributes(dc.ncid, NC_GLOBAL, path, "global", skipped);
+    int nvars = 0;
+    if (int s = nc_inq_nvars(dc.ncid, &nvars); s != NC_NOERR) dc.fail("cannot count variables", s);
+    std::vector<int> varids(static_cast<size_t>(std::max(nvars, 0)));
+    if (nvars > 0)
+        if (int s = nc_inq_varids(dc.ncid, &nvars, varids.data()); s != NC_NOERR) dc.fail("cannot list variables", s);
+    for (int varid : varids) describe_variable(dc, varid);
+    mark_unlimited(dc, unlimited);
+    return std::move(dc.ds);
 }
 
 }  // namespace
