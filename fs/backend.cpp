@@ -6,9 +6,9 @@
 #include <algorithm>
 #include <cstring>
 
-#include "aggregation/aggregation_dataset.hpp"
-#include "aggregation/dataset_cache.hpp"
-#include "aggregation/dataset_files.hpp"
+#include "aggregation/read/open_aggregation.hpp"
+#include "aggregation/read/dataset_cache.hpp"
+#include "aggregation/read/dataset_files.hpp"
 #include "codecs/cdf/cdf_view.hpp"
 #include "codecs/ds/ds_reader.hpp"
 #include "codecs/ds/ds_view.hpp"

@@ -13,7 +13,7 @@
 #include <set>
 #include <system_error>
 
-#include "aggregation/dataset_cache.hpp"
+#include "aggregation/read/dataset_cache.hpp"
 #include "codecs/error.hpp"
 #include "fs/aggregation_precheck.hpp"
 #include "fs/log.hpp"
