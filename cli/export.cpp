@@ -15,7 +15,7 @@
 #include "codecs/ncstream/ncstream_export.hpp"
 #include "codecs/open_file.hpp"
 #include "codecs/progress_meter.hpp"
-#include "fs/aggregation_precheck.hpp"
+#include "aggregation/read/precheck.hpp"
 #include "fs/backend.hpp"
 #include "fs/options.hpp"
 #include "fs/read_path.hpp"
@@ -197,7 +197,7 @@ int run_export(const std::vector<std::string>& args, std::ostream& out, std::ost
         auto slash = stem.rfind('/');
         std::string ncs_name = (slash == std::string::npos ? stem : stem.substr(slash + 1)) + ".ncs";
         bool aggregation = sniff_source_format(file) == SourceFormat::Netcdf &&
-                           precheck_aggregation(file) == Precheck::Maybe && backend.is_aggregation(file);
+                           agg::precheck_aggregation(file) == agg::Precheck::Maybe && backend.is_aggregation(file);
         std::shared_ptr<const Dataset> dataset;
         std::shared_ptr<const VirtualFile> view;
         if (a.format) {

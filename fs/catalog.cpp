@@ -15,7 +15,8 @@
 
 #include "aggregation/read/dataset_cache.hpp"
 #include "codecs/error.hpp"
-#include "fs/aggregation_precheck.hpp"
+#include "codecs/sniff.hpp"
+#include "aggregation/read/precheck.hpp"
 #include "fs/log.hpp"
 
 namespace ncafs::fs {
@@ -120,13 +121,10 @@ const char* const kViewNames[] = {"nc", "ds", "ncs"};
 // under its name) is NAME.classic.nc.
 const std::string kClassicSuffix = ".classic.nc";
 
-// True when the file starts with the HDF5 signature (a netCDF-4 file).
+// True when the file is HDF5 (a netCDF-4 file).
 bool has_hdf5_signature(const std::string& path, const ConfinedRoots& within) {
     OpenResult opened = open_regular_file(path, &within);
-    if (!opened.fd) return false;
-    char b[8] = {};
-    ssize_t n = ::pread(opened.fd.get(), b, sizeof b, 0);
-    return n == 8 && std::memcmp(b, "\x89HDF\r\n\x1a\n", 8) == 0;
+    return opened.fd && sniff_fd(opened.fd.get()) == FileFormat::Hdf5;
 }
 
 // The stem of a dataset file name (NAME of NAME.nc...) and the rank of its
@@ -178,7 +176,7 @@ Classification Catalog::classify(const std::string& path, const struct stat& st)
     std::shared_ptr<const Dataset> data;
     SourceFormat format = sniff(path, st);
     if (format != SourceFormat::None) c.kind = Classification::Dataset;
-    if (format == SourceFormat::Netcdf && has_aggregation_name(path) && precheck_aggregation(path, confined_.get()) == Precheck::Maybe) {
+    if (format == SourceFormat::Netcdf && agg::has_aggregation_name(path) && agg::precheck_aggregation(path, confined_.get()) == agg::Precheck::Maybe) {
         try {
             if (backend_.is_aggregation(path)) {
                 data = backend_.open_dataset(path, true);
@@ -445,7 +443,7 @@ std::vector<DirEntry> Catalog::list(const std::string& virtual_dir) {
                     shown = false;  // appears as its twin NAME.nc
             } else {
                 is_dataset = sniff(path, st) != SourceFormat::None;
-                if (is_dataset && rank == 0 && precheck_aggregation(path) == Precheck::Maybe)
+                if (is_dataset && rank == 0 && agg::precheck_aggregation(path) == agg::Precheck::Maybe)
                     is_dataset = classify(path, st).is_dataset();
             }
             if (is_dataset) sources.push_back({rank, r.name, path, st});

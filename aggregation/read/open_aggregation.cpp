@@ -17,32 +17,15 @@
 #include "aggregation/json/nca_parser.hpp"
 #include "aggregation/read/path_policy.hpp"
 #include "codecs/cdf/header_reader.hpp"
+#include "codecs/sniff.hpp"
 #include "codecs/netcdf/netcdf_library.hpp"
 
 namespace ncafs {
 
-namespace {
-
-// CDF-1/2/5 or HDF5 (signature at 0 or a user block at 512, 1024, 2048).
-bool looks_like_netcdf(int fd) {
-    unsigned char b[8] = {};
-    static const unsigned char hdf5[8] = {0x89, 'H', 'D', 'F', '\r', '\n', 0x1a, '\n'};
-    bool yes = false;
-    if (::pread(fd, b, 8, 0) >= 4) {
-        if (b[0] == 'C' && b[1] == 'D' && b[2] == 'F' && (b[3] == 1 || b[3] == 2 || b[3] == 5)) yes = true;
-        if (std::memcmp(b, hdf5, 8) == 0) yes = true;
-        for (off_t at : {512, 1024, 2048})
-            if (!yes && ::pread(fd, b, 8, at) == 8 && std::memcmp(b, hdf5, 8) == 0) yes = true;
-    }
-    return yes;
-}
-
-}  // namespace
-
 bool is_aggregation_file(const std::string& path, const ConfinedRoots* within) {
     // O_NONBLOCK, regular files only, confined when asked; then only this fd.
     OpenResult opened = open_regular_file(path, within);
-    if (!opened.fd || !looks_like_netcdf(opened.fd.get())) return false;
+    if (!opened.fd || !is_netcdf_format(sniff_fd(opened.fd.get()))) return false;
     const std::string name = "/proc/self/fd/" + std::to_string(opened.fd.get());
     {  // a classic header our own reader rejects never reaches netcdf-c
         int copy = ::dup(opened.fd.get());

@@ -13,7 +13,7 @@
 #include <system_error>
 
 #include "codecs/error.hpp"
-#include "fs/aggregation_precheck.hpp"
+#include "aggregation/read/precheck.hpp"
 #include "codecs/dataset.hpp"
 #include "fs/catalog.hpp"
 #include "fs/log.hpp"
@@ -146,17 +146,17 @@ TEST(Precheck, NameMagicAndMarkers) {
     d.write("plain.nc", classic_with_attribute("history"));
     d.write("agg.txt", classic_with_attribute("nca_array"));
     d.write("text.nca", "hello, not netCDF");
-    EXPECT_EQ(precheck_aggregation(d.path / "agg.nc"), Precheck::Maybe);
-    EXPECT_EQ(precheck_aggregation(d.path / "plain.nc"), Precheck::NotAggregation);
-    EXPECT_EQ(precheck_aggregation(d.path / "agg.txt"), Precheck::NotAggregation);
-    EXPECT_EQ(precheck_aggregation(d.path / "text.nca"), Precheck::NotAggregation);
+    EXPECT_EQ(agg::precheck_aggregation(d.path / "agg.nc"), agg::Precheck::Maybe);
+    EXPECT_EQ(agg::precheck_aggregation(d.path / "plain.nc"), agg::Precheck::NotAggregation);
+    EXPECT_EQ(agg::precheck_aggregation(d.path / "agg.txt"), agg::Precheck::NotAggregation);
+    EXPECT_EQ(agg::precheck_aggregation(d.path / "text.nca"), agg::Precheck::NotAggregation);
     // A header the walk cannot parse is never handed to netcdf-c (issue 11 4c):
     // truncated, or a 32-byte CDF-1 file claiming 2^31-1 variables.
     d.write("cut.nc", classic_with_attribute("nca_array").substr(0, 20));
-    EXPECT_EQ(precheck_aggregation(d.path / "cut.nc"), Precheck::NotAggregation);
+    EXPECT_EQ(agg::precheck_aggregation(d.path / "cut.nc"), agg::Precheck::NotAggregation);
     std::string claim("CDF\x01\0\0\0\0" "\0\0\0\0\0\0\0\0" "\0\0\0\0\0\0\0\0" "\0\0\0\x0b\x7f\xff\xff\xff", 32);
     d.write("claims.nc", claim);
-    EXPECT_EQ(precheck_aggregation(d.path / "claims.nc"), Precheck::NotAggregation);
+    EXPECT_EQ(agg::precheck_aggregation(d.path / "claims.nc"), agg::Precheck::NotAggregation);
 }
 
 TEST(Catalog, ListingPartitionsClassifiesNothingAndNamesFollowTheRules) {
