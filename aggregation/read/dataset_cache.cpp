@@ -16,7 +16,15 @@ size_t descriptor_budget() {
     return std::max<size_t>(4, static_cast<size_t>(limit.rlim_cur) / 4);
 }
 
-DatasetCache::DatasetCache(size_t capacity) : capacity_(capacity == 0 ? 1 : capacity) {}
+DatasetCache::DatasetCache(size_t capacity) : entries_(capacity == 0 ? 1 : capacity) {}
+
+size_t DatasetCache::KeyHash::operator()(const Key& k) const {
+    size_t h = std::hash<std::string>{}(k.group);
+    for (uint64_t part : {uint64_t(k.identity.device), uint64_t(k.identity.inode), uint64_t(k.identity.mtime_ns),
+                          k.identity.size, uint64_t(k.identity.ctime_ns)})
+        h ^= std::hash<uint64_t>{}(part) + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
+    return h;
+}
 
 DatasetCache& DatasetCache::shared() {
     static DatasetCache cache(std::min<size_t>(256, descriptor_budget()));
@@ -39,46 +47,23 @@ std::shared_ptr<const Dataset> DatasetCache::get(const std::string& path, const 
     // stat and an open cannot give one file's bytes under another's key.
     auto file = open_file(path, within);
     const FileIdentity& id = file->identity();
-    const Key key{id.device, id.inode, id.mtime_ns, id.size, id.ctime_ns, group};
+    const Key key{id, group};
     {
         std::lock_guard lock(mutex_);
-        if (auto it = entries_.find(key); it != entries_.end()) {
-            lru_.splice(lru_.begin(), lru_, it->second.lru);
-            return it->second.dataset;
-        }
+        if (auto hit = entries_.get(key)) return *hit;
     }
     // Open outside the lock: other threads keep reading cached files meanwhile.
     auto ds = std::make_shared<const Dataset>(open_dataset(std::move(file), group));
     std::lock_guard lock(mutex_);
     ++opens_;
-    if (auto it = entries_.find(key); it != entries_.end()) return it->second.dataset;  // another thread won
-    lru_.push_front(key);
-    entries_.emplace(key, Entry{ds, lru_.begin()});
-    trim_locked();
+    if (auto hit = entries_.get(key)) return *hit;  // another thread won
+    entries_.put(key, ds);
     return ds;
-}
-
-void DatasetCache::trim_locked() {
-    while (entries_.size() > capacity_) {
-        entries_.erase(lru_.back());
-        lru_.pop_back();
-    }
 }
 
 size_t DatasetCache::drop_idle() {
     std::lock_guard lock(mutex_);
-    size_t dropped = 0;
-    for (auto it = lru_.begin(); it != lru_.end();) {
-        auto entry = entries_.find(*it);
-        if (entry->second.dataset.use_count() == 1) {
-            entries_.erase(entry);
-            it = lru_.erase(it);
-            ++dropped;
-        } else {
-            ++it;
-        }
-    }
-    return dropped;
+    return entries_.erase_if([](const Key&, const std::shared_ptr<const Dataset>& d) { return d.use_count() == 1; });
 }
 
 size_t DatasetCache::size() const {
@@ -93,13 +78,12 @@ size_t DatasetCache::opens() const {
 
 size_t DatasetCache::capacity() const {
     std::lock_guard lock(mutex_);
-    return capacity_;
+    return entries_.capacity();
 }
 
 void DatasetCache::set_capacity(size_t capacity) {
     std::lock_guard lock(mutex_);
-    capacity_ = capacity == 0 ? 1 : capacity;
-    trim_locked();
+    entries_.set_capacity(capacity == 0 ? 1 : capacity);
 }
 
 }  // namespace ncafs::agg

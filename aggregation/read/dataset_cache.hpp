@@ -10,15 +10,13 @@
 #pragma once
 
 #include <cstddef>
-#include <list>
-#include <map>
 #include <memory>
 #include <mutex>
 #include <string>
-#include <tuple>
 
 #include "codecs/confined_open.hpp"
 #include "codecs/dataset.hpp"
+#include "codecs/lru_cache.hpp"
 #include "codecs/open_file.hpp"
 
 namespace ncafs::agg {
@@ -51,17 +49,18 @@ public:
     static DatasetCache& shared();
 
 private:
-    using Key = std::tuple<dev_t, ino_t, int64_t, uint64_t, int64_t, std::string>;
-    struct Entry {
-        std::shared_ptr<const Dataset> dataset;
-        std::list<Key>::iterator lru;
+    // A file by identity (not by name: a renamed file is still cached), and the group read.
+    struct Key {
+        FileIdentity identity;
+        std::string group;
+        bool operator==(const Key&) const = default;
+    };
+    struct KeyHash {
+        size_t operator()(const Key& k) const;
     };
     std::shared_ptr<const OpenFile> open_file(const std::string& path, const ConfinedRoots* within);
-    void trim_locked();
-    size_t capacity_;
     mutable std::mutex mutex_;
-    std::map<Key, Entry> entries_;
-    std::list<Key> lru_;  // most recent first
+    LruCache<Key, std::shared_ptr<const Dataset>, KeyHash> entries_;
     size_t opens_ = 0;
 };
 
