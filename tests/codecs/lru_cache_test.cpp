@@ -6,6 +6,7 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 namespace {
 
@@ -53,6 +54,23 @@ TEST(LruCache, SetCapacityTrimsAndEraseIfDrops) {
     EXPECT_FALSE(cache.get(2));
     cache.set_capacity(0);
     EXPECT_EQ(cache.size(), 0u);
+}
+
+TEST(LruCache, ByteWeightBoundsTheTotalSize) {
+    using Buffer = std::shared_ptr<const std::vector<uint8_t>>;
+    LruCache<int, Buffer, std::hash<int>, ncafs::ByteWeight> cache(100);
+    auto bytes = [](size_t n) { return std::make_shared<const std::vector<uint8_t>>(n); };
+    cache.put(1, bytes(40));
+    cache.put(2, bytes(40));
+    EXPECT_EQ(cache.weight(), 80u);
+    cache.put(3, bytes(40));  // 120 > 100: evicts 1
+    EXPECT_EQ(cache.weight(), 80u);
+    EXPECT_FALSE(cache.contains(1));
+    cache.put(2, bytes(10));  // replacing re-weighs
+    EXPECT_EQ(cache.weight(), 50u);
+    cache.put(4, bytes(500));  // heavier than the capacity: nothing survives
+    EXPECT_EQ(cache.size(), 0u);
+    EXPECT_EQ(cache.weight(), 0u);
 }
 
 }  // namespace
