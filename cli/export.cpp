@@ -11,11 +11,11 @@
 #include <optional>
 #include <ostream>
 
+#include "aggregation/read/precheck.hpp"
 #include "codecs/error.hpp"
 #include "codecs/ncstream/ncstream_export.hpp"
 #include "codecs/open_file.hpp"
 #include "codecs/progress_meter.hpp"
-#include "aggregation/read/precheck.hpp"
 #include "fs/backend.hpp"
 #include "fs/options.hpp"
 #include "fs/read_path.hpp"

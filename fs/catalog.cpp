@@ -14,9 +14,9 @@
 #include <system_error>
 
 #include "aggregation/read/dataset_cache.hpp"
+#include "aggregation/read/precheck.hpp"
 #include "codecs/error.hpp"
 #include "codecs/sniff.hpp"
-#include "aggregation/read/precheck.hpp"
 #include "fs/log.hpp"
 
 namespace ncafs::fs {

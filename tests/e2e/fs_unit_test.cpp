@@ -12,9 +12,10 @@
 #include <set>
 #include <system_error>
 
-#include "codecs/error.hpp"
 #include "aggregation/read/precheck.hpp"
 #include "codecs/dataset.hpp"
+#include "codecs/error.hpp"
+#include "fs/cache_keys.hpp"
 #include "fs/catalog.hpp"
 #include "fs/log.hpp"
 #include "fs/options.hpp"
@@ -297,4 +298,26 @@ TEST(Catalog, DirectorySwappedForAnOutsideSymlinkIsNotFollowed) {
     ASSERT_EQ(::mkfifo((d.path / "user" / "pipe.nc").c_str(), 0644), 0);
     for (auto& e : catalog.list("user")) EXPECT_NE(e.name.rfind("pipe", 0), 0u) << e.name;
     EXPECT_FALSE(catalog.resolve("user/pipe.nc"));
+}
+
+// Catalog cache keys: a changed identity, another view kind, aggregation or
+// not, and (ncs only) another name are other keys; equal keys hash equally.
+TEST(CacheKeys, DistinguishWhatMakesAnotherEntry) {
+    FileIdentity id{1, 2, 3, 4, 5};
+    FileKey file{"/s/a.nc", id};
+    ViewKey nc{DatasetKey{file, true}, ViewKind::Nc, {}};
+    CacheKeyHash hash;
+    EXPECT_EQ(nc, (ViewKey{DatasetKey{FileKey{"/s/a.nc", id}, true}, ViewKind::Nc, {}}));
+    EXPECT_EQ(hash(nc), hash(ViewKey{DatasetKey{FileKey{"/s/a.nc", id}, true}, ViewKind::Nc, {}}));
+    FileIdentity changed = id;
+    changed.mtime_ns = 6;
+    EXPECT_FALSE(file == (FileKey{"/s/a.nc", changed}));
+    EXPECT_FALSE(nc == (ViewKey{DatasetKey{file, false}, ViewKind::Nc, {}}));
+    EXPECT_FALSE(nc == (ViewKey{DatasetKey{file, true}, ViewKind::Ds, {}}));
+    EXPECT_FALSE((ViewKey{DatasetKey{file, true}, ViewKind::Ncs, "a.ncs"}) ==
+                 (ViewKey{DatasetKey{file, true}, ViewKind::Ncs, "b.ncs"}));
+    EXPECT_EQ(view_kind_of("nc"), ViewKind::Nc);
+    EXPECT_EQ(view_kind_of("ds"), ViewKind::Ds);
+    EXPECT_EQ(view_kind_of("ncs"), ViewKind::Ncs);
+    EXPECT_THROW(view_kind_of("cdf"), std::invalid_argument);
 }
