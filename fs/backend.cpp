@@ -6,9 +6,9 @@
 #include <algorithm>
 #include <cstring>
 
-#include "aggregation/aggregation_dataset.hpp"
-#include "aggregation/dataset_cache.hpp"
-#include "aggregation/dataset_files.hpp"
+#include "aggregation/read/open_aggregation.hpp"
+#include "aggregation/read/dataset_cache.hpp"
+#include "aggregation/read/dataset_files.hpp"
 #include "codecs/cdf/cdf_view.hpp"
 #include "codecs/ds/ds_reader.hpp"
 #include "codecs/ds/ds_view.hpp"
@@ -16,20 +16,23 @@
 #include "codecs/ncstream/ncstream_reader.hpp"
 #include "codecs/ncstream/ncstream_view.hpp"
 #include "codecs/open_dataset.hpp"
+#include "codecs/sniff.hpp"
 
 namespace ncafs::fs {
 
-SourceFormat source_format_of(std::span<const uint8_t> b) {
-    auto starts = [&](const char* magic, size_t n) { return b.size() >= n && std::memcmp(b.data(), magic, n) == 0; };
-    if (b.size() >= 4 && starts("CDF", 3) && (b[3] == 1 || b[3] == 2 || b[3] == 5)) return SourceFormat::Netcdf;
-    // HDF5 superblock at offset 0 (netCDF-4 files as netcdf-c writes them;
-    // a user block before it is not looked for: that would read 512..n KiB).
-    if (starts("\x89HDF\r\n\x1a\n", 8)) return SourceFormat::Netcdf;
-    // ncstream: MAGIC_START "CDFS" then MAGIC_HEADER or MAGIC_DATA, the test
-    // of has_ncstream_magic (netcdf-java NcStreamIosp.isValidFile) on bytes in hand.
-    if (starts("CDFS\xad\xec\xce\xda", 8) || starts("CDFS\xab\xec\xce\xba", 8)) return SourceFormat::Ncstream;
-    if (ds::has_ds_signature(b)) return SourceFormat::Ds;
-    if (starts("HueDataStore", 12)) return SourceFormat::Netcdf;  // OpenVDS .vds: ncafs::open_dataset reads it
+SourceFormat source_format_of(FileFormat format) {
+    switch (format) {
+        case FileFormat::Cdf:
+        case FileFormat::Hdf5:
+        case FileFormat::Vds:  // ncafs::open_dataset reads OpenVDS containers too
+            return SourceFormat::Netcdf;
+        case FileFormat::Ds:
+            return SourceFormat::Ds;
+        case FileFormat::Ncstream:
+            return SourceFormat::Ncstream;
+        case FileFormat::None:
+            break;
+    }
     return SourceFormat::None;
 }
 
@@ -37,19 +40,14 @@ SourceFormat sniff_source_format(const std::string& path, const ConfinedRoots* w
     // O_NONBLOCK, regular only: a FIFO that replaced a file between stat and open must not hang us.
     OpenResult opened = open_regular_file(path, within);
     if (!opened.fd) return SourceFormat::None;
-    uint8_t b[16] = {};
-    ssize_t n = ::pread(opened.fd.get(), b, sizeof b, 0);
-    if (n <= 0) return SourceFormat::None;
-    return source_format_of(std::span<const uint8_t>(b, static_cast<size_t>(n)));
+    return source_format_of(sniff_fd(opened.fd.get()));
 }
 
 namespace {
 
 // The reader of a dataset file's magic, reading the opened file only.
 std::shared_ptr<const Dataset> open_plain_dataset(std::shared_ptr<const OpenFile> file) {
-    uint8_t b[16] = {};
-    ssize_t n = ::pread(file->fd(), b, sizeof b, 0);
-    switch (source_format_of(std::span<const uint8_t>(b, n > 0 ? static_cast<size_t>(n) : 0))) {
+    switch (source_format_of(sniff_fd(file->fd()))) {
         case SourceFormat::Netcdf:  // routes classic to the pread reader, HDF5 to netcdf-c
             return std::make_shared<const Dataset>(ncafs::open_dataset(std::move(file)));
         case SourceFormat::Ds:

@@ -12,6 +12,7 @@
 
 #include "codecs/confined_open.hpp"
 #include "codecs/dataset.hpp"
+#include "codecs/sniff.hpp"
 #include "codecs/virtual_file.hpp"
 #include "fs/options.hpp"
 
@@ -25,9 +26,9 @@ enum class SourceFormat {
     Ncstream,  // ncstream MAGIC_START + header/data magic: ncstream reader
 };
 
-// Decides from the first bytes of a file alone (at least 8 wanted).
-SourceFormat source_format_of(std::span<const uint8_t> first_bytes);
-// Reads the first 16 bytes of path (one open, one pread); None on any error
+// The reader for a format told by codecs/sniff.hpp.
+SourceFormat source_format_of(FileFormat format);
+// Sniffs the first bytes of path (one open, one pread); None on any error
 // (FIFOs and devices too: opened O_NONBLOCK, regular files only). `within`:
 // open confined to those roots.
 SourceFormat sniff_source_format(const std::string& path, const ConfinedRoots* within = nullptr);

@@ -13,9 +13,10 @@
 #include <set>
 #include <system_error>
 
-#include "aggregation/dataset_cache.hpp"
+#include "aggregation/read/dataset_cache.hpp"
+#include "aggregation/read/precheck.hpp"
 #include "codecs/error.hpp"
-#include "fs/aggregation_precheck.hpp"
+#include "codecs/sniff.hpp"
 #include "fs/log.hpp"
 
 namespace ncafs::fs {
@@ -40,52 +41,32 @@ std::string join(const std::string& dir, const std::string& name) {
     return dir.back() == '/' ? dir + name : dir + "/" + name;
 }
 
-std::string cache_key(const std::string& path, const struct stat& st) {
-    auto id = identity_from_stat(st);
-    return path + '\0' + std::to_string(id.device) + ':' + std::to_string(id.inode) + ':' +
-           std::to_string(id.mtime_ns) + ':' + std::to_string(id.size) + ':' + std::to_string(id.ctime_ns);
+FileKey file_key(const std::string& path, const struct stat& st) { return FileKey{path, identity_from_stat(st)}; }
+
+// The key of view `view` of the file; only the ncs view records its name.
+ViewKey view_key(const std::string& path, const struct stat& st, bool aggregation, const std::string& view,
+                 const std::string& name) {
+    ViewKind kind = view_kind_of(view);
+    return ViewKey{DatasetKey{file_key(path, st), aggregation}, kind, kind == ViewKind::Ncs ? name : std::string()};
 }
 
 }  // namespace
 
 FileIdentity Entry::identity() const { return identity_from_stat(st); }
 
-template <typename Value>
-std::optional<Value> Catalog::Lru<Value>::get(const std::string& key) {
-    auto it = index.find(key);
-    if (it == index.end()) return std::nullopt;
-    order.splice(order.begin(), order, it->second);
-    return it->second->second;
-}
-
-template <typename Value>
-void Catalog::Lru<Value>::put(const std::string& key, Value value) {
-    auto it = index.find(key);
-    if (it != index.end()) {
-        it->second->second = std::move(value);
-        order.splice(order.begin(), order, it->second);
-        return;
-    }
-    order.emplace_front(key, std::move(value));
-    index[key] = order.begin();
-    while (order.size() > capacity) {
-        index.erase(order.back().first);
-        order.pop_back();
-    }
-}
-
 Catalog::Catalog(std::string source_root, ViewOptions options, Backend backend)
     : root_(lexically_normal_absolute(source_root)),
       confined_(std::make_shared<const ConfinedRoots>(std::vector<std::string>{root_})),
       options_(std::move(options)),
       backend_(std::move(backend)) {
-    classifications_.capacity = kClassificationCapacity;
-    formats_.capacity = kClassificationCapacity;
-    view_sizes_.capacity = kClassificationCapacity;
+    classifications_.set_capacity(kClassificationCapacity);
+    formats_.set_capacity(kClassificationCapacity);
+    netcdf4_.set_capacity(kClassificationCapacity);
+    view_sizes_.set_capacity(kClassificationCapacity);
     // Opened datasets hold descriptors: open_files bounds them, and so does RLIMIT_NOFILE.
-    datasets_.capacity = std::min(options_.open_files, agg::descriptor_budget());
-    views_.capacity = datasets_.capacity;
-    source_files_.capacity = datasets_.capacity;
+    datasets_.set_capacity(std::min(options_.open_files, agg::descriptor_budget()));
+    views_.set_capacity(datasets_.capacity());
+    source_files_.set_capacity(datasets_.capacity());
     if (!backend_.sniff)
         backend_.sniff = [c = confined_](const std::string& path) { return sniff_source_format(path, c.get()); };
 }
@@ -120,13 +101,10 @@ const char* const kViewNames[] = {"nc", "ds", "ncs"};
 // under its name) is NAME.classic.nc.
 const std::string kClassicSuffix = ".classic.nc";
 
-// True when the file starts with the HDF5 signature (a netCDF-4 file).
+// True when the file is HDF5 (a netCDF-4 file).
 bool has_hdf5_signature(const std::string& path, const ConfinedRoots& within) {
     OpenResult opened = open_regular_file(path, &within);
-    if (!opened.fd) return false;
-    char b[8] = {};
-    ssize_t n = ::pread(opened.fd.get(), b, sizeof b, 0);
-    return n == 8 && std::memcmp(b, "\x89HDF\r\n\x1a\n", 8) == 0;
+    return opened.fd && sniff_fd(opened.fd.get()) == FileFormat::Hdf5;
 }
 
 // The stem of a dataset file name (NAME of NAME.nc...) and the rank of its
@@ -155,7 +133,7 @@ OpenResult Catalog::open_real_file(const Entry& entry) {
 }
 
 SourceFormat Catalog::sniff(const std::string& path, const struct stat& st) {
-    std::string key = cache_key(path, st);
+    const FileKey key = file_key(path, st);
     {
         std::lock_guard lock(mutex_);
         if (auto hit = formats_.get(key)) return *hit;
@@ -168,7 +146,7 @@ SourceFormat Catalog::sniff(const std::string& path, const struct stat& st) {
 }
 
 Classification Catalog::classify(const std::string& path, const struct stat& st) {
-    std::string key = cache_key(path, st);
+    const FileKey key = file_key(path, st);
     {
         std::lock_guard lock(mutex_);
         if (auto hit = classifications_.get(key)) return *hit;
@@ -178,7 +156,7 @@ Classification Catalog::classify(const std::string& path, const struct stat& st)
     std::shared_ptr<const Dataset> data;
     SourceFormat format = sniff(path, st);
     if (format != SourceFormat::None) c.kind = Classification::Dataset;
-    if (format == SourceFormat::Netcdf && has_aggregation_name(path) && precheck_aggregation(path, confined_.get()) == Precheck::Maybe) {
+    if (format == SourceFormat::Netcdf && agg::has_aggregation_name(path) && agg::precheck_aggregation(path, confined_.get()) == agg::Precheck::Maybe) {
         try {
             if (backend_.is_aggregation(path)) {
                 data = backend_.open_dataset(path, true);
@@ -199,15 +177,16 @@ Classification Catalog::classify(const std::string& path, const struct stat& st)
     classifications_.put(key, c);
     if (view) {
         ++dataset_open_count_;
-        datasets_.put(key + std::string("\0agg", 4), data);
-        views_.put(key + std::string("\0nc", 3), view);
-        view_sizes_.put(key + std::string("\0nc", 3), c.nc_size);
+        const ViewKey nc_view{DatasetKey{key, true}, ViewKind::Nc, {}};
+        datasets_.put(nc_view.dataset, data);
+        views_.put(nc_view, view);
+        view_sizes_.put(nc_view, c.nc_size);
     }
     return c;
 }
 
 std::shared_ptr<const Dataset> Catalog::dataset(const std::string& path, const struct stat& st, bool aggregation) {
-    std::string key = cache_key(path, st) + (aggregation ? std::string("\0agg", 4) : std::string("\0file", 5));
+    const DatasetKey key{file_key(path, st), aggregation};
     {
         std::lock_guard lock(mutex_);
         if (auto hit = datasets_.get(key)) return *hit;
@@ -227,8 +206,7 @@ std::shared_ptr<const Dataset> Catalog::dataset(const std::string& path, const s
 std::shared_ptr<const VirtualFile> Catalog::view_of(const std::string& path, const struct stat& st, bool aggregation,
                                                     const std::string& view, const std::string& name) {
     // Only the ncs view records its name; nc and ds views are the same for any name.
-    std::string key = cache_key(path, st) + std::string("\0", 1) + view + (aggregation ? "+agg" : "") +
-                      (view == "ncs" ? std::string("\0", 1) + name : std::string());
+    const ViewKey key = view_key(path, st, aggregation, view, name);
     {
         std::lock_guard lock(mutex_);
         if (auto hit = views_.get(key)) return *hit;
@@ -321,9 +299,7 @@ std::optional<Entry> Catalog::resolve_twin(const std::string& real_dir, const st
             v.size = c.nc_size;
             return v;
         }
-        std::string size_key = cache_key(v.real_path, v.st) + std::string("\0", 1) + view +
-                               (v.aggregation ? "+agg" : "") +
-                               (view == "ncs" ? std::string("\0", 1) + name : std::string());
+        const ViewKey size_key = view_key(v.real_path, v.st, v.aggregation, view, name);
         {
             std::lock_guard lock(mutex_);
             if (auto hit = view_sizes_.get(size_key)) {
@@ -371,14 +347,14 @@ std::optional<Entry> Catalog::resolve_classic_view(const std::string& real_dir, 
 }
 
 bool Catalog::is_netcdf4(const std::string& path, const struct stat& st) {
-    std::string key = cache_key(path, st) + std::string("\0hdf5", 5);
+    const FileKey key = file_key(path, st);
     {
         std::lock_guard lock(mutex_);
-        if (auto hit = formats_.get(key)) return *hit == SourceFormat::Netcdf;
+        if (auto hit = netcdf4_.get(key)) return *hit;
     }
     bool hdf5 = has_hdf5_signature(path, *confined_);
     std::lock_guard lock(mutex_);
-    formats_.put(key, hdf5 ? SourceFormat::Netcdf : SourceFormat::None);
+    netcdf4_.put(key, hdf5);
     return hdf5;
 }
 
@@ -457,7 +433,7 @@ std::vector<DirEntry> Catalog::list(const std::string& virtual_dir) {
                     shown = false;  // appears as its twin NAME.nc
             } else {
                 is_dataset = sniff(path, st) != SourceFormat::None;
-                if (is_dataset && rank == 0 && precheck_aggregation(path) == Precheck::Maybe)
+                if (is_dataset && rank == 0 && agg::precheck_aggregation(path) == agg::Precheck::Maybe)
                     is_dataset = classify(path, st).is_dataset();
             }
             if (is_dataset) sources.push_back({rank, r.name, path, st});
@@ -502,7 +478,7 @@ std::optional<std::string> Catalog::absent_partition(const Entry& entry) {
 std::shared_ptr<const std::vector<std::string>> Catalog::source_files(const Entry& entry) {
     if (entry.kind != EntryKind::View || !entry.aggregation)
         return std::make_shared<const std::vector<std::string>>(1, entry.real_path);
-    std::string key = cache_key(entry.real_path, entry.st);
+    const FileKey key = file_key(entry.real_path, entry.st);
     {
         std::lock_guard lock(mutex_);
         if (auto hit = source_files_.get(key)) return *hit;

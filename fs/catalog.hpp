@@ -17,18 +17,18 @@
 
 #include <sys/stat.h>
 
-#include <list>
 #include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
-#include <unordered_map>
 #include <vector>
 
 #include "codecs/confined_open.hpp"
+#include "codecs/lru_cache.hpp"
 #include "codecs/open_file.hpp"
 #include "codecs/virtual_file.hpp"
 #include "fs/backend.hpp"
+#include "fs/cache_keys.hpp"
 #include "fs/options.hpp"
 
 namespace ncafs::fs {
@@ -117,21 +117,17 @@ private:
     Backend backend_;
 
     mutable std::mutex mutex_;
-    // LRU of classifications and of built views; key: path + identity (+ view).
-    template <typename Value>
-    struct Lru {
-        size_t capacity = 0;
-        std::list<std::pair<std::string, Value>> order;  // most recent first
-        std::unordered_map<std::string, typename std::list<std::pair<std::string, Value>>::iterator> index;
-        std::optional<Value> get(const std::string& key);
-        void put(const std::string& key, Value value);
-    };
-    Lru<Classification> classifications_;
-    Lru<SourceFormat> formats_;
-    Lru<uint64_t> view_sizes_;
-    Lru<std::shared_ptr<const Dataset>> datasets_;
-    Lru<std::shared_ptr<const VirtualFile>> views_;
-    Lru<std::shared_ptr<const std::vector<std::string>>> source_files_;
+    // Bounded LRUs of classifications, sniffs, datasets and built views
+    // (fs/cache_keys.hpp: a changed file is another key).
+    template <typename Key, typename Value>
+    using Lru = LruCache<Key, Value, CacheKeyHash>;
+    Lru<FileKey, Classification> classifications_;
+    Lru<FileKey, SourceFormat> formats_;
+    Lru<FileKey, bool> netcdf4_;
+    Lru<ViewKey, uint64_t> view_sizes_;
+    Lru<DatasetKey, std::shared_ptr<const Dataset>> datasets_;
+    Lru<ViewKey, std::shared_ptr<const VirtualFile>> views_;
+    Lru<FileKey, std::shared_ptr<const std::vector<std::string>>> source_files_;
     size_t classification_count_ = 0;
     size_t sniff_count_ = 0;
     size_t dataset_open_count_ = 0;

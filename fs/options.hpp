@@ -8,7 +8,7 @@
 #include <utility>
 #include <vector>
 
-#include "aggregation/aggregation_limits.hpp"
+#include "aggregation/model/limits.hpp"
 
 namespace ncafs::fs {
 

@@ -62,12 +62,7 @@ std::shared_ptr<const std::vector<uint8_t>> BlockCache::block(const std::shared_
     {
         std::lock_guard lock(mutex_);
         generation = generation_;
-        for (auto it = blocks_.begin(); it != blocks_.end(); ++it) {
-            if (it->file == vf && it->index == index) {
-                blocks_.splice(blocks_.begin(), blocks_, it);
-                return blocks_.front().bytes;
-            }
-        }
+        if (auto hit = blocks_.get(BlockKey{vf, index})) return *hit;
     }
     uint64_t start = index * kBlockSize;
     auto bytes = std::make_shared<std::vector<uint8_t>>(
@@ -75,8 +70,7 @@ std::shared_ptr<const std::vector<uint8_t>> BlockCache::block(const std::shared_
     read_view(*vf, start, *bytes);  // outside the lock: other readers go on
     std::lock_guard lock(mutex_);
     if (generation != generation_) return bytes;
-    blocks_.push_front(Block{vf, index, bytes});
-    while (blocks_.size() > capacity_) blocks_.pop_back();
+    blocks_.put(BlockKey{vf, index}, bytes);
     return bytes;
 }
 
@@ -88,7 +82,7 @@ void BlockCache::clear() {
 
 void BlockCache::forget(const VirtualFile* vf) {
     std::lock_guard lock(mutex_);
-    blocks_.remove_if([&](const Block& b) { return b.file.get() == vf; });
+    blocks_.erase_if([&](const BlockKey& k, const auto&) { return k.file.get() == vf; });
 }
 
 void BlockCache::read(const std::shared_ptr<const VirtualFile>& vf, uint64_t offset, std::span<uint8_t> out) {

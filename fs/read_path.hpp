@@ -22,9 +22,11 @@ void read_view(const VirtualFile& vf, uint64_t offset, std::span<uint8_t> out);
 
 }  // namespace ncafs::fs
 
-#include <list>
+#include <functional>
 #include <memory>
 #include <mutex>
+
+#include "codecs/lru_cache.hpp"
 
 namespace ncafs::fs {
 
@@ -35,7 +37,7 @@ namespace ncafs::fs {
 class BlockCache {
 public:
     static constexpr uint64_t kBlockSize = 1u << 20;
-    explicit BlockCache(size_t capacity_blocks) : capacity_(capacity_blocks) {}
+    explicit BlockCache(size_t capacity_blocks) : blocks_(capacity_blocks) {}
     // Fills out with [offset, offset + out.size()) of vf through the cache.
     void read(const std::shared_ptr<const VirtualFile>& vf, uint64_t offset, std::span<uint8_t> out);
     // Drops every block (a file behind some view changed).
@@ -46,15 +48,19 @@ public:
     void forget(const VirtualFile* vf);
 
 private:
-    struct Block {
+    struct BlockKey {
         std::shared_ptr<const VirtualFile> file;  // held so the key pointer cannot be reused
         uint64_t index = 0;
-        std::shared_ptr<const std::vector<uint8_t>> bytes;
+        bool operator==(const BlockKey&) const = default;
+    };
+    struct BlockKeyHash {
+        size_t operator()(const BlockKey& k) const {
+            return std::hash<const void*>{}(k.file.get()) ^ (std::hash<uint64_t>{}(k.index) * 0x9e3779b97f4a7c15ull);
+        }
     };
     std::shared_ptr<const std::vector<uint8_t>> block(const std::shared_ptr<const VirtualFile>& vf, uint64_t index);
-    size_t capacity_;
     std::mutex mutex_;
-    std::list<Block> blocks_;  // most recent first
+    LruCache<BlockKey, std::shared_ptr<const std::vector<uint8_t>>, BlockKeyHash> blocks_;
     uint64_t generation_ = 0;  // bumped by clear(): a block computed across it is not kept
 };
 

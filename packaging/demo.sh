@@ -9,7 +9,7 @@ packaging/install-deps.sh
 cmake -S . -B build/release -DCMAKE_BUILD_TYPE=Release -DNCAFS_BUILD_TESTS=OFF >/dev/null
 cmake --build build/release -j2
 echo "ncafs built in build/release"
-ncafs=$PWD/build/release/fs/ncafs
+ncafs=$PWD/build/release/cli/ncafs
 
 demo=${NCAFS_DEMO_DIR:-/tmp/ncafs-demo}
 source_dir=$demo/source

@@ -5,6 +5,7 @@
 
 #include "codecs/cdf/layout.hpp"
 #include "codecs/error.hpp"
+#include "codecs/sniff.hpp"
 
 namespace ncafs::cdf {
 
@@ -90,7 +91,7 @@ public:
 
     CdfHeader parse() {
         const uint8_t* magic = w_.need(0, 4, nullptr, "magic number");
-        if (!has_cdf_magic({magic, 4})) {
+        if (sniff_format({magic, 4}) != FileFormat::Cdf) {
             if (magic[0] == 'C' && magic[1] == 'D' && magic[2] == 'F')
                 fail(3, "unknown CDF version byte " + std::to_string(magic[3]));
             fail(0, "bad magic number (not a netCDF classic file)");
@@ -352,11 +353,6 @@ CdfLayout check_data_placement(CdfHeader& h, const std::string& file, uint64_t f
 
 }  // namespace
 
-bool has_cdf_magic(std::span<const uint8_t> first4) {
-    return first4.size() >= 4 && first4[0] == 'C' && first4[1] == 'D' && first4[2] == 'F' &&
-           (first4[3] == kClassic || first4[3] == kOffset64 || first4[3] == kData64);
-}
-
 CdfHeader parse_cdf_header(std::span<const uint8_t> bytes, const std::string& file) {
     ByteWindow w(bytes, file);
     CdfHeader h = HeaderParser(w).parse();
@@ -380,7 +376,7 @@ void check_classic_header(const OpenFile& file) {
     uint8_t head[4] = {};
     if (file.size() < 4) return;
     file.pread_exact(head, 4, 0);
-    if (has_cdf_magic(head)) (void)read_cdf_header(file);
+    if (sniff_format(head) == FileFormat::Cdf) (void)read_cdf_header(file);
 }
 
 }  // namespace ncafs::cdf

@@ -13,9 +13,6 @@
 
 namespace ncafs::cdf {
 
-// True when the 4 bytes are 'C' 'D' 'F' followed by version 1, 2 or 5.
-bool has_cdf_magic(std::span<const uint8_t> first4);
-
 // Parses the header of a file whose whole content is `bytes` (tests, fuzzing).
 // `file` names it in errors. Throws FormatError.
 CdfHeader parse_cdf_header(std::span<const uint8_t> bytes, const std::string& file);

@@ -16,6 +16,7 @@
 #include "codecs/ncstream/piece_source.hpp"
 #include "codecs/ncstream/schema_mapping.hpp"
 #include "codecs/open_file.hpp"
+#include "codecs/sniff.hpp"
 
 namespace ncafs::ncstream {
 
@@ -367,12 +368,9 @@ std::vector<uint8_t> fill_value_native(NcType t, const std::vector<Attribute>& a
 bool has_ncstream_magic(const std::string& path) {
     int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);  // a FIFO must not block
     if (fd < 0) return false;
-    uint8_t b[8] = {};
-    const ssize_t n = ::pread(fd, b, sizeof b, 0);
+    const bool yes = sniff_fd(fd) == FileFormat::Ncstream;
     ::close(fd);
-    if (n != 8) return false;
-    std::span<const uint8_t, 4> first(b, 4), second(b + 4, 4);
-    return magic_equals(first, kMagicStart) && (magic_equals(second, kMagicHeader) || magic_equals(second, kMagicData));
+    return yes;
 }
 
 Dataset open_ncstream_dataset(const std::string& path, const ReaderOptions& options) {

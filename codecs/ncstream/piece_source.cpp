@@ -27,26 +27,14 @@ void reverse_element_bytes(uint8_t* p, uint64_t n, size_t es) {
 
 std::shared_ptr<const std::vector<uint8_t>> InflateCache::find(uint64_t offset, uint64_t block) {
     std::lock_guard lock(mutex_);
-    auto it = entries_.find({offset, block});
-    if (it == entries_.end()) return nullptr;
-    order_.splice(order_.begin(), order_, it->second.lru);
-    return it->second.value;
+    return entries_.get({offset, block}).value_or(nullptr);
 }
 
 void InflateCache::insert(uint64_t offset, std::shared_ptr<const std::vector<uint8_t>> value, uint64_t block) {
     const std::pair<uint64_t, uint64_t> key{offset, block};
     std::lock_guard lock(mutex_);
-    if (entries_.count(key) || value->size() > capacity_) return;
-    order_.push_front(key);
-    used_ += value->size();
-    entries_.emplace(key, Entry{std::move(value), order_.begin()});
-    while (used_ > capacity_) {
-        const auto victim = order_.back();
-        order_.pop_back();
-        auto it = entries_.find(victim);
-        used_ -= it->second.value->size();
-        entries_.erase(it);
-    }
+    if (entries_.contains(key) || value->size() > entries_.capacity()) return;
+    entries_.put(key, std::move(value));
 }
 
 PieceSource::PieceSource(std::shared_ptr<const OpenFile> file, std::string variable, NcType t,

@@ -7,13 +7,14 @@
 #pragma once
 
 #include <cstdint>
-#include <list>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <vector>
 
 #include "codecs/array_source.hpp"
+#include "codecs/lru_cache.hpp"
 #include "codecs/ncstream/inflate_index.hpp"
 #include "codecs/open_file.hpp"
 
@@ -36,22 +37,21 @@ struct StoredPiece {
 // beyond `capacity` bytes. One per opened file, shared by its sources.
 class InflateCache {
 public:
-    explicit InflateCache(uint64_t capacity) : capacity_(capacity) {}
-    uint64_t capacity() const { return capacity_; }
+    explicit InflateCache(uint64_t capacity) : entries_(static_cast<size_t>(capacity)) {}
+    uint64_t capacity() const { return entries_.capacity(); }
     // block: UINT64_MAX for a whole payload, else a block of an InflateIndex.
     std::shared_ptr<const std::vector<uint8_t>> find(uint64_t key, uint64_t block = UINT64_MAX);
     void insert(uint64_t key, std::shared_ptr<const std::vector<uint8_t>> value, uint64_t block = UINT64_MAX);
 
 private:
-    struct Entry {
-        std::shared_ptr<const std::vector<uint8_t>> value;
-        std::list<std::pair<uint64_t, uint64_t>>::iterator lru;
+    using Key = std::pair<uint64_t, uint64_t>;  // (file offset, block)
+    struct KeyHash {
+        size_t operator()(const Key& k) const {
+            return std::hash<uint64_t>{}(k.first) ^ (std::hash<uint64_t>{}(k.second) * 0x9e3779b97f4a7c15ull);
+        }
     };
     std::mutex mutex_;
-    uint64_t capacity_;
-    uint64_t used_ = 0;
-    std::list<std::pair<uint64_t, uint64_t>> order_;  // (file offset, block), most recent first
-    std::map<std::pair<uint64_t, uint64_t>, Entry> entries_;
+    LruCache<Key, std::shared_ptr<const std::vector<uint8_t>>, KeyHash, ByteWeight> entries_;
 };
 
 class PieceSource final : public ArraySource {

@@ -1,36 +1,32 @@
 #include "codecs/vds/vds_chunk_cache.hpp"
 
-#include <list>
-#include <map>
 #include <mutex>
-#include <tuple>
+
+#include "codecs/lru_cache.hpp"
 
 namespace ncafs::vds {
 namespace {
 
-using Key = std::tuple<dev_t, ino_t, int64_t, uint64_t, std::string, uint64_t>;
+struct Key {
+    FileIdentity file;
+    std::string layer;
+    uint64_t chunk = 0;
+    bool operator==(const Key&) const = default;
+};
+
+struct KeyHash {
+    size_t operator()(const Key& k) const {
+        size_t h = std::hash<std::string>{}(k.layer);
+        for (uint64_t part : {uint64_t(k.file.device), uint64_t(k.file.inode), uint64_t(k.file.mtime_ns), k.file.size,
+                              k.chunk})
+            h ^= std::hash<uint64_t>{}(part) + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
+        return h;
+    }
+};
 
 struct Cache {
     std::mutex mutex;
-    std::list<std::pair<Key, DecodedChunk>> lru;  // most recent first
-    std::map<Key, std::list<std::pair<Key, DecodedChunk>>::iterator> index;
-    uint64_t bytes = 0;
-    uint64_t budget = kDefaultChunkCacheBytes;
-
-    void evict_to_budget() {
-        while (bytes > budget) {
-            bytes -= lru.back().second->size();
-            index.erase(lru.back().first);
-            lru.pop_back();
-        }
-    }
-    void insert(const Key& k, DecodedChunk v) {
-        if (index.count(k) || v->size() > budget) return;
-        bytes += v->size();
-        lru.emplace_front(k, std::move(v));
-        index[k] = lru.begin();
-        evict_to_budget();
-    }
+    LruCache<Key, DecodedChunk, KeyHash, ByteWeight> chunks{kDefaultChunkCacheBytes};
 };
 
 Cache& cache() {
@@ -42,31 +38,28 @@ Cache& cache() {
 
 DecodedChunk cached_chunk(const FileIdentity& file, const std::string& layer, uint64_t chunk,
                           const std::function<std::vector<uint8_t>()>& decode) {
-    const Key key{file.device, file.inode, file.mtime_ns, file.size, layer, chunk};
+    const Key key{file, layer, chunk};
     Cache& c = cache();
     {
         std::lock_guard lock(c.mutex);
-        auto it = c.index.find(key);
-        if (it != c.index.end()) {
-            c.lru.splice(c.lru.begin(), c.lru, it->second);
-            return it->second->second;
-        }
+        if (auto hit = c.chunks.get(key)) return *hit;
     }
     auto value = std::make_shared<const std::vector<uint8_t>>(decode());
     std::lock_guard lock(c.mutex);
-    c.insert(key, value);
+    // Another thread may have decoded it meanwhile: keep the first; a chunk
+    // above the whole budget is not kept.
+    if (!c.chunks.contains(key) && value->size() <= c.chunks.capacity()) c.chunks.put(key, value);
     return value;
 }
 
 uint64_t chunk_cache_bytes() {
     std::lock_guard lock(cache().mutex);
-    return cache().bytes;
+    return cache().chunks.weight();
 }
 
 void set_chunk_cache_budget(uint64_t bytes) {
     std::lock_guard lock(cache().mutex);
-    cache().budget = bytes;
-    cache().evict_to_budget();
+    cache().chunks.set_capacity(static_cast<size_t>(bytes));
 }
 
 }  // namespace ncafs::vds

@@ -10,13 +10,13 @@
 #include <fstream>
 #include <sstream>
 
-#include "aggregation/aggregation_dataset.hpp"
-#include "aggregation/aggregation_error.hpp"
-#include "aggregation/commands.hpp"
-#include "aggregation/dataset_cache.hpp"
-#include "aggregation/lenient_json.hpp"
-#include "aggregation/nca_parser.hpp"
-#include "aggregation/units_conversion.hpp"
+#include "aggregation/read/open_aggregation.hpp"
+#include "aggregation/model/error.hpp"
+#include "cli/commands.hpp"
+#include "aggregation/read/dataset_cache.hpp"
+#include "aggregation/json/lenient_json.hpp"
+#include "aggregation/json/nca_parser.hpp"
+#include "aggregation/model/units_conversion.hpp"
 #include "codecs/array_source.hpp"
 #include "codecs/error.hpp"
 #include "tests/aggregation/aggregation_test_util.hpp"
@@ -443,7 +443,7 @@ TEST(AggregationHostile, CheckGoesOnPastABadNumberAndNamesTheFile) {
     j.replace(j.find("[[2, 4], [0, 3]]"), 16, "[[1e300, 4], [0, 3]]");
     const std::string bad = write_nca(bad_dir, j), next = write_nca(next_dir, kTwoParts);
     std::ostringstream out, err;
-    EXPECT_EQ(check_command({bad, next}, out, err), 1);
+    EXPECT_EQ(ncafs::cli::run_check({bad, next}, out, err), 1);
     EXPECT_CONTAINS(out.str(), bad + ": v:nca_array Partitions[1].location[0][0]: expected a non-negative integer");
     EXPECT_CONTAINS(out.str(), next_dir + "/b.nc");  // the second file was checked too
 }

@@ -4,7 +4,7 @@
 #include <string>
 #include <vector>
 
-#include "aggregation/commands.hpp"
+#include "cli/commands.hpp"
 
 int main(int argc, char** argv) {
     if (argc < 2) {
@@ -13,8 +13,8 @@ int main(int argc, char** argv) {
     }
     std::string cmd = argv[1];
     std::vector<std::string> args(argv + 2, argv + argc);
-    if (cmd == "inspect") return ncafs::inspect_command(args, std::cout, std::cerr);
-    if (cmd == "check") return ncafs::check_command(args, std::cout, std::cerr);
+    if (cmd == "inspect") return ncafs::cli::run_inspect(args, std::cout, std::cerr);
+    if (cmd == "check") return ncafs::cli::run_check(args, std::cout, std::cerr);
     std::cerr << "unknown command " << cmd << "\n";
     return 2;
 }

@@ -7,7 +7,7 @@
 #include <fstream>
 #include <numeric>
 
-#include "aggregation/aggregation_dataset.hpp"
+#include "aggregation/read/open_aggregation.hpp"
 #include "codecs/ds/ds_view.hpp"
 #include "codecs/open_dataset.hpp"
 #include "tests/aggregation/aggregation_test_util.hpp"

@@ -5,9 +5,9 @@
 #include <cstring>
 #include <sstream>
 
-#include "aggregation/aggregation_dataset.hpp"
-#include "aggregation/aggregation_error.hpp"
-#include "aggregation/commands.hpp"
+#include "aggregation/read/open_aggregation.hpp"
+#include "aggregation/model/error.hpp"
+#include "cli/commands.hpp"
 #include "codecs/array_source.hpp"
 #include "codecs/error.hpp"
 #include "tests/aggregation/aggregation_test_util.hpp"
@@ -130,10 +130,10 @@ TEST(AggregationExamples, DelmeParsesMetadataOnlyAndCheckReportsMissingFragments
     EXPECT_THROW(lat->source->read_linear(0, 90, ByteOrder::Native, buf.data()), SourceError);
 
     std::ostringstream out, err;
-    EXPECT_EQ(inspect_command({path}, out, err), 0) << err.str();
+    EXPECT_EQ(ncafs::cli::run_inspect({path}, out, err), 0) << err.str();
     EXPECT_NE(out.str().find("latitude(grid_latitude, grid_longitude) int shape [10, 9]"), std::string::npos) << out.str();
     std::ostringstream cout_, cerr_;
-    EXPECT_EQ(check_command({path}, cout_, cerr_), 1);
+    EXPECT_EQ(ncafs::cli::run_check({path}, cout_, cerr_), 1);
     std::istringstream lines(cout_.str());
     size_t missing = 0;
     for (std::string line; std::getline(lines, line);)
@@ -145,12 +145,12 @@ TEST(AggregationExamples, InspectAndCheckOnExample4) {
     std::ostringstream out, err;
     std::vector<std::string> args = {"--root", examples_dir(), "--rewrite", "/home/david=" + examples_dir() + "/home/david",
                                      examples_dir() + "/temperature2.nca"};
-    EXPECT_EQ(inspect_command(args, out, err), 0) << err.str();
+    EXPECT_EQ(ncafs::cli::run_inspect(args, out, err), 0) << err.str();
     EXPECT_NE(out.str().find("tas(time, lat, lon) float shape [48, 64, 128] units \"K\""), std::string::npos) << out.str();
     EXPECT_NE(out.str().find("reverse(time) axes(lon, time, lat) units(K @ 273.15 -> K)"), std::string::npos) << out.str();
     std::ostringstream cout_, cerr_;
-    EXPECT_EQ(check_command(args, cout_, cerr_), 0) << cout_.str() << cerr_.str();
-    EXPECT_EQ(check_command({"--bogus"}, cout_, cerr_), 2);
+    EXPECT_EQ(ncafs::cli::run_check(args, cout_, cerr_), 0) << cout_.str() << cerr_.str();
+    EXPECT_EQ(ncafs::cli::run_check({"--bogus"}, cout_, cerr_), 2);
 }
 
 TEST(AggregationExamples, PlainPartitionPassesFileExtentsThrough) {

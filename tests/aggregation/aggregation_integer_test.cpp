@@ -10,7 +10,7 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
-#include "aggregation/aggregation_dataset.hpp"
+#include "aggregation/read/open_aggregation.hpp"
 #include "codecs/array_source.hpp"
 #include "tests/aggregation/aggregation_test_util.hpp"
 

@@ -10,9 +10,9 @@
 #include <random>
 #include <thread>
 
-#include "aggregation/aggregated_source.hpp"
-#include "aggregation/aggregation_dataset.hpp"
-#include "aggregation/dataset_cache.hpp"
+#include "aggregation/read/partitioned_source.hpp"
+#include "aggregation/read/open_aggregation.hpp"
+#include "aggregation/read/dataset_cache.hpp"
 #include "codecs/array_source.hpp"
 #include "tests/aggregation/aggregation_test_util.hpp"
 

@@ -1,5 +1,5 @@
 // `ncafs aggregate` round trips: partition files from make_partitions.py
-// (netCDF4-python), aggregated by aggregate_command, read back through the CF
+// (netCDF4-python), aggregated by run_aggregate, read back through the CF
 // reader (make_cf_source) and compared with NCO ncrcat's concatenation of
 // the same files, read with netcdf-c - or with netCDF4-python's own unpacking
 // where ncrcat cannot be right (per-file packing).
@@ -12,10 +12,10 @@
 #include <filesystem>
 #include <sstream>
 
-#include "aggregation/aggregate_command.hpp"
-#include "aggregation/cf_aggregated_source.hpp"
-#include "aggregation/cf_aggregation_parser.hpp"
-#include "aggregation/cf_validation.hpp"
+#include "cli/commands.hpp"
+#include "aggregation/terms/cf_fragment_source.hpp"
+#include "aggregation/terms/cf_aggregation_parser.hpp"
+#include "aggregation/check/cf_validation.hpp"
 #include "codecs/netcdf/netcdf_library.hpp"
 #include "tests/aggregation_cf/cf_test_util.hpp"
 
@@ -62,7 +62,7 @@ void expect_near(const std::vector<double>& got, const std::vector<double>& want
 
 int aggregate(std::vector<std::string> args, std::string* err_text = nullptr) {
     std::ostringstream out, err;
-    int rc = aggregate_command(args, out, err);
+    int rc = ncafs::cli::run_aggregate(args, out, err);
     if (err_text) *err_text = err.str();
     return rc;
 }

@@ -10,11 +10,11 @@
 #include <filesystem>
 #include <mutex>
 
-#include "aggregation/aggregation_error.hpp"
-#include "aggregation/cf_aggregated_source.hpp"
-#include "aggregation/cf_aggregation_parser.hpp"
-#include "aggregation/cf_validation.hpp"
-#include "aggregation/units_conversion.hpp"
+#include "aggregation/model/error.hpp"
+#include "aggregation/terms/cf_fragment_source.hpp"
+#include "aggregation/terms/cf_aggregation_parser.hpp"
+#include "aggregation/check/cf_validation.hpp"
+#include "aggregation/model/units_conversion.hpp"
 #include "codecs/error.hpp"
 #include "codecs/netcdf/netcdf_library.hpp"
 #include "tests/aggregation_cf/cf_test_util.hpp"

@@ -14,9 +14,9 @@
 #include <string>
 #include <vector>
 
-#include "aggregation/aggregate_command.hpp"
-#include "aggregation/cf_aggregation_parser.hpp"
-#include "aggregation/dataset_cache.hpp"
+#include "cli/commands.hpp"
+#include "aggregation/terms/cf_aggregation_parser.hpp"
+#include "aggregation/read/dataset_cache.hpp"
 
 namespace fs = std::filesystem;
 
@@ -74,7 +74,7 @@ int main(int argc, char** argv) {
     for (auto it = files.rbegin(); it != files.rend(); ++it) args.push_back(*it);
     std::ostringstream out, err;
     t0 = std::chrono::steady_clock::now();
-    int rc = ncafs::aggregate_command(args, out, err);
+    int rc = ncafs::cli::run_aggregate(args, out, err);
     const double aggregate = seconds_since(t0);
     if (rc != 0) {
         std::cerr << err.str();

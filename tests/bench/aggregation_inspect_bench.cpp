@@ -19,10 +19,10 @@
 #include <string>
 #include <vector>
 
-#include "aggregation/aggregated_source.hpp"
-#include "aggregation/aggregation_dataset.hpp"
-#include "aggregation/commands.hpp"
-#include "aggregation/dataset_cache.hpp"
+#include "aggregation/read/partitioned_source.hpp"
+#include "aggregation/read/open_aggregation.hpp"
+#include "cli/commands.hpp"
+#include "aggregation/read/dataset_cache.hpp"
 #include "codecs/netcdf/netcdf_library.hpp"
 
 using Clock = std::chrono::steady_clock;
@@ -60,7 +60,7 @@ int main(int argc, char** argv) {
 
     std::ostringstream sink, err;
     t = Clock::now();
-    int rc = ncafs::inspect_command({nca}, sink, err);
+    int rc = ncafs::cli::run_inspect({nca}, sink, err);
     const double inspect_s = seconds_since(t);
     std::printf("open_aggregation (metadata only): %.3f s, files opened: %zu (1 = the aggregation file only)\n", open_s,
                 opened_by_open);

@@ -12,9 +12,10 @@
 #include <set>
 #include <system_error>
 
-#include "codecs/error.hpp"
-#include "fs/aggregation_precheck.hpp"
+#include "aggregation/read/precheck.hpp"
 #include "codecs/dataset.hpp"
+#include "codecs/error.hpp"
+#include "fs/cache_keys.hpp"
 #include "fs/catalog.hpp"
 #include "fs/log.hpp"
 #include "fs/options.hpp"
@@ -146,17 +147,17 @@ TEST(Precheck, NameMagicAndMarkers) {
     d.write("plain.nc", classic_with_attribute("history"));
     d.write("agg.txt", classic_with_attribute("nca_array"));
     d.write("text.nca", "hello, not netCDF");
-    EXPECT_EQ(precheck_aggregation(d.path / "agg.nc"), Precheck::Maybe);
-    EXPECT_EQ(precheck_aggregation(d.path / "plain.nc"), Precheck::NotAggregation);
-    EXPECT_EQ(precheck_aggregation(d.path / "agg.txt"), Precheck::NotAggregation);
-    EXPECT_EQ(precheck_aggregation(d.path / "text.nca"), Precheck::NotAggregation);
+    EXPECT_EQ(agg::precheck_aggregation(d.path / "agg.nc"), agg::Precheck::Maybe);
+    EXPECT_EQ(agg::precheck_aggregation(d.path / "plain.nc"), agg::Precheck::NotAggregation);
+    EXPECT_EQ(agg::precheck_aggregation(d.path / "agg.txt"), agg::Precheck::NotAggregation);
+    EXPECT_EQ(agg::precheck_aggregation(d.path / "text.nca"), agg::Precheck::NotAggregation);
     // A header the walk cannot parse is never handed to netcdf-c (issue 11 4c):
     // truncated, or a 32-byte CDF-1 file claiming 2^31-1 variables.
     d.write("cut.nc", classic_with_attribute("nca_array").substr(0, 20));
-    EXPECT_EQ(precheck_aggregation(d.path / "cut.nc"), Precheck::NotAggregation);
+    EXPECT_EQ(agg::precheck_aggregation(d.path / "cut.nc"), agg::Precheck::NotAggregation);
     std::string claim("CDF\x01\0\0\0\0" "\0\0\0\0\0\0\0\0" "\0\0\0\0\0\0\0\0" "\0\0\0\x0b\x7f\xff\xff\xff", 32);
     d.write("claims.nc", claim);
-    EXPECT_EQ(precheck_aggregation(d.path / "claims.nc"), Precheck::NotAggregation);
+    EXPECT_EQ(agg::precheck_aggregation(d.path / "claims.nc"), agg::Precheck::NotAggregation);
 }
 
 TEST(Catalog, ListingPartitionsClassifiesNothingAndNamesFollowTheRules) {
@@ -297,4 +298,26 @@ TEST(Catalog, DirectorySwappedForAnOutsideSymlinkIsNotFollowed) {
     ASSERT_EQ(::mkfifo((d.path / "user" / "pipe.nc").c_str(), 0644), 0);
     for (auto& e : catalog.list("user")) EXPECT_NE(e.name.rfind("pipe", 0), 0u) << e.name;
     EXPECT_FALSE(catalog.resolve("user/pipe.nc"));
+}
+
+// Catalog cache keys: a changed identity, another view kind, aggregation or
+// not, and (ncs only) another name are other keys; equal keys hash equally.
+TEST(CacheKeys, DistinguishWhatMakesAnotherEntry) {
+    FileIdentity id{1, 2, 3, 4, 5};
+    FileKey file{"/s/a.nc", id};
+    ViewKey nc{DatasetKey{file, true}, ViewKind::Nc, {}};
+    CacheKeyHash hash;
+    EXPECT_EQ(nc, (ViewKey{DatasetKey{FileKey{"/s/a.nc", id}, true}, ViewKind::Nc, {}}));
+    EXPECT_EQ(hash(nc), hash(ViewKey{DatasetKey{FileKey{"/s/a.nc", id}, true}, ViewKind::Nc, {}}));
+    FileIdentity changed = id;
+    changed.mtime_ns = 6;
+    EXPECT_FALSE(file == (FileKey{"/s/a.nc", changed}));
+    EXPECT_FALSE(nc == (ViewKey{DatasetKey{file, false}, ViewKind::Nc, {}}));
+    EXPECT_FALSE(nc == (ViewKey{DatasetKey{file, true}, ViewKind::Ds, {}}));
+    EXPECT_FALSE((ViewKey{DatasetKey{file, true}, ViewKind::Ncs, "a.ncs"}) ==
+                 (ViewKey{DatasetKey{file, true}, ViewKind::Ncs, "b.ncs"}));
+    EXPECT_EQ(view_kind_of("nc"), ViewKind::Nc);
+    EXPECT_EQ(view_kind_of("ds"), ViewKind::Ds);
+    EXPECT_EQ(view_kind_of("ncs"), ViewKind::Ncs);
+    EXPECT_THROW(view_kind_of("cdf"), std::invalid_argument);
 }

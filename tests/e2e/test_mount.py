@@ -517,6 +517,9 @@ def case_views(work):
     # Real .ds and .ncs sources, written by export from the classic file.
     export(plain, "--format", "ds", "-o", os.path.join(v, "fromds.ds"))
     export(plain, "--format", "ncs", "-o", os.path.join(v, "fromncs.ncs"))
+    # netCDF-4 behind a 512-byte HDF5 user block (netcdf-c reads it): a dataset like any other.
+    with open(os.path.join(v, "h4.nc"), "rb") as f, open(os.path.join(v, "userblock.h5"), "wb") as out:
+        out.write(bytes(512) + f.read())
     # A real file wins over a view: v/h4.ncs is a real text file.
     with open(os.path.join(v, "h4.ncs"), "wb") as f:
         f.write(b"real h4.ncs\n")
@@ -544,6 +547,9 @@ def case_views(work):
         # The raw .ds views, decoded here, hold netCDF4-python's raw values.
         same_values(decode_ds(m.path("v", "plain.ds")), plain_values, "plain.ds")
         same_values(decode_ds(m.path("v", "h4.ds")), netcdf4_values(os.path.join(v, "h4.nc")), "h4.ds")
+        check({"userblock.ds", "userblock.nc"} <= names, "no views of the HDF5 file with a user block")
+        same_values(decode_ds(m.path("v", "userblock.ds")), netcdf4_values(os.path.join(v, "userblock.h5")),
+                    "userblock.ds")
         m_ds = decode_ds(m.path("m", "m.ds"))
         check(np.array_equal(m_ds[info["var"]], info["master"]), "m.ds: the master array differs")
 

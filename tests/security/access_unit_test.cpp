@@ -15,8 +15,8 @@
 #include <mutex>
 #include <set>
 
-#include "aggregation/aggregated_source.hpp"
-#include "aggregation/dataset_files.hpp"
+#include "aggregation/read/partitioned_source.hpp"
+#include "aggregation/read/dataset_files.hpp"
 #include "fs/caller_access.hpp"
 #include "fs/partition_watch.hpp"
 

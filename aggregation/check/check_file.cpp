@@ -1,0 +1,63 @@
+#include "aggregation/check/check_file.hpp"
+
+#include "aggregation/check/cf_validation.hpp"
+#include "aggregation/read/partitioned_source.hpp"
+
+namespace ncafs::agg {
+
+namespace {
+
+// "FILE: MESSAGE" unless the message already starts with the file's name.
+std::string with_file_name(const std::string& file, const std::string& message) {
+    return message.rfind(file, 0) == 0 ? message : file + ": " + message;
+}
+
+// Opens and verifies every fragment of each master array; notes uncovered cells.
+void check_fragments(const LoadedAggregation& loaded, const std::string& file, std::vector<CheckFinding>& found) {
+    for (const auto& src : loaded.sources) {
+        const Aggregate& a = src->aggregate();
+        for (size_t i = 0; i < a.fragments.size(); ++i) {
+            try {
+                src->verify_fragment(i);
+            } catch (const std::exception& e) {
+                found.push_back({true, with_file_name(file, e.what())});
+            }
+        }
+        const uint64_t total = a.element_count(), covered = a.covered_elements();
+        if (covered < total)
+            found.push_back({false, a.file + ": " + a.name + ": " + std::to_string(total - covered) + " of " +
+                                        std::to_string(total) + " elements covered by no partition (read as fill)"});
+    }
+}
+
+}  // namespace
+
+std::vector<CheckFinding> check_aggregation_file(const std::string& file, const AggregationOptions& options,
+                                                 DatasetCache& cache, bool verify_coordinates) {
+    std::vector<CheckFinding> found;
+    LoadedAggregation loaded;
+    try {
+        loaded = load_aggregation(file, options, cache);
+    } catch (const std::exception& e) {
+        // Not only Error: a library exception (a bad number) must not end the
+        // run before the next FILE, and its message must name this one.
+        found.push_back({true, with_file_name(file, e.what())});
+        return found;
+    }
+    if (!loaded.cf_sources.empty()) {
+        // G3-G5: docs/conventions/README.md "Validation", fragment by fragment, optionally A9.
+        try {
+            auto report = check_cf_aggregation(file, options, cache, verify_coordinates);
+            for (const auto& w : report.warnings) found.push_back({false, w});
+            for (const auto& p : report.problems) found.push_back({true, p});
+        } catch (const std::exception& e) {
+            found.push_back({true, with_file_name(file, e.what())});
+        }
+    } else {
+        for (const auto& w : loaded.warnings) found.push_back({false, w});
+    }
+    check_fragments(loaded, file, found);
+    return found;
+}
+
+}  // namespace ncafs::agg

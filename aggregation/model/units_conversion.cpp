@@ -1,0 +1,207 @@
+#include "aggregation/model/units_conversion.hpp"
+
+#include <udunits2.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <memory>
+#include <mutex>
+#include <stdexcept>
+
+namespace ncafs::agg {
+
+namespace {
+
+// UDUNITS-2 is not thread-safe and loading its XML database is slow: one
+// system, loaded on first use, every call under this mutex.
+std::mutex& udunits_mutex() {
+    static std::mutex m;
+    return m;
+}
+
+ut_system* udunits_system() {
+    static ut_system* sys = [] {
+        ut_set_error_message_handler(ut_ignore);
+        ut_system* s = ut_read_xml(nullptr);
+        return s;
+    }();
+    if (!sys) throw std::runtime_error("cannot load the UDUNITS-2 database");
+    return sys;
+}
+
+struct UnitDeleter {
+    void operator()(ut_unit* u) const { ut_free(u); }
+};
+using UnitPtr = std::unique_ptr<ut_unit, UnitDeleter>;
+
+std::string trim(const std::string& s) {
+    size_t a = 0, b = s.size();
+    while (a < b && std::isspace(static_cast<unsigned char>(s[a]))) ++a;
+    while (b > a && std::isspace(static_cast<unsigned char>(s[b - 1]))) --b;
+    return s.substr(a, b - a);
+}
+
+std::string lower(std::string s) {
+    for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    return s;
+}
+
+UnitPtr parse_unit(const std::string& text) {
+    UnitPtr u(ut_parse(udunits_system(), text.c_str(), UT_UTF8));
+    if (!u) throw std::runtime_error("units \"" + text + "\" are not valid UDUNITS-2 units");
+    return u;
+}
+
+// Affine map between two plain (non-calendar) units, caller holds the mutex.
+Affine udunits_affine(const std::string& from, const std::string& to) {
+    UnitPtr f = parse_unit(from), t = parse_unit(to);
+    if (!ut_are_convertible(f.get(), t.get()))
+        throw std::runtime_error("units \"" + from + "\" cannot be converted to \"" + to + "\"");
+    cv_converter* cv = ut_get_converter(f.get(), t.get());
+    if (!cv) throw std::runtime_error("no converter from \"" + from + "\" to \"" + to + "\"");
+    double b = cv_convert_double(cv, 0.0);
+    double a = cv_convert_double(cv, 1.0) - b;
+    cv_free(cv);
+    return Affine{a, b};
+}
+
+std::string canonical_calendar(const std::string& c) {
+    std::string s = lower(trim(c));
+    if (s.empty() || s == "gregorian" || s == "standard") return "standard";
+    if (s == "noleap") return "365_day";
+    if (s == "all_leap") return "366_day";
+    return s;
+}
+
+struct ReferenceTime {
+    std::string unit;  // "days", "hours", ...
+    int64_t year = 0, month = 1, day = 1;
+    double seconds = 0;  // time of day
+};
+
+// Calendar arithmetic multiplies years by 366 days in int64_t: years are
+// bounded first (documented in README "Hostile input") so nothing can wrap.
+constexpr double kMaxReferenceYear = 1e9;
+
+void check_date_range(const std::string& units, double year, double month, double day) {
+    if (!(std::fabs(year) <= kMaxReferenceYear))
+        throw std::runtime_error("units \"" + units + "\": reference year out of range (at most " +
+                                 std::to_string(static_cast<int64_t>(kMaxReferenceYear)) + " years from year 0)");
+    if (!(month >= 1 && month <= 12)) throw std::runtime_error("units \"" + units + "\": month out of range 1..12");
+    if (!(day >= 1 && day <= 31)) throw std::runtime_error("units \"" + units + "\": day out of range 1..31");
+}
+
+// "UNIT since YYYY-MM-DD[ T]hh:mm:ss" (time of day and zone "Z"/"UTC" optional).
+// Hand-written rather than std::regex (which trips GCC 12 warnings).
+std::optional<ReferenceTime> parse_reference_time(const std::string& text) {
+    size_t i = 0;
+    auto skip = [&] { while (i < text.size() && std::isspace(static_cast<unsigned char>(text[i]))) ++i; };
+    auto number = [&](bool allow_sign, bool allow_fraction, double& v) {
+        size_t j = i;
+        if (allow_sign && j < text.size() && (text[j] == '-' || text[j] == '+')) ++j;
+        size_t d = j;
+        while (j < text.size() && std::isdigit(static_cast<unsigned char>(text[j]))) ++j;
+        if (j == d) return false;
+        if (allow_fraction && j < text.size() && text[j] == '.') {
+            ++j;
+            while (j < text.size() && std::isdigit(static_cast<unsigned char>(text[j]))) ++j;
+        }
+        v = std::strtod(text.substr(i, j - i).c_str(), nullptr);  // HUGE_VAL past double: range-checked later
+        i = j;
+        return true;
+    };
+    ReferenceTime r;
+    skip();
+    size_t u = i;
+    while (i < text.size() && (std::isalpha(static_cast<unsigned char>(text[i])) || text[i] == '_')) ++i;
+    if (i == u) return std::nullopt;
+    r.unit = text.substr(u, i - u);
+    skip();
+    if (lower(text.substr(i, 5)) != "since") return std::nullopt;
+    i += 5;
+    skip();
+    double y, mo, d;
+    if (!number(true, false, y) || i >= text.size() || text[i++] != '-' || !number(false, false, mo) ||
+        i >= text.size() || text[i++] != '-' || !number(false, false, d))
+        return std::nullopt;
+    check_date_range(text, y, mo, d);
+    r.year = static_cast<int64_t>(y), r.month = static_cast<int64_t>(mo), r.day = static_cast<int64_t>(d);
+    while (i < text.size() && (text[i] == ' ' || text[i] == 'T')) ++i;
+    double h, mi, sec = 0;
+    size_t save = i;
+    if (number(false, false, h) && i < text.size() && text[i] == ':') {
+        ++i;
+        if (!number(false, false, mi)) return std::nullopt;
+        if (i < text.size() && text[i] == ':') {
+            ++i;
+            if (!number(false, true, sec)) return std::nullopt;
+        }
+        r.seconds = h * 3600 + mi * 60 + sec;
+    } else {
+        i = save;
+    }
+    skip();
+    std::string rest = lower(text.substr(i));
+    if (!rest.empty() && rest != "z" && rest != "utc") return std::nullopt;
+    return r;
+}
+
+bool is_leap(const std::string& cal, int64_t y) {
+    if (cal == "julian") return y % 4 == 0;
+    return (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;  // proleptic_gregorian
+}
+
+// Days since year 0, month 1, day 1 in a non-standard CF calendar.
+double days_from_epoch(const std::string& cal, const ReferenceTime& t) {
+    static const int cum[] = {0, 31, 59, 90, 120, 151, 181, 212, 243, 273, 304, 334};
+    if (t.month < 1 || t.month > 12) throw std::runtime_error("month out of range in reference time");
+    if (cal == "360_day") return static_cast<double>(t.year * 360 + (t.month - 1) * 30 + (t.day - 1));
+    if (cal == "365_day") return static_cast<double>(t.year * 365 + cum[t.month - 1] + (t.day - 1));
+    if (cal == "366_day")
+        return static_cast<double>(t.year * 366 + cum[t.month - 1] + (t.month > 2 ? 1 : 0) + (t.day - 1));
+    if (cal == "julian" || cal == "proleptic_gregorian") {
+        int64_t days = 0;
+        // Whole years before t.year (years counted from 0; negative years handled by sign).
+        auto leap_days_before = [&](int64_t y) -> int64_t {  // leap years in [0, y)
+            if (y <= 0) return 0;
+            int64_t n = (y + 3) / 4;
+            if (cal == "proleptic_gregorian") n = n - (y + 99) / 100 + (y + 399) / 400;
+            return n;
+        };
+        if (t.year < 0) throw std::runtime_error("negative years are not supported in calendar " + cal);
+        days = t.year * 365 + leap_days_before(t.year);
+        days += cum[t.month - 1] + ((t.month > 2 && is_leap(cal, t.year)) ? 1 : 0) + (t.day - 1);
+        return static_cast<double>(days);
+    }
+    throw std::runtime_error("unknown calendar \"" + cal + "\"");
+}
+
+}  // namespace
+
+Affine units_converter(const std::string& from_in, const std::string& from_calendar, const std::string& to_in,
+                       const std::string& to_calendar) {
+    const std::string from = trim(from_in), to = trim(to_in);
+    if (from.empty() || to.empty()) return Affine{};
+    const std::string fcal = canonical_calendar(from_calendar), tcal = canonical_calendar(to_calendar);
+    auto fref = parse_reference_time(from), tref = parse_reference_time(to);
+    if (fref.has_value() != tref.has_value())
+        throw std::runtime_error("units \"" + from + "\" cannot be converted to \"" + to + "\"");
+    if (fref && fcal != tcal)
+        throw std::runtime_error("calendar \"" + from_calendar + "\" differs from the master's \"" + to_calendar + "\"");
+    if (from == to) return Affine{};
+    std::lock_guard lock(udunits_mutex());
+    if (!fref || fcal == "standard") return udunits_affine(from, to);  // udunits: mixed Julian/Gregorian
+    // Non-standard calendar: scale from the unit part, offset from the
+    // reference dates counted in that calendar.
+    Affine scale = udunits_affine(fref->unit, tref->unit);
+    Affine day_to_to = udunits_affine("day", tref->unit);
+    double diff_days = days_from_epoch(fcal, *fref) - days_from_epoch(tcal, *tref) +
+                       (fref->seconds - tref->seconds) / 86400.0;
+    // value_to = value_from * a + (difference between references, in `to` units)
+    return Affine{scale.scale, day_to_to.scale * diff_days};
+}
+
+}  // namespace ncafs::agg

@@ -1,0 +1,20 @@
+// Affine conversion between UDUNITS-2 units (partition units -> master
+// units), including the shift operator ("K @ 273.15") and reference-time
+// units ("days since 2001-01-01") in the CF calendars.
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include "aggregation/model/partition_model.hpp"
+
+namespace ncafs::agg {
+
+// The affine map taking values in `from` units to `to` units. Empty units on
+// either side mean "no conversion" (cf-python's rule). Throws std::runtime_error
+// with a readable reason when a unit cannot be parsed, the units are not
+// convertible, or calendars of reference-time units differ.
+Affine units_converter(const std::string& from, const std::string& from_calendar, const std::string& to,
+                       const std::string& to_calendar);
+
+}  // namespace ncafs::agg

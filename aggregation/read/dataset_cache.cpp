@@ -1,0 +1,89 @@
+#include "aggregation/read/dataset_cache.hpp"
+
+#include <sys/resource.h>
+
+#include <algorithm>
+#include <cerrno>
+
+#include "codecs/error.hpp"
+#include "codecs/open_dataset.hpp"
+
+namespace ncafs::agg {
+
+size_t descriptor_budget() {
+    struct rlimit limit {};
+    if (::getrlimit(RLIMIT_NOFILE, &limit) != 0 || limit.rlim_cur == RLIM_INFINITY) return 1024;
+    return std::max<size_t>(4, static_cast<size_t>(limit.rlim_cur) / 4);
+}
+
+DatasetCache::DatasetCache(size_t capacity) : entries_(capacity == 0 ? 1 : capacity) {}
+
+size_t DatasetCache::KeyHash::operator()(const Key& k) const {
+    size_t h = std::hash<std::string>{}(k.group);
+    for (uint64_t part : {uint64_t(k.identity.device), uint64_t(k.identity.inode), uint64_t(k.identity.mtime_ns),
+                          k.identity.size, uint64_t(k.identity.ctime_ns)})
+        h ^= std::hash<uint64_t>{}(part) + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
+    return h;
+}
+
+DatasetCache& DatasetCache::shared() {
+    static DatasetCache cache(std::min<size_t>(256, descriptor_budget()));
+    return cache;
+}
+
+std::shared_ptr<const OpenFile> DatasetCache::open_file(const std::string& path, const ConfinedRoots* within) {
+    OpenResult r = open_regular_file(path, within);
+    if (!r.fd && (r.error == EMFILE || r.error == ENFILE) && drop_idle() > 0) r = open_regular_file(path, within);
+    if (!r.fd) {
+        if (r.error == ENOENT) throw SourceError(path, "does not exist or cannot be accessed");
+        throw SourceError(path, r.reason);
+    }
+    return OpenFile::adopt(r.fd.release(), path);
+}
+
+std::shared_ptr<const Dataset> DatasetCache::get(const std::string& path, const std::string& group,
+                                                 const ConfinedRoots* within) {
+    // The identity comes from the fd that will be read: a swap between a
+    // stat and an open cannot give one file's bytes under another's key.
+    auto file = open_file(path, within);
+    const FileIdentity& id = file->identity();
+    const Key key{id, group};
+    {
+        std::lock_guard lock(mutex_);
+        if (auto hit = entries_.get(key)) return *hit;
+    }
+    // Open outside the lock: other threads keep reading cached files meanwhile.
+    auto ds = std::make_shared<const Dataset>(open_dataset(std::move(file), group));
+    std::lock_guard lock(mutex_);
+    ++opens_;
+    if (auto hit = entries_.get(key)) return *hit;  // another thread won
+    entries_.put(key, ds);
+    return ds;
+}
+
+size_t DatasetCache::drop_idle() {
+    std::lock_guard lock(mutex_);
+    return entries_.erase_if([](const Key&, const std::shared_ptr<const Dataset>& d) { return d.use_count() == 1; });
+}
+
+size_t DatasetCache::size() const {
+    std::lock_guard lock(mutex_);
+    return entries_.size();
+}
+
+size_t DatasetCache::opens() const {
+    std::lock_guard lock(mutex_);
+    return opens_;
+}
+
+size_t DatasetCache::capacity() const {
+    std::lock_guard lock(mutex_);
+    return entries_.capacity();
+}
+
+void DatasetCache::set_capacity(size_t capacity) {
+    std::lock_guard lock(mutex_);
+    entries_.set_capacity(capacity == 0 ? 1 : capacity);
+}
+
+}  // namespace ncafs::agg

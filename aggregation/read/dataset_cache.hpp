@@ -1,0 +1,71 @@
+// Bounded cache of opened datasets (partition files and aggregation files),
+// keyed by the identity of the file as opened (device, inode, size, mtime,
+// ctime): every lookup opens the path (confined to the allowed roots when
+// given) and fstat's that fd, so a file that changed or was swapped is looked
+// up under a new key and read from the fd just opened, never by name again;
+// the stale entry ages out. Least recently used entries are dropped beyond
+// the capacity (readers holding a shared_ptr keep theirs alive until done).
+// Opens that fail with EMFILE/ENFILE close idle entries and retry once.
+// Thread-safe.
+#pragma once
+
+#include <cstddef>
+#include <memory>
+#include <mutex>
+#include <string>
+
+#include "codecs/confined_open.hpp"
+#include "codecs/dataset.hpp"
+#include "codecs/lru_cache.hpp"
+#include "codecs/open_file.hpp"
+
+namespace ncafs::agg {
+
+class DatasetCache {
+public:
+    explicit DatasetCache(size_t capacity = 256);
+
+    // The dataset at path as it is now; opens it (open_dataset) on a miss.
+    // With `group` ("/a/b"), the dataset of that netCDF-4 group (its
+    // variables and the dimensions visible from it), for fragment variables
+    // inside groups. `within`: the roots the path must stay under (every
+    // component, symlinks included). Throws SourceError naming the path when
+    // it is missing, unreadable, refused or not a regular file.
+    std::shared_ptr<const Dataset> get(const std::string& path, const std::string& group = {},
+                                       const ConfinedRoots* within = nullptr);
+
+    // Lowers or raises the bound (the mount's open_files=); drops the least
+    // recently used entries beyond it.
+    void set_capacity(size_t capacity);
+
+    size_t size() const;
+    size_t opens() const;  // number of files opened so far (for tests and benchmarks)
+    size_t capacity() const;
+    // Drops entries no reader holds (their files close); returns how many.
+    size_t drop_idle();
+
+    // The process-wide cache used by open_aggregation: its capacity starts
+    // from RLIMIT_NOFILE (a quarter of the soft limit, at most 256).
+    static DatasetCache& shared();
+
+private:
+    // A file by identity (not by name: a renamed file is still cached), and the group read.
+    struct Key {
+        FileIdentity identity;
+        std::string group;
+        bool operator==(const Key&) const = default;
+    };
+    struct KeyHash {
+        size_t operator()(const Key& k) const;
+    };
+    std::shared_ptr<const OpenFile> open_file(const std::string& path, const ConfinedRoots* within);
+    mutable std::mutex mutex_;
+    LruCache<Key, std::shared_ptr<const Dataset>, KeyHash> entries_;
+    size_t opens_ = 0;
+};
+
+// The descriptors a process may spend on cached files: a quarter of the soft
+// RLIMIT_NOFILE (the rest: FUSE, clients' reads, netcdf-c's own), at least 4.
+size_t descriptor_budget();
+
+}  // namespace ncafs::agg

@@ -1,0 +1,34 @@
+#include "aggregation/read/dataset_files.hpp"
+
+#include <unordered_set>
+
+#include "aggregation/read/partitioned_source.hpp"
+
+namespace ncafs::agg {
+
+namespace {
+
+const Aggregate* aggregate_of(const ArraySource* source) {
+    if (auto* s = dynamic_cast<const AggregatedSource*>(source)) return &s->aggregate();
+    return nullptr;
+}
+
+}  // namespace
+
+std::vector<std::string> files_drawn_on(const Dataset& dataset) {
+    std::vector<std::string> files;
+    std::unordered_set<std::string> seen;
+    auto add = [&](const std::string& path) {
+        if (!path.empty() && seen.insert(path).second) files.push_back(path);
+    };
+    add(dataset.origin);
+    for (const auto& variable : dataset.variables) {
+        const Aggregate* aggregate = aggregate_of(variable.source.get());
+        if (!aggregate) continue;
+        for (const auto& fragment : aggregate->fragments)
+            if (fragment.kind == FragmentKind::File) add(fragment.path);
+    }
+    return files;
+}
+
+}  // namespace ncafs::agg

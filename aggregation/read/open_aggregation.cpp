@@ -1,0 +1,243 @@
+#include "aggregation/read/open_aggregation.hpp"
+
+#include <fcntl.h>
+#include <netcdf.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <map>
+#include <set>
+#include <mutex>
+#include <sstream>
+
+#include "aggregation/read/partitioned_source.hpp"
+#include "aggregation/terms/cf_fragment_source.hpp"
+#include "aggregation/terms/cf_aggregation_parser.hpp"
+#include "aggregation/read/dataset_cache.hpp"
+#include "aggregation/json/nca_parser.hpp"
+#include "aggregation/read/path_policy.hpp"
+#include "codecs/cdf/header_reader.hpp"
+#include "codecs/sniff.hpp"
+#include "codecs/netcdf/netcdf_library.hpp"
+
+namespace ncafs {
+
+bool is_aggregation_file(const std::string& path, const ConfinedRoots* within) {
+    // O_NONBLOCK, regular files only, confined when asked; then only this fd.
+    OpenResult opened = open_regular_file(path, within);
+    if (!opened.fd || !is_netcdf_format(sniff_fd(opened.fd.get()))) return false;
+    const std::string name = "/proc/self/fd/" + std::to_string(opened.fd.get());
+    {  // a classic header our own reader rejects never reaches netcdf-c
+        int copy = ::dup(opened.fd.get());
+        if (copy < 0) return false;
+        cdf::check_classic_header(*OpenFile::adopt(copy, path));  // throws FormatError naming the file
+    }
+    std::lock_guard lock(netcdf_library_mutex());
+    int ncid = -1;
+    if (nc_open(name.c_str(), NC_NOWRITE, &ncid) != NC_NOERR) return false;
+    int nvars = 0;
+    bool found = false;
+    if (nc_inq_nvars(ncid, &nvars) == NC_NOERR) {
+        std::vector<int> ids(static_cast<size_t>(nvars > 0 ? nvars : 0));
+        if (nvars > 0 && nc_inq_varids(ncid, &nvars, ids.data()) == NC_NOERR)
+            for (int id : ids) {
+                nc_type t;
+                size_t len;
+                if (nc_inq_att(ncid, id, "nca_array", &t, &len) == NC_NOERR ||
+                    nc_inq_att(ncid, id, "cfa_array", &t, &len) == NC_NOERR ||
+                    (nc_inq_att(ncid, id, "aggregated_dimensions", &t, &len) == NC_NOERR &&
+                     nc_inq_att(ncid, id, "aggregated_data", &t, &len) == NC_NOERR)) {
+                    found = true;
+                    break;
+                }
+            }
+    }
+    nc_close(ncid);
+    return found;
+}
+
+std::shared_ptr<const Dataset> open_aggregation(const std::string& path, const AggregationOptions& options) {
+    return agg::load_aggregation(path, options, agg::DatasetCache::shared()).dataset;
+}
+
+}  // namespace ncafs
+
+namespace ncafs::agg {
+
+std::string conventions_without_aggregation(const std::string& conventions) {
+    std::string out;
+    std::string token;
+    std::istringstream in(conventions);
+    // Tokens are blank- or comma-separated (CF recommends blanks; commas occur).
+    std::string norm = conventions;
+    for (char& c : norm)
+        if (c == ',') c = ' ';
+    std::istringstream words(norm);
+    while (words >> token) {
+        if (token == "NCA" || token == "CFA" || token.rfind("CFA-", 0) == 0 || token.rfind("NCA-", 0) == 0) continue;
+        out += (out.empty() ? "" : " ") + token;
+    }
+    return out;
+}
+
+namespace {
+
+// What the steps of load_aggregation share: the aggregation file, what each
+// of its variables becomes, and the presented dataset being built.
+struct Loading {
+    std::shared_ptr<const PathPolicy> paths;
+    std::shared_ptr<const Dataset> file;
+    LoadedAggregation out;
+    std::shared_ptr<Dataset> presented = std::make_shared<Dataset>();
+    std::vector<bool> keep_dim;  // per file dimension: used by a visible variable or a master
+    std::vector<const Variable*> visible;
+    std::vector<Aggregate> aggregates;  // G1/G2 masters, in visible order
+    std::vector<bool> is_master;        // per visible variable
+    // G3-G5 (CFA-0.6.x, CF drafts, CF-1.13): term-variable aggregations.
+    CfAggregations cf;
+    std::map<std::string, size_t> cf_index;
+    std::set<std::string> cf_hidden_vars, cf_hidden_dims;
+    std::vector<size_t> new_id;  // file dimension id -> presented id (SIZE_MAX: hidden)
+};
+
+// G3-G5 aggregation variables, if any, parsed together (they share term variables).
+void parse_cf_style(Loading& ld, const AggregationOptions& options) {
+    bool any_cf = false;
+    for (const auto& v : ld.file->variables) any_cf |= is_cf_aggregation_variable(v);
+    if (!any_cf) return;
+    ld.cf = parse_cf_file(ld.paths->aggregation_file(), *ld.file, *ld.paths, options.limits);
+    for (size_t i = 0; i < ld.cf.aggregates.size(); ++i) ld.cf_index[ld.cf.aggregates[i].aggregate.name] = i;
+    ld.cf_hidden_vars.insert(ld.cf.hidden_variables.begin(), ld.cf.hidden_variables.end());
+    ld.cf_hidden_dims.insert(ld.cf.hidden_dimensions.begin(), ld.cf.hidden_dimensions.end());
+    for (const auto& w : ld.cf.warnings) ld.out.warnings.push_back(ld.paths->aggregation_file() + ": " + w);
+}
+
+// Each variable: hidden, a CF-style aggregation, an NCA/CFA master or plain; the dimensions that stay.
+void classify_variables(Loading& ld, const AggregationOptions& options) {
+    const Dataset& file = *ld.file;
+    ld.keep_dim.assign(file.dimensions.size(), false);
+    for (const auto& v : file.variables) {
+        if (ld.cf_hidden_vars.count(v.name)) {
+            ++ld.out.hidden_variables;
+            continue;
+        }
+        if (ld.cf_index.count(v.name)) {
+            for (const auto& d : ld.cf.aggregates[ld.cf_index[v.name]].aggregate.dims)
+                ld.keep_dim[*file.find_dimension(d)] = true;
+            ld.is_master.push_back(false);
+            ld.visible.push_back(&v);
+            continue;
+        }
+        if (is_nca_private(v)) {
+            ++ld.out.hidden_variables;
+            continue;
+        }
+        if (nca_generation(v)) {
+            Aggregate a = parse_nca_variable(file, v, *ld.paths, options.limits);
+            for (const auto& d : a.dims) ld.keep_dim[*file.find_dimension(d)] = true;
+            ld.aggregates.push_back(std::move(a));
+            ld.is_master.push_back(true);
+        } else {
+            for (size_t id : v.dimids) ld.keep_dim[id] = true;
+            ld.is_master.push_back(false);
+        }
+        ld.visible.push_back(&v);
+    }
+}
+
+// The presented dimensions: all but those used only by private or hidden term variables.
+void present_dimensions(Loading& ld) {
+    const Dataset& file = *ld.file;
+    // Dimensions no variable uses at all stay (they are part of the file);
+    // only those used solely by private variables are hidden.
+    std::vector<bool> used_by_private(file.dimensions.size(), false);
+    for (const auto& v : file.variables)
+        if (is_nca_private(v))
+            for (size_t id : v.dimids) used_by_private[id] = true;
+    ld.new_id.assign(file.dimensions.size(), SIZE_MAX);
+    for (size_t d = 0; d < file.dimensions.size(); ++d) {
+        if (!ld.keep_dim[d] && (used_by_private[d] || ld.cf_hidden_dims.count(file.dimensions[d].name))) {
+            ++ld.out.hidden_dimensions;
+            continue;
+        }
+        ld.new_id[d] = ld.presented->dimensions.size();
+        ld.presented->dimensions.push_back(file.dimensions[d]);
+    }
+    // G3-G5 shapes come from the fragment sizes (cf-python bug #689: a dimension
+    // written with length 0); the parser warned where they disagree.
+    for (const auto& ca : ld.cf.aggregates)
+        for (size_t k = 0; k < ca.aggregate.dims.size(); ++k)
+            ld.presented->dimensions[ld.new_id[*file.find_dimension(ca.aggregate.dims[k])]].length = ca.aggregate.shape[k];
+}
+
+// Global attributes: Conventions without the aggregation's words (or the fragments' own, if recorded).
+void present_attributes(Loading& ld) {
+    const Attribute* fragment_conventions = ld.file->find_attribute(kFragmentConventions);
+    for (const auto& a : ld.file->attributes) {
+        if (a.name == "Conventions" && a.type == NcType::Char) {
+            if (fragment_conventions) {
+                ld.presented->attributes.push_back(Attribute::text("Conventions", fragment_conventions->as_text()));
+                continue;
+            }
+            std::string c = conventions_without_aggregation(a.as_text());
+            if (!c.empty()) ld.presented->attributes.push_back(Attribute::text("Conventions", c));
+            continue;
+        }
+        if (a.name != kFragmentConventions) ld.presented->attributes.push_back(a);
+    }
+}
+
+// The presented variable of an aggregation, read through source.
+Variable aggregated_variable(const Loading& ld, const Aggregate& a, std::shared_ptr<const AggregatedSource> source) {
+    Variable m;
+    m.name = a.name;
+    m.type = a.type;
+    for (const auto& d : a.dims) m.dimids.push_back(ld.new_id[*ld.file->find_dimension(d)]);
+    m.attributes = a.attributes;
+    m.source = std::move(source);
+    return m;
+}
+
+// The visible variables, in file order: aggregations get their sources, plain ones renumbered dimensions.
+void present_variables(Loading& ld, DatasetCache& cache) {
+    size_t next_master = 0;
+    for (size_t i = 0; i < ld.visible.size(); ++i) {
+        const Variable& v = *ld.visible[i];
+        if (auto it = ld.cf_index.find(v.name); it != ld.cf_index.end()) {
+            auto source = make_cf_source(ld.cf.aggregates[it->second], ld.paths, cache);
+            ld.out.cf_sources.push_back(source);
+            ld.presented->variables.push_back(aggregated_variable(ld, source->aggregate(), source));
+            continue;
+        }
+        if (!ld.is_master[i]) {
+            Variable copy = v;
+            for (auto& id : copy.dimids) id = ld.new_id[id];
+            ld.presented->variables.push_back(std::move(copy));
+            continue;
+        }
+        auto agg = std::make_shared<const Aggregate>(std::move(ld.aggregates[next_master++]));
+        for (const auto& w : agg->warnings) ld.out.warnings.push_back(ld.paths->aggregation_file() + ": " + w);
+        auto source = std::make_shared<const AggregatedSource>(agg, ld.paths, cache);
+        ld.out.sources.push_back(source);
+        ld.presented->variables.push_back(aggregated_variable(ld, *agg, source));
+    }
+}
+
+}  // namespace
+
+LoadedAggregation load_aggregation(const std::string& path, const AggregationOptions& options, DatasetCache& cache) {
+    Loading ld;
+    ld.paths = std::make_shared<const PathPolicy>(path, options.allowed_roots, options.path_rewrites);
+    // The aggregation file itself (header only for now) through the same cache.
+    ld.file = cache.get(ld.paths->aggregation_file(), {}, ld.paths->confinement_of_aggregation_file());
+    ld.presented->origin = ld.paths->aggregation_file();
+    parse_cf_style(ld, options);
+    classify_variables(ld, options);
+    present_dimensions(ld);
+    present_attributes(ld);
+    present_variables(ld, cache);
+    ld.out.dataset = std::move(ld.presented);
+    return std::move(ld.out);
+}
+
+}  // namespace ncafs::agg

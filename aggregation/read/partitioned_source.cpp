@@ -1,0 +1,427 @@
+#include "aggregation/read/partitioned_source.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+
+#include "aggregation/model/conform_values.hpp"
+#include "aggregation/model/scatter_box.hpp"
+#include "aggregation/model/sparse_part_read.hpp"
+#include "codecs/error.hpp"
+
+namespace ncafs::agg {
+
+struct AggregatedSource::Resolved {
+    // Weak: the bounded cache alone decides how long a file stays open; a
+    // reader holds the dataset (returned by resolve) while it reads.
+    std::weak_ptr<const Dataset> dataset;
+    const ArraySource* source = nullptr;  // valid while that dataset lives
+    NcType src_type = NcType::Double;
+    std::vector<uint64_t> src_shape;
+    // Missing-value rules of the partition variable, as netCDF4-python masks:
+    // _FillValue (else the type's default fill), missing_value, valid_min/max/range.
+    MissingRules missing;
+    bool mask = false;         // some element may be masked (-> master fill)
+    Affine value;              // unpack -> units -> master packing, raw partition -> raw master
+    bool plain = false;        // a byte copy: identity transform, same type, nothing to mask or convert
+    Fragment fragment;         // the declared fragment as the resolver completed it for this dataset
+};
+
+namespace {
+
+std::string shape_text(const std::vector<uint64_t>& s) {
+    std::string t = "[";
+    for (size_t i = 0; i < s.size(); ++i) t += (i ? ", " : "") + std::to_string(s[i]);
+    return t + "]";
+}
+
+std::vector<double> attribute_values(const Variable& v, const char* name) {
+    std::vector<double> out;
+    const Attribute* a = v.find_attribute(name);
+    if (!a || a->type == NcType::Char) return out;
+    for (size_t i = 0; i < a->length(); ++i) out.push_back(a->as_double(i));
+    return out;
+}
+
+inline void copy_element(uint8_t* dst, const uint8_t* src, size_t esize) {
+    switch (esize) {
+        case 1: *dst = *src; return;
+        case 2: std::memcpy(dst, src, 2); return;
+        case 4: std::memcpy(dst, src, 4); return;
+        default: std::memcpy(dst, src, 8); return;
+    }
+}
+
+}  // namespace
+
+AggregatedSource::AggregatedSource(std::shared_ptr<const Aggregate> aggregate, std::shared_ptr<const PathPolicy> paths,
+                                   DatasetCache& cache, std::shared_ptr<const FragmentResolver> resolver)
+    : agg_(std::move(aggregate)), paths_(std::move(paths)), cache_(cache), resolver_(std::move(resolver)), grid_(*agg_),
+      resolved_(agg_->fragments.size()) {}
+
+AggregatedSource::~AggregatedSource() = default;
+
+void AggregatedSource::reject(const Fragment& f, const std::string& reason) const {
+    throw SourceError(f.path, reason + " (" + (resolver_ ? resolver_->label(f) : "partition " + f.where) + ")");
+}
+
+void AggregatedSource::check_declared(size_t i) const {
+    if (!resolver_) return;
+    try {
+        resolver_->check_declared(i);
+    } catch (const FragmentRejected& e) {
+        reject(agg_->fragments[i], e.what());
+    }
+}
+
+std::shared_ptr<const AggregatedSource::Resolved> AggregatedSource::resolve(size_t i,
+                                                                           std::shared_ptr<const Dataset>& keep) const {
+    const Fragment& f = agg_->fragments[i];
+    const std::string& path = f.path;
+    auto fail = [&](const std::string& reason) -> void { reject(f, reason); };
+    check_declared(i);
+    // The symlink walk of the allowed-roots check costs a readlink per path
+    // component: do it before the first open, and again only when the cache
+    // hands back a different dataset (the path now names another file).
+    bool resolved_before;
+    {
+        std::lock_guard lock(mutex_);
+        resolved_before = resolved_[i] != nullptr;
+    }
+    auto check_allowed = [&] {
+        if (f.kind == FragmentKind::File && !paths_->physically_allowed(path))
+            fail("resolves (through symlinks) outside the allowed roots: refused");
+    };
+    if (!resolved_before) check_allowed();
+    std::shared_ptr<const Dataset> ds;
+    try {
+        // Opened confined (every component under an allowed root); a changed file gets a new entry.
+        ds = cache_.get(path, f.group, &paths_->confinement());
+    } catch (const SourceError& e) {
+        std::string reason = e.what();
+        if (reason.rfind(e.file() + ": ", 0) == 0) reason = reason.substr(e.file().size() + 2);
+        fail(reason);
+    }
+    {
+        std::lock_guard lock(mutex_);
+        if (resolved_[i] && resolved_[i]->dataset.lock() == ds) {
+            keep = ds;
+            return resolved_[i];
+        }
+    }
+    if (resolved_before) check_allowed();
+    auto r = std::make_shared<Resolved>();
+    r->dataset = ds;
+    r->fragment = f;
+    if (resolver_) {
+        try {
+            resolver_->complete(r->fragment, *ds);  // CF families: axes and units from the file
+        } catch (const FragmentRejected& e) {
+            fail(e.what());
+        }
+    }
+    conform(r->fragment, ds, r.get());
+    std::lock_guard lock(mutex_);
+    resolved_[i] = r;
+    keep = ds;
+    return r;
+}
+
+void AggregatedSource::conform(const Fragment& f, const std::shared_ptr<const Dataset>& ds, Resolved* r) const {
+    auto fail = [&](const std::string& reason) -> void { reject(f, reason); };
+    const Variable* var = nullptr;
+    if (!f.variable.empty()) {
+        var = ds->find_variable(f.variable);
+        if (!var) fail("has no variable '" + f.variable + "'");
+    } else {
+        // varid: position among the file's variables (netCDF numbering).
+        if (!f.varid || *f.varid < 0 || static_cast<uint64_t>(*f.varid) >= ds->variables.size())
+            fail("has no variable with varid " + std::to_string(f.varid.value_or(-1)));
+        var = &ds->variables[static_cast<size_t>(*f.varid)];
+    }
+    if (!var->source) fail("variable '" + var->name + "' has no readable values");
+    r->source = var->source.get();
+    r->src_type = var->source->type();
+    r->src_shape = var->source->shape();
+    if ((r->src_type == NcType::Char) != (agg_->type == NcType::Char))
+        fail("variable '" + var->name + "' of type " + std::string(type_name(r->src_type)) +
+             " cannot be converted to the master type " + std::string(type_name(agg_->type)));
+
+    const size_t K = f.axis_to_master.size();
+    if (r->src_shape.size() != K)
+        fail("variable '" + var->name + "' has " + std::to_string(r->src_shape.size()) + " dimensions " +
+             shape_text(r->src_shape) + " but the partition has " + std::to_string(K));
+    if (!f.declared_shape.empty() && f.declared_shape != r->src_shape)
+        fail("variable '" + var->name + "' has shape " + shape_text(r->src_shape) + " but the aggregation declares " +
+             shape_text(f.declared_shape));
+    std::vector<bool> mapped(agg_->shape.size(), false);
+    for (size_t k = 0; k < K; ++k) {
+        uint64_t n = r->src_shape[k];
+        if (!f.part.empty() && f.part[k]) {
+            if (f.part[k]->size() > 0 && f.part[k]->max_index() >= n)
+                fail("part selects index " + std::to_string(f.part[k]->max_index()) + " of axis " + std::to_string(k) +
+                     " of length " + std::to_string(n));
+            n = f.part[k]->size();
+        }
+        int d = f.axis_to_master[k];
+        uint64_t want = d < 0 ? 1 : f.count[static_cast<size_t>(d)];
+        if (d >= 0) mapped[static_cast<size_t>(d)] = true;
+        if (n != want)
+            fail("variable '" + var->name + "' axis " + std::to_string(k) + " gives " + std::to_string(n) +
+                 " elements but the partition's location spans " + std::to_string(want));
+    }
+    for (size_t d = 0; d < mapped.size(); ++d)
+        if (!mapped[d] && f.count[d] != 1)
+            fail("partition lacks master dimension '" + agg_->dims[d] + "' yet spans " + std::to_string(f.count[d]) + " indices of it");
+
+    // Missing values and packing of the partition variable.
+    r->missing = missing_rules(*var, r->src_type);
+    auto sf = attribute_values(*var, "scale_factor"), ao = attribute_values(*var, "add_offset");
+    const double ps = sf.empty() ? 1.0 : sf[0], po = ao.empty() ? 0.0 : ao[0];
+    const double ua = f.units.scale, ub = f.units.offset;
+    double a = ps * ua, b = po * ua + ub;  // physical value in master units
+    if (agg_->packing) {
+        // Present raw values packed with the master's own parameters (A7).
+        a /= agg_->packing->scale;
+        b = (b - agg_->packing->offset) / agg_->packing->scale;
+    }
+    r->value = Affine{a, b};
+
+    r->mask = !r->missing.empty() && (!r->value.is_identity() || r->src_type != agg_->type ||
+                                      masking_changes_values(r->missing, agg_->type, agg_->fill.data()));
+    r->plain = f.transform_is_identity() && r->src_type == agg_->type && r->value.is_identity() && !r->mask &&
+               !r->missing.has_range() && r->src_shape == f.count;
+}
+
+void AggregatedSource::verify_fragment(size_t i) const {
+    const Fragment& f = agg_->fragments.at(i);
+    std::shared_ptr<const Dataset> keep;
+    if (f.kind == FragmentKind::File || f.kind == FragmentKind::Self)
+        resolve(i, keep);
+    else
+        check_declared(i);
+}
+
+bool AggregatedSource::fragment_is_plain(size_t i) const {
+    const Fragment& f = agg_->fragments.at(i);
+    if (f.kind != FragmentKind::File && f.kind != FragmentKind::Self) return false;
+    std::shared_ptr<const Dataset> keep;
+    return resolve(i, keep)->plain;
+}
+
+// Elements of the piece along partition axis k (1 for an extra size-1 axis).
+static uint64_t axis_len(const Fragment& f, const std::vector<uint64_t>& len, size_t k) {
+    const int d = f.axis_to_master[k];
+    return d >= 0 ? len[static_cast<size_t>(d)] : 1;
+}
+
+// Source index along partition axis k for local master offset local[d]+j:
+// reversal (docs/conventions/README.md "Reading a fragment", step 2), then part (step 4).
+namespace {
+struct SourceIndex {
+    const Fragment& f;
+    const std::vector<uint64_t>& local;  // offsets of the piece inside the fragment's box
+    uint64_t operator()(size_t k, uint64_t j) const {
+        int d = f.axis_to_master[k];
+        uint64_t q = 0;
+        if (d >= 0) {
+            const size_t dd = static_cast<size_t>(d);
+            uint64_t o = local[dd] + j;
+            q = f.reverse[dd] ? f.count[dd] - 1 - o : o;
+        }
+        return !f.part.empty() && f.part[k] ? f.part[k]->at(q) : q;
+    }
+};
+}  // namespace
+
+// The box of the fragment's source that holds the piece: per partition axis, lowest index and count.
+static void source_box(const Fragment& f, const SourceIndex& source_index, const std::vector<uint64_t>& len,
+                       std::vector<uint64_t>& box_lo, std::vector<uint64_t>& box_count) {
+    const size_t K = f.axis_to_master.size();
+    box_lo.assign(K, 0);
+    box_count.assign(K, 0);
+    for (size_t k = 0; k < K; ++k) {
+        uint64_t m = axis_len(f, len, k);
+        uint64_t mn = UINT64_MAX, mx = 0;
+        if (!f.part.empty() && f.part[k] && f.part[k]->is_list) {
+            for (uint64_t j = 0; j < m; ++j) mn = std::min(mn, source_index(k, j)), mx = std::max(mx, source_index(k, j));
+        } else {  // monotonic: the ends suffice
+            uint64_t a = source_index(k, 0), b = source_index(k, m - 1);
+            mn = std::min(a, b), mx = std::max(a, b);
+        }
+        box_lo[k] = mn;
+        box_count[k] = mx - mn + 1;
+    }
+}
+
+// The source box's elements gathered into master order: per master dim, the source offset of each index.
+static std::vector<uint8_t> gather_master_order(const Fragment& f, const SourceIndex& source_index,
+                                                const std::vector<uint64_t>& len, const std::vector<uint64_t>& box_lo,
+                                                const std::vector<uint64_t>& box_count, const std::vector<uint8_t>& src,
+                                                size_t ssize, uint64_t n) {
+    const size_t rank = len.size(), K = f.axis_to_master.size();
+    std::vector<uint64_t> sstride(K, 1);
+    for (size_t k = K; k-- > 1;) sstride[k - 1] = sstride[k] * box_count[k];
+    std::vector<std::vector<uint64_t>> contrib(rank);
+    for (size_t d = 0; d < rank; ++d) contrib[d].assign(len[d], 0);
+    uint64_t base = 0;
+    for (size_t k = 0; k < K; ++k) {
+        int d = f.axis_to_master[k];
+        if (d < 0) {
+            base += (source_index(k, 0) - box_lo[k]) * sstride[k];
+            continue;
+        }
+        for (uint64_t j = 0; j < len[static_cast<size_t>(d)]; ++j)
+            contrib[static_cast<size_t>(d)][j] = (source_index(k, j) - box_lo[k]) * sstride[k];
+    }
+    std::vector<uint8_t> gathered(n * ssize);
+    uint8_t* out = gathered.data();
+    if (rank == 0) {
+        copy_element(out, src.data() + base * ssize, ssize);
+        return gathered;
+    }
+    std::vector<uint64_t> i(rank, 0);
+    const auto& inner = contrib[rank - 1];
+    while (true) {
+        uint64_t off = base;
+        for (size_t d = 0; d + 1 < rank; ++d) off += contrib[d][i[d]];
+        for (uint64_t j = 0; j < len[rank - 1]; ++j, out += ssize)
+            copy_element(out, src.data() + (off + inner[j]) * ssize, ssize);
+        size_t d = rank - 1;
+        while (d-- > 0) {
+            if (++i[d] < len[d]) break;
+            i[d] = 0;
+        }
+        if (d == static_cast<size_t>(-1)) break;
+    }
+    return gathered;
+}
+
+void AggregatedSource::read_piece(const Fragment& f, const Resolved& r, const std::vector<uint64_t>& lo,
+                                  const std::vector<uint64_t>& len, void* dst) const {
+    const size_t rank = len.size();
+    uint64_t n = 1;
+    for (uint64_t l : len) n *= l;
+    const size_t msize = type_size(agg_->type);
+
+    if (f.kind == FragmentKind::Missing || f.kind == FragmentKind::Constant) {
+        fill_elements(dst, (f.kind == FragmentKind::Constant ? f.constant : agg_->fill).data(), msize, n);
+        return;
+    }
+    // Local offsets inside the fragment's box.
+    std::vector<uint64_t> local(rank);
+    for (size_t d = 0; d < rank; ++d) local[d] = lo[d] - f.start[d];
+
+    if (r.plain) {
+        r.source->read(local, len, ByteOrder::Native, dst);
+        return;
+    }
+    const SourceIndex source_index{f, local};
+    const size_t K = f.axis_to_master.size();
+    const size_t ssize = type_size(r.src_type);
+    std::vector<uint64_t> box_lo, box_count;
+    source_box(f, source_index, len, box_lo, box_count);
+    const uint64_t src_n = ncafs::element_count(box_count);
+    if (box_too_sparse(src_n, n)) {  // a sparse part: read runs of consecutive indices instead of the box
+        size_t k = 0;  // the axis whose box exceeds its elements most (a list may repeat indices)
+        auto excess = [&](size_t q) { return box_count[q] - std::min(box_count[q], axis_len(f, len, q)); };
+        for (size_t q = 1; q < K; ++q)
+            if (excess(q) > excess(k)) k = q;
+        return read_in_runs(static_cast<size_t>(f.axis_to_master[k]), [&](uint64_t j) { return source_index(k, j); }, lo,
+                            len, msize, dst, [&](const auto& sl, const auto& sn, void* sd) { read_piece(f, r, sl, sn, sd); });
+    }
+    std::vector<uint8_t> src(src_n * ssize);
+    r.source->read(box_lo, box_count, ByteOrder::Native, src.data());
+    std::vector<uint8_t> gathered;
+    const uint8_t* ordered = src.data();
+    if (!f.transform_is_identity()) {
+        gathered = gather_master_order(f, source_index, len, box_lo, box_count, src, ssize, n);
+        ordered = gathered.data();
+    }
+    // Values: mask -> affine -> cast; masked and out-of-range become the master fill.
+    conform_elements(r.missing, r.mask, r.value, r.src_type, ordered, agg_->type, static_cast<uint8_t*>(dst), n,
+                     agg_->fill.data());
+}
+
+void AggregatedSource::read(std::span<const uint64_t> start, std::span<const uint64_t> count, ByteOrder order,
+                            void* out) const {
+    check_box(agg_->shape, start, count, agg_->name.c_str());
+    const size_t rank = agg_->shape.size();
+    uint64_t n = 1;
+    for (uint64_t c : count) n *= c;
+    if (n == 0) return;
+    const size_t msize = type_size(agg_->type);
+    std::vector<size_t> touched;
+    bool uncovered = grid_.for_each_fragment(start, count, [&](size_t i) { touched.push_back(i); });
+    if (uncovered) fill_elements(out, agg_->fill.data(), msize, n);
+
+    const std::vector<uint64_t> req_start(start.begin(), start.end()), req_count(count.begin(), count.end());
+    std::vector<uint8_t> piece;
+    for (size_t i : touched) {
+        const Fragment& f = agg_->fragments[i];
+        std::vector<uint64_t> lo(rank), len(rank), at(rank);
+        bool whole = true;
+        for (size_t d = 0; d < rank; ++d) {
+            uint64_t a = std::max(req_start[d], f.start[d]);
+            uint64_t b = std::min(req_start[d] + req_count[d], f.start[d] + f.count[d]);
+            lo[d] = a;
+            len[d] = b - a;
+            at[d] = a - req_start[d];
+            if (len[d] != req_count[d]) whole = false;
+        }
+        std::shared_ptr<const Resolved> r;
+        std::shared_ptr<const Dataset> keep;
+        if (f.kind == FragmentKind::File || f.kind == FragmentKind::Self)
+            r = resolve(i, keep);
+        else
+            check_declared(i);
+        static const Resolved none{};
+        const Resolved& rr = r ? *r : none;
+        const Fragment& as_read = r ? r->fragment : f;
+        if (whole) {
+            read_piece(as_read, rr, lo, len, out);
+        } else {
+            uint64_t pn = 1;
+            for (uint64_t l : len) pn *= l;
+            piece.resize(pn * msize);
+            read_piece(as_read, rr, lo, len, piece.data());
+            scatter_box(piece.data(), len, at, req_count, msize, static_cast<uint8_t*>(out));
+        }
+    }
+    if (order == ByteOrder::Big) swap_to_big_endian(agg_->type, out, n);
+}
+
+std::optional<std::vector<FileExtent>> AggregatedSource::big_endian_extents(uint64_t first, uint64_t n) const {
+    const auto& shape = agg_->shape;
+    const size_t rank = shape.size();
+    if (n == 0) return std::vector<FileExtent>{};
+    // Master index of the first element.
+    std::vector<uint64_t> index(rank);
+    {
+        uint64_t rest = first;
+        for (size_t d = rank; d-- > 0;) {
+            if (shape[d] == 0) return std::nullopt;
+            index[d] = rest % shape[d];
+            rest /= shape[d];
+        }
+    }
+    auto fi = grid_.fragment_at(index);
+    if (!fi) return std::nullopt;
+    const Fragment& f = agg_->fragments[*fi];
+    if (f.kind != FragmentKind::File && f.kind != FragmentKind::Self) return std::nullopt;
+    bool inside = true;
+    for_each_linear_box(shape, first, n, [&](std::span<const uint64_t> s, std::span<const uint64_t> c, uint64_t) {
+        for (size_t d = 0; d < rank; ++d)
+            if (s[d] < f.start[d] || s[d] + c[d] > f.start[d] + f.count[d]) inside = false;
+    });
+    if (!inside) return std::nullopt;
+    std::shared_ptr<const Dataset> keep;
+    auto r = resolve(*fi, keep);
+    if (!r->plain) return std::nullopt;
+    // Inside the box with source shape == box shape, a master run is a run of the source too.
+    uint64_t src_first = 0;
+    for (size_t d = 0; d < rank; ++d) src_first = src_first * f.count[d] + (index[d] - f.start[d]);
+    return r->source->big_endian_extents(src_first, n);
+}
+
+}  // namespace ncafs::agg

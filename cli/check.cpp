@@ -1,0 +1,24 @@
+// `ncafs check FILE...`: one line per problem on out, warnings prefixed
+// "warning: ", "ok" when every file is clean (aggregation/check/check_file.hpp).
+#include "cli/commands.hpp"
+
+#include "aggregation/check/check_file.hpp"
+#include "cli/file_args.hpp"
+
+namespace ncafs::cli {
+
+int run_check(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
+    FileArgs cl;
+    if (!parse_file_args(args, cl, err, "check")) return 2;
+    size_t problems = 0;
+    for (const auto& file : cl.files)
+        for (const auto& finding :
+             agg::check_aggregation_file(file, cl.options, agg::DatasetCache::shared(), cl.verify_coordinates)) {
+            out << (finding.problem ? "" : "warning: ") << finding.text << "\n";
+            if (finding.problem) ++problems;
+        }
+    if (problems == 0) out << "ok\n";
+    return problems == 0 ? 0 : 1;
+}
+
+}  // namespace ncafs::cli

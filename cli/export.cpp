@@ -1,0 +1,279 @@
+#include "cli/commands.hpp"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <memory>
+#include <optional>
+#include <ostream>
+
+#include "aggregation/read/precheck.hpp"
+#include "codecs/error.hpp"
+#include "codecs/ncstream/ncstream_export.hpp"
+#include "codecs/open_file.hpp"
+#include "codecs/progress_meter.hpp"
+#include "fs/backend.hpp"
+#include "fs/options.hpp"
+#include "fs/read_path.hpp"
+
+namespace ncafs::cli {
+
+using namespace ncafs::fs;
+
+namespace {
+
+constexpr size_t kBlock = 8u << 20;
+
+// A plain file as a VirtualFile whose bytes are one extent.
+class PlainFileView final : public VirtualFile {
+public:
+    explicit PlainFileView(std::shared_ptr<const OpenFile> file) : file_(std::move(file)) {}
+    uint64_t size() const override { return file_->size(); }
+    void read(uint64_t offset, std::span<uint8_t> out) const override {
+        file_->pread_exact(out.data(), out.size(), offset);
+    }
+    std::vector<ViewPiece> pieces(uint64_t offset, uint64_t length) const override {
+        return {ViewPiece{offset, length, FileExtent{file_, offset, length}}};
+    }
+
+private:
+    std::shared_ptr<const OpenFile> file_;
+};
+
+struct ExportArgs {
+    std::string file;
+    std::optional<std::string> output;
+    ViewOptions view;
+    std::optional<std::string> format;      // --format nc|ds|ncs
+    std::optional<int> deflate;             // --deflate[=LEVEL]: -1 is zlib's default (6)
+};
+
+int parse_deflate_level(const std::string& text) {
+    if (text.size() != 1 || text[0] < '0' || text[0] > '9')
+        throw UsageError("export: --deflate level must be 0..9, got '" + text + "'");
+    return text[0] - '0';
+}
+
+ExportArgs parse(const std::vector<std::string>& args) {
+    ExportArgs a;
+    std::vector<std::string> positional;
+    for (size_t i = 0; i < args.size(); ++i) {
+        const std::string& s = args[i];
+        std::optional<std::string> value;
+        bool is_o = false;
+        auto long_value = [&](const std::string& name) -> std::optional<std::string> {
+            if (s == name) {
+                if (i + 1 >= args.size()) throw UsageError(s + " needs an argument");
+                return args[++i];
+            }
+            if (s.rfind(name + "=", 0) == 0) return s.substr(name.size() + 1);
+            return std::nullopt;
+        };
+        if (auto f = long_value("--format")) {
+            if (*f != "nc" && *f != "ds" && *f != "ncs")
+                throw UsageError("export: --format must be nc, ds or ncs, got '" + *f + "'");
+            a.format = *f;
+            continue;
+        }
+        if (auto v = long_value("--values")) {
+            apply_view_option("ds_values=" + *v, a.view);
+            continue;
+        }
+        if (s == "--deflate") {
+            a.deflate = -1;
+            continue;
+        }
+        if (s.rfind("--deflate=", 0) == 0) {
+            a.deflate = parse_deflate_level(s.substr(10));
+            continue;
+        }
+        if (s == "-o" || s == "--output") {
+            if (i + 1 >= args.size()) throw UsageError(s + " needs an argument");
+            value = args[++i];
+            is_o = s == "-o";
+        } else if (s.rfind("--output=", 0) == 0) {
+            value = s.substr(9);
+        } else if (s.rfind("-o", 0) == 0 && s.size() > 2) {
+            value = s.substr(2);
+            is_o = true;
+        } else if (!s.empty() && s[0] == '-' && s != "-") {
+            throw UsageError("export: unknown option " + s);
+        } else {
+            positional.push_back(s);
+            continue;
+        }
+        // -o takes both the output path and option lists: a list whose every
+        // item is an ncafs option is options, anything else is the output.
+        if (is_o) {
+            ViewOptions trial = a.view;
+            bool all_options = true;
+            for (const auto& item : split_option_list(*value)) {
+                try {
+                    all_options = all_options && apply_view_option(item, trial);
+                } catch (const UsageError&) {
+                    if (value->find('=') == std::string::npos) all_options = false;
+                    else throw;
+                }
+            }
+            if (all_options && !split_option_list(*value).empty()) {
+                a.view = trial;
+                continue;
+            }
+        }
+        if (a.output) throw UsageError("export: more than one output given");
+        a.output = *value;
+    }
+    if (positional.size() != 1) throw UsageError("export: give exactly one FILE");
+    a.file = positional[0];
+    if (a.deflate && a.format != "ncs") throw UsageError("export: --deflate needs --format ncs");
+    return a;
+}
+
+void write_all(int fd, const uint8_t* data, size_t n, const std::string& what) {
+    while (n > 0) {
+        ssize_t w = ::write(fd, data, n);
+        if (w < 0 && errno == EINTR) continue;
+        if (w < 0) throw SourceError(what, std::string("write failed: ") + std::strerror(errno));
+        data += w;
+        n -= static_cast<size_t>(w);
+    }
+}
+
+// True (after printing the usage to out) when -h/--help is among the arguments.
+bool print_usage_if_asked(const std::vector<std::string>& args, std::ostream& out) {
+    for (const auto& a : args)
+        if (a == "-h" || a == "--help") {
+            out << "usage: ncafs export FILE [--format nc|ds|ncs] [--values raw|cf]\n"
+                   "                    [--deflate[=LEVEL]] [-o OUT] [-o opt[,opt...]]\n"
+                   "Writes the bytes the mount serves for FILE (an aggregation: its virtual\n"
+                   "netCDF file; NAME.ds or NAME.ncs beside a dataset file NAME.*: that view)\n"
+                   "to OUT, or to standard output. --format converts FILE's dataset: nc\n"
+                   "(netCDF classic), ds (ds-1.0; --values raw|cf as ds_values=), ncs\n"
+                   "(ncstream; --deflate[=LEVEL] compresses the data, LEVEL 0..9, default 6).\n"
+                   "Options as for the mount (cdf_version=, ds_values=, allow_root=,\n"
+                   "rewrite=). Partition files may lie anywhere the caller can read unless\n"
+                   "allow_root= narrows it.\n";
+            return true;
+        }
+    return false;
+}
+
+// FILE may be a name the mount would show: NAME.nc of NAME.nca, or a twin
+// NAME.ds/NAME.ncs/NAME.nc of a dataset file beside it. Returns the file to
+// read (and sets the format a twin name asks for); stem is NAME.
+std::string resolve_export_file(ExportArgs& a, std::string& stem) {
+    std::string file = a.file;
+    stem = file;
+    for (const char* suffix : {".nc", ".nca", ".ds", ".ncs"})
+        if (file.size() > std::strlen(suffix) && file.ends_with(suffix)) {
+            stem = file.substr(0, file.size() - std::strlen(suffix));
+            break;
+        }
+    struct stat st {};
+    if (::stat(file.c_str(), &st) == 0) return file;
+    std::string asked;
+    for (const char* v : {"nc", "ds", "ncs"})
+        if (file == stem + "." + v) asked = v;
+    for (const char* suffix : {".nc", ".nca", ".ds", ".ncs"}) {
+        std::string candidate = stem + suffix;
+        if (asked.empty() || candidate == file || ::stat(candidate.c_str(), &st) != 0) continue;
+        if (sniff_source_format(candidate) == SourceFormat::None) continue;
+        if (!a.format) a.format = asked;
+        return candidate;
+    }
+    return file;
+}
+
+// Where the bytes go: -o OUT (created, removed again on failure) or standard output.
+struct ExportOutput {
+    std::string name = "standard output";
+    int fd = -1;
+    bool created = false;
+
+    void open(const ExportArgs& a) {
+        if (a.output && *a.output != "-") {
+            name = *a.output;
+            fd = ::open(name.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+            if (fd < 0) throw SourceError(name, std::string("cannot create: ") + std::strerror(errno));
+            created = true;
+        } else {
+            if (::isatty(1)) throw UsageError("export: standard output is a terminal; give -o OUT");
+            fd = 1;
+        }
+    }
+    void discard() {
+        if (!created) return;
+        if (fd >= 0) ::close(fd);
+        ::unlink(name.c_str());
+    }
+};
+
+// The view's bytes, block by block, to the output.
+void copy_view(const VirtualFile& view, const ExportOutput& out, ProgressMeter& meter) {
+    uint64_t total = view.size();
+    std::vector<uint8_t> buffer(static_cast<size_t>(std::min<uint64_t>(kBlock, std::max<uint64_t>(total, 1))));
+    for (uint64_t done = 0; done < total;) {
+        size_t n = static_cast<size_t>(std::min<uint64_t>(buffer.size(), total - done));
+        read_view(view, done, std::span<uint8_t>(buffer.data(), n));
+        write_all(out.fd, buffer.data(), n, out.name);
+        done += n;
+        meter.update(done, total);
+    }
+}
+
+}  // namespace
+
+int run_export(const std::vector<std::string>& args, std::ostream& out_text, std::ostream& err) {
+    if (print_usage_if_asked(args, out_text)) return 0;
+    ExportOutput out;
+    try {
+        ExportArgs a = parse(args);
+        // The caller reads with their own rights: no SOURCE tree to confine
+        // partitions to, unless allow_root= gives one.
+        std::vector<std::string> roots;
+        if (a.view.extra_allowed_roots.empty()) roots.push_back("/");
+        Backend backend = make_backend(a.view, roots);
+        std::string stem;
+        const std::string file = resolve_export_file(a, stem);
+        auto slash = stem.rfind('/');
+        std::string ncs_name = (slash == std::string::npos ? stem : stem.substr(slash + 1)) + ".ncs";
+        bool aggregation = sniff_source_format(file) == SourceFormat::Netcdf &&
+                           agg::precheck_aggregation(file) == agg::Precheck::Maybe && backend.is_aggregation(file);
+        std::shared_ptr<const Dataset> dataset;
+        std::shared_ptr<const VirtualFile> view;
+        if (a.format) {
+            dataset = backend.open_dataset(file, aggregation);
+            if (*a.format != "ncs") view = backend.make_view(dataset, *a.format, ncs_name);
+        } else if (aggregation) {
+            view = backend.make_view(backend.open_dataset(file, true), "nc", ncs_name);
+        } else {
+            view = std::make_shared<PlainFileView>(OpenFile::open(file));
+        }
+        out.open(a);
+        ProgressMeter meter("export " + a.file, ProgressMeter::Unit::Bytes);
+        auto report = [&](uint64_t done, uint64_t total) { meter.update(done, total); };
+        // ncstream: streamed by the writer, which can also deflate; uncompressed
+        // it writes exactly the bytes of the .ncs view.
+        if (!view) ncstream::export_ncstream(*dataset, out.fd, a.deflate, report, ncs_name);
+        else copy_view(*view, out, meter);
+        if (out.created && ::close(out.fd) != 0) {
+            out.fd = -1;
+            throw SourceError(out.name, std::string("close failed: ") + std::strerror(errno));
+        }
+        return 0;
+    } catch (const UsageError& e) {
+        err << "ncafs: " << e.what() << "\n";
+        out.discard();
+        return 2;
+    } catch (const std::exception& e) {
+        err << "ncafs: export failed: " << e.what() << "\n";
+        out.discard();
+        return 1;
+    }
+}
+
+}  // namespace ncafs::cli

@@ -1,0 +1,47 @@
+#include "cli/file_args.hpp"
+
+namespace ncafs::cli {
+
+bool parse_file_args(const std::vector<std::string>& args, FileArgs& cl, std::ostream& err, const char* cmd) {
+    for (size_t i = 0; i < args.size(); ++i) {
+        const std::string& a = args[i];
+        auto value = [&](std::string& v) {
+            if (i + 1 >= args.size()) {
+                err << "ncafs " << cmd << ": " << a << " needs a value\n";
+                return false;
+            }
+            v = args[++i];
+            return true;
+        };
+        if (a == "--root") {
+            std::string v;
+            if (!value(v)) return false;
+            cl.options.allowed_roots.push_back(v);
+        } else if (a == "--rewrite") {
+            std::string v;
+            if (!value(v)) return false;
+            auto eq = v.find('=');
+            if (eq == std::string::npos || eq == 0) {
+                err << "ncafs " << cmd << ": --rewrite wants OLD=NEW, got \"" << v << "\"\n";
+                return false;
+            }
+            cl.options.path_rewrites.emplace_back(v.substr(0, eq), v.substr(eq + 1));
+        } else if (a == "--all") {
+            cl.all = true;
+        } else if (a == "--verify-coordinates") {
+            cl.verify_coordinates = true;
+        } else if (a.rfind("--", 0) == 0) {
+            err << "ncafs " << cmd << ": unknown option " << a << "\n";
+            return false;
+        } else {
+            cl.files.push_back(a);
+        }
+    }
+    if (cl.files.empty()) {
+        err << "usage: ncafs " << cmd << " [--root DIR]... [--rewrite OLD=NEW]... FILE" << (std::string(cmd) == "check" ? "..." : "") << "\n";
+        return false;
+    }
+    return true;
+}
+
+}  // namespace ncafs::cli

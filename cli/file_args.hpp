@@ -1,0 +1,24 @@
+// The arguments `ncafs inspect` and `ncafs check` share: --root DIR (an
+// allowed root; repeat), --rewrite OLD=NEW (path prefix rewrite; repeat),
+// --all (inspect: every partition), --verify-coordinates (check: A9), FILE...
+#pragma once
+
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "aggregation/read/open_aggregation.hpp"
+
+namespace ncafs::cli {
+
+struct FileArgs {
+    AggregationOptions options;
+    std::vector<std::string> files;
+    bool all = false;
+    bool verify_coordinates = false;
+};
+
+// Returns false (message and usage of `cmd` on err) on a usage error.
+bool parse_file_args(const std::vector<std::string>& args, FileArgs& cl, std::ostream& err, const char* cmd);
+
+}  // namespace ncafs::cli

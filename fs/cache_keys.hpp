@@ -1,0 +1,45 @@
+// The keys of the catalog's caches, as types rather than strings built by
+// hand: a file is its path and identity (device, inode, size, mtime, ctime:
+// a changed file is another key); a dataset adds how it was read; a view adds
+// its kind (and, for ncs, the name its header records).
+#pragma once
+
+#include <cstddef>
+#include <functional>
+#include <string>
+
+#include "codecs/open_file.hpp"
+
+namespace ncafs::fs {
+
+enum class ViewKind { Nc, Ds, Ncs };
+
+// "nc", "ds" or "ncs" (the names options and paths use); throws std::invalid_argument otherwise.
+ViewKind view_kind_of(const std::string& view);
+
+struct FileKey {
+    std::string path;
+    FileIdentity identity;
+    bool operator==(const FileKey&) const = default;
+};
+
+struct DatasetKey {
+    FileKey file;
+    bool aggregation = false;  // read as an aggregation, or as the file's own dataset
+    bool operator==(const DatasetKey&) const = default;
+};
+
+struct ViewKey {
+    DatasetKey dataset;
+    ViewKind kind = ViewKind::Nc;
+    std::string name;  // only the ncs view records its name; empty for nc and ds
+    bool operator==(const ViewKey&) const = default;
+};
+
+struct CacheKeyHash {
+    size_t operator()(const FileKey& k) const;
+    size_t operator()(const DatasetKey& k) const;
+    size_t operator()(const ViewKey& k) const;
+};
+
+}  // namespace ncafs::fs
