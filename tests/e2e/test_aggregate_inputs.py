@@ -23,7 +23,7 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from test_descriptors import cdf1_partition, expected_tas_row, read_tas  # noqa: E402
-from test_mount import NCAFS, SKIP, Mount, check, fuse_usable  # noqa: E402
+from test_mount import NCAFS, SKIP, Mount, check, fuse_usable, run_cases  # noqa: E402
 
 
 def write_partitions(folder, indices):
@@ -137,22 +137,7 @@ CASES = {"files_from": case_files_from, "walk": case_walk, "many": case_many}
 
 
 def main():
-    if len(sys.argv) != 2 or sys.argv[1] not in CASES:
-        print("usage: test_aggregate_inputs.py {%s}" % "|".join(CASES))
-        return 2
-    reason = fuse_usable()
-    if reason:
-        if os.environ.get("NCAFS_SKIP_FUSE") == "1":
-            print("SKIPPED: " + reason)
-            return SKIP
-        check(False, reason + " (this test mounts real file systems; set NCAFS_SKIP_FUSE=1 to skip it)")
-    work = tempfile.mkdtemp(prefix="ncafs-agg-inputs-")
-    try:
-        CASES[sys.argv[1]](work)
-    finally:
-        shutil.rmtree(work, ignore_errors=True)
-    print("PASS: " + sys.argv[1])
-    return 0
+    return run_cases(CASES, "ncafs-agg-inputs-")
 
 
 if __name__ == "__main__":

@@ -25,7 +25,7 @@ import shutil
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from test_mount import Mount, check, fuse_usable, SKIP, NCAFS  # noqa: E402,F401
+from test_mount import Mount, check, fuse_usable, SKIP, NCAFS, run_cases  # noqa: E402,F401
 
 
 def netcdf4_values(path):
@@ -318,22 +318,7 @@ CASES = {"clients": case_clients, "hdf5_log": case_hdf5_log, "classic_views": ca
 
 
 def main():
-    if len(sys.argv) != 2 or sys.argv[1] not in CASES:
-        print("usage: test_exact.py {%s}" % "|".join(CASES))
-        return 2
-    reason = fuse_usable()
-    if reason:
-        if os.environ.get("NCAFS_SKIP_FUSE") == "1":
-            print("SKIPPED: " + reason)
-            return SKIP
-        check(False, reason + " (the end-to-end tests mount real file systems; set NCAFS_SKIP_FUSE=1 to skip them)")
-    work = tempfile.mkdtemp(prefix="ncafs-e2e-exact-")
-    try:
-        CASES[sys.argv[1]](work)
-    finally:
-        shutil.rmtree(work, ignore_errors=True)
-    print("PASS: " + sys.argv[1])
-    return 0
+    return run_cases(CASES, "ncafs-e2e-exact-")
 
 
 if __name__ == "__main__":

@@ -621,23 +621,30 @@ CASES = {"data": case_data, "reads": case_reads, "errors": case_errors, "helper"
          "aggregate": case_aggregate}
 
 
-def main():
-    if len(sys.argv) != 2 or sys.argv[1] not in CASES:
-        print("usage: test_mount.py {%s}" % "|".join(CASES))
+def run_cases(cases, prefix):
+    """The main of every end-to-end driver: runs the case named by argv[1] in
+    a scratch folder; SKIPPED (exit 77) only with NCAFS_SKIP_FUSE=1."""
+    program = os.path.basename(sys.argv[0])
+    if len(sys.argv) != 2 or sys.argv[1] not in cases:
+        print("usage: %s {%s}" % (program, "|".join(cases)))
         return 2
     reason = fuse_usable()
     if reason:
         if os.environ.get("NCAFS_SKIP_FUSE") == "1":
-            print("SKIP: " + reason)
+            print("SKIPPED: " + reason)
             return SKIP
         fail(reason + " (the end-to-end tests mount real file systems; set NCAFS_SKIP_FUSE=1 to skip them)")
-    work = tempfile.mkdtemp(prefix="ncafs-e2e-")
+    work = tempfile.mkdtemp(prefix=prefix)
     try:
-        CASES[sys.argv[1]](work)
+        cases[sys.argv[1]](work)
     finally:
         shutil.rmtree(work, ignore_errors=True)
     print("PASS: " + sys.argv[1])
     return 0
+
+
+def main():
+    return run_cases(CASES, "ncafs-e2e-")
 
 
 if __name__ == "__main__":

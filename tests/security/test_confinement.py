@@ -26,7 +26,7 @@ import numpy as np
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "e2e"))
 import make_aggregations  # noqa: E402
-from test_mount import NCAFS, SKIP, Mount, check, fail, fuse_usable, read_netcdf4  # noqa: E402
+from test_mount import NCAFS, SKIP, Mount, check, fail, fuse_usable, read_netcdf4, run_cases  # noqa: E402
 
 SECRET_BYTES = b"\xde\xadSECRET\xbe\xef" * 4096  # 40 KiB of a pattern nothing else holds
 SECRET_VALUE = 31337.0                         # every value of the secret netCDF file
@@ -416,22 +416,7 @@ CASES = {"swap": case_swap, "flip": case_flip, "fifo": case_fifo, "rewrite": cas
 
 
 def main():
-    if len(sys.argv) != 2 or sys.argv[1] not in CASES:
-        print("usage: test_confinement.py {%s}" % "|".join(CASES))
-        return 2
-    reason = fuse_usable()
-    if reason:
-        if os.environ.get("NCAFS_SKIP_FUSE") == "1":
-            print("SKIPPED: " + reason)
-            return SKIP
-        fail(reason + " (these tests mount real file systems; set NCAFS_SKIP_FUSE=1 to skip them)")
-    work = tempfile.mkdtemp(prefix="ncafs-security-")
-    try:
-        CASES[sys.argv[1]](work)
-    finally:
-        shutil.rmtree(work, ignore_errors=True)
-    print("PASS: " + sys.argv[1])
-    return 0
+    return run_cases(CASES, "ncafs-security-")
 
 
 if __name__ == "__main__":

@@ -26,7 +26,7 @@ import netCDF4
 import numpy as np
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "e2e"))
-from test_mount import Mount, check, fail, fuse_usable, NCAFS, SKIP  # noqa: E402
+from test_mount import Mount, check, fail, fuse_usable, NCAFS, SKIP, run_cases  # noqa: E402
 
 HANG = 120  # seconds: "does not hang", not a performance threshold
 
@@ -281,22 +281,7 @@ CASES = {"crashes": case_crashes, "amplification": case_amplification, "small": 
 
 
 def main():
-    if len(sys.argv) != 2 or sys.argv[1] not in CASES:
-        print("usage: test_hostile.py {%s}" % "|".join(CASES))
-        return 2
-    reason = fuse_usable()
-    if reason:
-        if os.environ.get("NCAFS_SKIP_FUSE") == "1":
-            print("SKIPPED: " + reason)
-            return SKIP
-        fail(reason + " (set NCAFS_SKIP_FUSE=1 to skip)")
-    work = tempfile.mkdtemp(prefix="ncafs-hostile-")
-    try:
-        CASES[sys.argv[1]](work)
-    finally:
-        shutil.rmtree(work, ignore_errors=True)
-    print("PASS: " + sys.argv[1])
-    return 0
+    return run_cases(CASES, "ncafs-hostile-")
 
 
 if __name__ == "__main__":
