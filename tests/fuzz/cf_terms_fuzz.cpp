@@ -10,10 +10,10 @@
 #include <cstdint>
 #include <cstring>
 
-#include "aggregation/aggregation_error.hpp"
-#include "aggregation/cf_aggregation_parser.hpp"
-#include "aggregation/partition_grid.hpp"
-#include "aggregation/path_policy.hpp"
+#include "aggregation/model/error.hpp"
+#include "aggregation/terms/cf_aggregation_parser.hpp"
+#include "aggregation/model/partition_grid.hpp"
+#include "aggregation/read/path_policy.hpp"
 #include "codecs/error.hpp"
 #include "codecs/open_dataset.hpp"
 #include "tests/fuzz/fuzz_support.hpp"

@@ -11,10 +11,10 @@
 #include <stdexcept>
 #include <string>
 
-#include "aggregation/aggregation_error.hpp"
-#include "aggregation/nca_parser.hpp"
-#include "aggregation/partition_grid.hpp"
-#include "aggregation/path_policy.hpp"
+#include "aggregation/model/error.hpp"
+#include "aggregation/json/nca_parser.hpp"
+#include "aggregation/model/partition_grid.hpp"
+#include "aggregation/read/path_policy.hpp"
 
 namespace {
 
