@@ -19,15 +19,21 @@ PS_SCALE, PS_OFFSET, PS_FILL = np.float32(0.01), np.float32(1000.0), np.int16(-3
 TAS_FILL = np.float32(1.0e20)
 
 
+def _dimensions_and_coordinates(ds):
+    """What a partition and the aggregation file share: an unlimited time,
+    the grid and the bounds dimension, and the lat/lon coordinates."""
+    ds.createDimension("time", None)
+    ds.createDimension("lat", NLAT)
+    ds.createDimension("lon", NLON)
+    ds.createDimension("nv", 2)
+    _coordinates(ds)
+
+
 def _partition(path, first, n):
     with netCDF4.Dataset(path, "w", format="NETCDF3_CLASSIC") as ds:
         ds.Conventions = "CF-1.8"
         ds.title = "realistic partition"
-        ds.createDimension("time", None)
-        ds.createDimension("lat", NLAT)
-        ds.createDimension("lon", NLON)
-        ds.createDimension("nv", 2)
-        _coordinates(ds)
+        _dimensions_and_coordinates(ds)
         t = ds.createVariable("time", "f8", ("time",))
         t.units, t.calendar, t.bounds, t.standard_name = "days since 2000-01-01", "noleap", "time_bnds", "time"
         b = ds.createVariable("time_bnds", "f8", ("time", "nv"))
@@ -64,11 +70,7 @@ def _nca(folder, parts):
     with netCDF4.Dataset(os.path.join(folder, "real.nca"), "w", format="NETCDF3_CLASSIC") as ds:
         ds.Conventions = "CF-1.8 NCA"
         ds.title = "realistic partition"
-        ds.createDimension("time", None)
-        ds.createDimension("lat", NLAT)
-        ds.createDimension("lon", NLON)
-        ds.createDimension("nv", 2)
-        _coordinates(ds)
+        _dimensions_and_coordinates(ds)
         # time and its bounds are small: ordinary variables of the aggregation file.
         with netCDF4.MFDataset(parts) as src:
             times, bounds = src.variables["time"][:], src.variables["time_bnds"][:]
