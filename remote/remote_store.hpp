@@ -1,0 +1,64 @@
+// CONTRACT (to be implemented in remote/): objects on HTTP(S) servers and S3
+// stores, opened by URL, read by byte range through libcurl. Layering:
+// fs -> aggregation -> remote -> codecs. One RemoteStore per process
+// (shared()), configured once from the mount options before the first open.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "codecs/remote_bytes.hpp"
+
+namespace ncafs::remote {
+
+struct RemoteConfig {
+    bool allowed = true;           // -o remote=no: every open throws SourceError
+    std::string s3_endpoint;       // -o s3_endpoint=URL ("" = AWS, virtual-host style)
+    std::string s3_region;         // -o s3_region= ("" = AWS_REGION / profile / us-east-1)
+    std::string ca_file;           // -o ca_file=
+    std::string cache_dir;         // -o cache_dir= ("" = no disk cache)
+    uint64_t cache_size = 0;       // -o cache_size= (bytes) for cache_dir
+    uint64_t memory_cache_bytes = 256ull << 20;  // in-memory block cache bound
+    std::chrono::milliseconds connect_timeout{10000};
+    std::chrono::seconds low_speed_time{30};     // abort below 1 KiB/s for this long
+    unsigned max_retries = 5;                    // 5xx, 429, dropped connections
+    std::chrono::milliseconds retry_budget{60000};
+};
+
+// True for http://, https:// and s3:// names (case-insensitive scheme).
+bool is_remote_url(std::string_view name);
+
+class RemoteStore {
+public:
+    explicit RemoteStore(RemoteConfig config);
+    ~RemoteStore();
+    static RemoteStore& shared();
+    static void configure_shared(RemoteConfig config);  // before the first shared() use
+
+    // Finds the object's size and version (HEAD, or a first range GET whose
+    // Content-Range gives the size). Throws SourceError(url, reason).
+    std::shared_ptr<const RemoteBytes> open(const std::string& url);
+
+    // The whole object as a local file in cache_dir (for netCDF-4 objects,
+    // which netcdf-c cannot read by range here); fetched once per version.
+    // Throws SourceError when there is no cache_dir or the object is larger
+    // than cache_size.
+    std::string local_copy(const RemoteBytes& object);
+
+    // For `ncafs check`: what became of one fragment's URL.
+    enum class Status { Ok, Missing, Forbidden, Unreachable, Error };
+    struct Probe {
+        Status status;
+        std::string detail;  // "HTTP 403", "Could not resolve host", ...
+    };
+    Probe probe(const std::string& url);
+
+private:
+    struct Impl;
+    std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace ncafs::remote
