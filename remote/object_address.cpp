@@ -81,8 +81,10 @@ ObjectAddress address_of(const std::string& url, const std::string& s3_endpoint,
                          const AwsCredentials& credentials) {
     std::string scheme = remote_scheme(url);
     if (scheme.empty()) throw SourceError(url, "not an http://, https:// or s3:// URL");
-    if (url.find_first_of(" \r\n\t") != std::string::npos) throw SourceError(url, "a URL cannot contain blanks");
+    if (url.find_first_of("\r\n") != std::string::npos) throw SourceError(url, "a URL cannot contain line breaks");
+    // S3 keys are percent-encoded here; an http(s) URL must come encoded.
     if (scheme == "s3") return s3_address(url, s3_endpoint, s3_region, credentials);
+    if (url.find_first_of(" \t") != std::string::npos) throw SourceError(url, "an http(s) URL cannot contain blanks");
     return ObjectAddress{url, "", "", {}};
 }
 
