@@ -4,15 +4,17 @@
 //   remote_fetch [--cache-dir D] [--cache-size N] [--memory-cache N]
 //                [--endpoint URL] [--region R] [--ca-file F] [--retries N]
 //                [--budget-ms N] [--many] [--whole CHUNK] [--out FILE]
-//                [--local-copy] [--probe] URL [OFFSET:LENGTH ...]
+//                [--threads N] [--local-copy] [--probe] URL [OFFSET:LENGTH ...]
 // --many reads all ranges with one read_many; --whole reads the object
-// start to end in CHUNK-byte reads (sequential: readahead). Exit 1 with
+// start to end in CHUNK-byte reads (sequential: readahead); --threads N
+// does the same reads from N threads at once and writes all N results. Exit 1 with
 // "error: MESSAGE" on stderr when the store throws.
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <iostream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "codecs/error.hpp"
@@ -30,6 +32,7 @@ struct Args {
     std::vector<std::pair<uint64_t, uint64_t>> ranges;
     bool many = false, local_copy = false, probe = false;
     uint64_t whole_chunk = 0;
+    unsigned threads = 1;
 };
 
 Args parse(int argc, char** argv) {
@@ -50,6 +53,7 @@ Args parse(int argc, char** argv) {
         else if (arg == "--budget-ms") a.config.retry_budget = std::chrono::milliseconds(std::stoll(value()));
         else if (arg == "--out") a.out = value();
         else if (arg == "--whole") a.whole_chunk = std::stoull(value());
+        else if (arg == "--threads") a.threads = static_cast<unsigned>(std::stoul(value()));
         else if (arg == "--many") a.many = true;
         else if (arg == "--local-copy") a.local_copy = true;
         else if (arg == "--probe") a.probe = true;
@@ -97,7 +101,22 @@ int run(const Args& a) {
         std::cout << "local_copy " << store.local_copy(*object) << std::endl;
         return 0;
     }
-    std::vector<char> bytes = read_ranges(a, *object);
+    std::vector<std::vector<char>> results(a.threads);
+    std::vector<std::string> errors(a.threads);
+    std::vector<std::thread> threads;
+    for (unsigned t = 0; t < a.threads; ++t)
+        threads.emplace_back([&, t] {
+            try {
+                results[t] = read_ranges(a, *object);
+            } catch (const std::exception& e) {
+                errors[t] = e.what();
+            }
+        });
+    for (auto& t : threads) t.join();
+    for (const std::string& e : errors)
+        if (!e.empty()) throw std::runtime_error(e);
+    std::vector<char> bytes;
+    for (const auto& r : results) bytes.insert(bytes.end(), r.begin(), r.end());
     if (!a.out.empty()) {
         std::ofstream out(a.out, std::ios::binary);
         out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));

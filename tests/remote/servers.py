@@ -1,8 +1,10 @@
 """Real servers on 127.0.0.1 for the remote tests, started and stopped here.
 
 Context managers (each yields itself; .url is where clients connect):
-  Nginx(root)                     Debian's nginx serving ROOT with byte ranges,
-                                  ETag, Last-Modified and If-Match (412).
+  Nginx(root, tls=False)          Debian's nginx serving ROOT with byte ranges,
+                                  ETag, Last-Modified and If-Match (412); with
+                                  tls, HTTPS and HTTP/2 with a self-signed
+                                  certificate for 127.0.0.1 (.ca_file).
   S3rver(dir)                     the npm package s3rver (pinned version,
                                   installed on first use under NCAFS_NPM_DIR).
   SigV4Proxy(upstream, key, sec)  checks each request's AWS SigV4 signature
@@ -69,7 +71,8 @@ pid {work}/nginx.pid;
 error_log {work}/error.log warn;
 events {{ worker_connections 256; }}
 http {{
-  access_log {work}/access.log;
+  log_format proto '$server_protocol $status $request';
+  access_log {work}/access.log proto;
   client_body_temp_path {work}/body;
   proxy_temp_path {work}/proxy;
   fastcgi_temp_path {work}/fastcgi;
@@ -79,7 +82,7 @@ http {{
   sendfile on;
   keepalive_requests 100000;
   server {{
-    listen 127.0.0.1:{port};
+    listen 127.0.0.1:{port}{tls};
     root {root};
     location / {{ }}
   }}
@@ -92,23 +95,40 @@ class Nginx:
     nginx's own static-file behaviour. One process (master_process off), so
     it can read a root-only temp dir when run as root."""
 
-    def __init__(self, root):
+    def __init__(self, root, tls=False):
         self.root = os.path.abspath(root)
+        self.tls = tls
+        self.ca_file = None
         self.work = None
         self.process = None
         self.port = None
 
     @property
     def url(self):
-        return "http://127.0.0.1:%d" % self.port
+        return "%s://127.0.0.1:%d" % ("https" if self.tls else "http", self.port)
+
+    def _certificate(self):
+        """A self-signed certificate for IP 127.0.0.1: its own CA file."""
+        self.ca_file = os.path.join(self.work, "cert.pem")
+        key = os.path.join(self.work, "key.pem")
+        subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2", "-subj",
+                        "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1", "-keyout", key,
+                        "-out", self.ca_file], check=True, capture_output=True)
+        return " ssl http2;\n    ssl_certificate %s;\n    ssl_certificate_key %s" % (self.ca_file, key)
+
+    def protocols(self):
+        """The protocol of every request so far ("HTTP/2.0", "HTTP/1.1")."""
+        with open(os.path.join(self.work, "access.log")) as f:
+            return [line.split(" ", 1)[0] for line in f if line.strip()]
 
     def __enter__(self):
         self.work = tempfile.mkdtemp(prefix="ncafs-nginx-")
+        tls = self._certificate() if self.tls else ""
         for attempt in range(5):  # another process may take the free port first
             self.port = free_port()
             conf = os.path.join(self.work, "nginx.conf")
             with open(conf, "w") as f:
-                f.write(NGINX_CONF.format(work=self.work, port=self.port, root=self.root))
+                f.write(NGINX_CONF.format(work=self.work, port=self.port, root=self.root, tls=tls))
             self.log = open(os.path.join(self.work, "stderr.log"), "w")
             self.process = subprocess.Popen([NGINX, "-c", conf, "-p", self.work, "-e", os.path.join(self.work, "error.log")],
                                             stdout=self.log, stderr=self.log)

@@ -165,6 +165,28 @@ def case_s3(files):
         expect_error("s3://ncafs-bucket/nope.bin", endpoint, [(0, 1)], ["HTTP 404"], s3_env(files, "right-secret"))
 
 
+def case_tls(files):
+    """HTTPS is verified (a self-signed server fails without its CA file) and HTTP/2 is used."""
+    with servers.Nginx(files.root, tls=True) as web:
+        big = web.url + "/big.bin"
+        expect_error(big, [], [(0, 10)], ["certificate"])
+        count = len(web.protocols())
+        expect_bytes(files, "big.bin", big, SCATTERED, ["--many", "--ca-file", web.ca_file])
+        seen = web.protocols()[count:]
+        check(seen and all(p == "HTTP/2.0" for p in seen), "HTTP/2 expected: %s" % seen)
+
+
+def case_threads(files):
+    """Eight threads reading the same object at once through one store."""
+    with servers.Nginx(files.root) as web:
+        threads = 8
+        ranges = SCATTERED * 3
+        code, out, err, data = fetch(web.url + "/big.bin", ["--threads", str(threads), "--memory-cache", str(BLOCK * 2)],
+                                     ranges)
+        check(code == 0, "threads: " + err)
+        check(data == files.expected("big.bin", ranges) * threads, "threads: bytes differ from the file")
+
+
 RETRIED = [[503, 503], [429], [500, 502], ["drop"], ["ok", "drop"], ["truncate"], ["ok", "truncate"],
            ["wrong_range"], ["ok", "wrong_range"], [("delay", 0.5)]]
 
@@ -230,7 +252,7 @@ def case_local_copy(files):
 
 
 CASES = {"nginx": case_nginx, "merge": case_merge, "s3": case_s3, "faults": case_faults, "etag": case_etag,
-         "disk_cache": case_disk_cache, "local_copy": case_local_copy}
+         "disk_cache": case_disk_cache, "local_copy": case_local_copy, "tls": case_tls, "threads": case_threads}
 
 
 def main():
