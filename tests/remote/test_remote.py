@@ -14,22 +14,14 @@ import subprocess
 import sys
 import tempfile
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.join(os.path.dirname(HERE), "e2e"))
 import servers  # noqa: E402
+from test_mount import SKIP, check, fail  # noqa: E402
 
-SKIP = 77
 FETCH = os.environ.get("REMOTE_FETCH", "remote_fetch")
 BLOCK = 256 * 1024  # remote/store_core.hpp kBlockSize
-
-
-def fail(message):
-    print("FAIL: " + message, flush=True)
-    sys.exit(1)
-
-
-def check(condition, message):
-    if not condition:
-        fail(message)
 
 
 def skip(reason):
