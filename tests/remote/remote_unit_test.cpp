@@ -105,6 +105,8 @@ TEST(Address, S3PathAndVirtualHostStyle) {
     ObjectAddress aws = address_of("S3://my-bucket/k.nc", "", "eu-west-1", keys);
     EXPECT_EQ(aws.http_url, "https://my-bucket.s3.eu-west-1.amazonaws.com/k.nc");
     EXPECT_EQ(aws.sigv4, "aws:amz:eu-west-1:s3");
+    EXPECT_EQ(address_of("s3://my.dotted.bucket/k", "", "eu-west-1", none).http_url,
+              "https://s3.eu-west-1.amazonaws.com/my.dotted.bucket/k");
     EXPECT_EQ(aws.userpwd, "AK:SK");
     ASSERT_EQ(aws.headers.size(), 2u);
     EXPECT_EQ(aws.headers[1], "x-amz-security-token: TOKEN");
