@@ -157,7 +157,13 @@ TEST(DiskCache, TornOrForeignFilesAreIgnored) {
     }
     for (const auto& entry : std::filesystem::directory_iterator(dir + "/meta"))
         std::ofstream(entry.path()) << "ncafs-remote-meta 1\nhttp://h/x\n12x\n\"e\"\nyesterday\n";
+    std::string stale = dir + "/tmp/stale", fresh = dir + "/tmp/fresh";
+    std::ofstream(stale) << "left by a crash";
+    std::ofstream(fresh) << "being written";
+    std::filesystem::last_write_time(stale, std::filesystem::file_time_type::clock::now() - std::chrono::hours(2));
     DiskCache reopened(dir, 1 << 20);
     EXPECT_FALSE(reopened.load_meta("http://h/x"));
+    EXPECT_FALSE(std::filesystem::exists(stale));
+    EXPECT_TRUE(std::filesystem::exists(fresh));
     std::filesystem::remove_all(dir);
 }
