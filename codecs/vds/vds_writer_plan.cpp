@@ -44,7 +44,7 @@ std::optional<std::pair<double, double>> even_coordinates(const Dataset& ds, siz
     const Dimension& dim = ds.dimensions[dimid];
     const Variable* c = ds.find_variable(dim.name);
     if (!c || c->dimids.size() != 1 || c->dimids[0] != dimid || !c->source || !mapping_of(c->type) ||
-        dim.length > (1u << 24))
+        dim.length > (1u << 20))  // longer coordinates: index coordinates (bounded memory)
         return std::nullopt;
     std::vector<double> v(dim.length);
     try {
