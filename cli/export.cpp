@@ -164,12 +164,12 @@ bool print_usage_if_asked(const std::vector<std::string>& args, std::ostream& ou
 }
 
 // FILE may be a name the mount would show: NAME.nc of NAME.nca, or a twin
-// NAME.ds/NAME.ncs/NAME.nc of a dataset file beside it. Returns the file to
+// NAME.ds/NAME.ncs/NAME.nc/NAME.vds of a dataset file beside it. Returns the file to
 // read (and sets the format a twin name asks for); stem is NAME.
 std::string resolve_export_file(ExportArgs& a, std::string& stem) {
     std::string file = a.file;
     stem = file;
-    for (const char* suffix : {".nc", ".nca", ".ds", ".ncs"})
+    for (const char* suffix : {".nc", ".nca", ".ds", ".ncs", ".vds"})
         if (file.size() > std::strlen(suffix) && file.ends_with(suffix)) {
             stem = file.substr(0, file.size() - std::strlen(suffix));
             break;
@@ -177,7 +177,7 @@ std::string resolve_export_file(ExportArgs& a, std::string& stem) {
     struct stat st {};
     if (::stat(file.c_str(), &st) == 0) return file;
     std::string asked;
-    for (const char* v : {"nc", "ds", "ncs"})
+    for (const char* v : {"nc", "ds", "ncs", "vds"})
         if (file == stem + "." + v) asked = v;
     for (const char* suffix : {".nc", ".nca", ".ds", ".ncs"}) {
         std::string candidate = stem + suffix;

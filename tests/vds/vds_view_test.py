@@ -193,13 +193,14 @@ def check_round_trip(mnt, stems):
         shutil.rmtree(source, ignore_errors=True)
 
 
-def check_export(mnt, source, stem, real_name):
+def check_export(mnt, source, stem, name, format_args=("--format", "vds")):
+    """export NAME --format vds, or export of the twin name NAME.vds, gives the view's bytes."""
     out = tempfile.NamedTemporaryFile(suffix=".vds", delete=False).name
     try:
-        subprocess.run([test_mount.NCAFS, "export", os.path.join(source, real_name), "--format", "vds",
+        subprocess.run([test_mount.NCAFS, "export", os.path.join(source, name), *format_args,
                         "-o", "vds_lods=%d" % LODS, "-o", out], check=True)
         with open(out, "rb") as a, open(os.path.join(mnt, stem + ".vds"), "rb") as b:
-            check(a.read() == b.read(), "export --format vds of %s differs from %s.vds" % (real_name, stem))
+            check(a.read() == b.read(), "export %s %s differs from %s.vds" % (name, format_args, stem))
     finally:
         os.unlink(out)
 
@@ -228,6 +229,7 @@ def main():
             check_round_trip(m.mnt, ["plain", "agg", "image"])
             check_export(m.mnt, source, "agg", "agg.nca")
             check_export(m.mnt, source, "plain", "plain.nc")
+            check_export(m.mnt, source, "image", "image.vds", ())
         with test_mount.Mount(source) as m:
             check("plain.vds" not in os.listdir(m.mnt), "a .vds view without views=...vds")
     finally:
