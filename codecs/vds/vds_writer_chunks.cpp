@@ -54,30 +54,57 @@ void convert(const Channel& c, const WriterChannel& w, const uint8_t* src, size_
     }
 }
 
+// Elements one read may bring in for a decimated chunk (16 MiB of doubles):
+// the trailing dims that fit are read whole, the others one sample per read.
+constexpr uint64_t kScratchElements = uint64_t{1} << 21;
+
+// Copies every step-th element of a C-order block of extents `ext` (dims
+// from `first` on) into out, densely.
+void decimate(const uint8_t* block, const std::vector<uint64_t>& ext, const std::vector<uint64_t>& stored,
+              size_t first, uint64_t step, size_t es, uint8_t* out) {
+    const size_t rank = ext.size();
+    std::vector<uint64_t> idx(rank, 0);
+    uint64_t n = 1;
+    for (size_t k = first; k < rank; ++k) n *= stored[k];
+    for (uint64_t i = 0; i < n; ++i) {
+        uint64_t at = 0;
+        for (size_t k = first; k < rank; ++k) at = at * ext[k] + idx[k] * step;
+        std::memcpy(out + i * es, block + at * es, es);
+        for (size_t k = rank; k-- > first;) {
+            if (++idx[k] < stored[k]) break;
+            idx[k] = 0;
+        }
+    }
+}
+
 // Reads the samples of the box at LOD `shift` (every 2^shift-th along every
-// dim) in netCDF C order: one read at LOD0, one read per row otherwise.
+// dim) in netCDF C order: few reads (one at LOD0), bounded scratch memory.
 std::vector<uint8_t> read_samples(const ArraySource& src, NcType type, const ChunkBox& box, int shift) {
     std::vector<uint64_t> start, count;
     netcdf_box(box, start, count);
     const size_t rank = start.size(), es = type_size(type);
+    const uint64_t step = uint64_t{1} << shift;
+    std::vector<uint64_t> stored(rank), ext(rank);
     uint64_t total = 1;
-    for (int64_t s : box.stored) total *= static_cast<uint64_t>(s);
-    std::vector<uint8_t> out(total * es);
-    if (shift == 0) {
-        src.read(start, count, ByteOrder::Native, out.data());
-        return out;
+    for (size_t k = 0; k < rank; ++k) {
+        stored[k] = static_cast<uint64_t>(box.stored[rank - 1 - k]);
+        ext[k] = (stored[k] - 1) * step + 1;  // <= count[k]
+        total *= stored[k];
     }
-    const uint64_t step = uint64_t{1} << shift, row = static_cast<uint64_t>(box.stored[0]);
-    std::vector<uint64_t> rstart = start, rcount(rank, 1);
-    rcount[rank - 1] = (row - 1) * step + 1;
-    std::vector<uint8_t> line(rcount[rank - 1] * es);
-    std::vector<uint64_t> m(rank, 0);  // decimated index of the row, netCDF dims 0..rank-2
-    for (uint64_t r = 0; r < total / row; ++r) {
-        for (size_t k = 0; k + 1 < rank; ++k) rstart[k] = start[k] + m[k] * step;
-        src.read(rstart, rcount, ByteOrder::Native, line.data());
-        for (uint64_t j = 0; j < row; ++j) std::memcpy(out.data() + (r * row + j) * es, line.data() + j * step * es, es);
-        for (size_t k = rank - 1; k-- > 0;) {  // next row, odometer over the slower dims
-            if (++m[k] < static_cast<uint64_t>(box.stored[rank - 1 - k])) break;
+    std::vector<uint8_t> out(total * es);
+    size_t lead = rank - 1;  // dims [lead, rank) read whole; a row is <= 255 * 4096 + 1 elements
+    uint64_t block = ext[rank - 1], inner = stored[rank - 1];
+    while (lead > 0 && block * ext[lead - 1] <= kScratchElements) block *= ext[lead - 1], inner *= stored[--lead];
+    std::vector<uint64_t> rstart = start, rcount(rank, 1), m(lead, 0);
+    for (size_t k = lead; k < rank; ++k) rcount[k] = ext[k];
+    std::vector<uint8_t> scratch(step == 1 ? 0 : block * es);
+    for (uint64_t b = 0; b < total / inner; ++b) {
+        for (size_t k = 0; k < lead; ++k) rstart[k] = start[k] + m[k] * step;
+        uint8_t* dst = out.data() + b * inner * es;
+        src.read(rstart, rcount, ByteOrder::Native, step == 1 ? dst : scratch.data());
+        if (step != 1) decimate(scratch.data(), ext, stored, lead, step, es, dst);
+        for (size_t k = lead; k-- > 0;) {  // next block: odometer over the leading dims
+            if (++m[k] < stored[k]) break;
             m[k] = 0;
         }
     }
