@@ -11,10 +11,13 @@ every LOD n, the values netCDF4-python reads from NAME.nc, decimated
 [::2**n] on every axis. Constant and missing fragments must give constant
 and NoValue hashes with no bytes. A .vds view copied into a new SOURCE must
 read back (our reader, through its .nc view) as the original values, and
-`ncafs export --format vds` must give the view's bytes.
+`ncafs export --format vds` must give the view's bytes; ranges read by six
+threads at once must equal the whole file.
 Environment: NCAFS_BIN; exit 77 = skipped (NCAFS_SKIP_FUSE=1 and no FUSE).
 """
+import concurrent.futures
 import os
+import random
 import shutil
 import struct
 import subprocess
@@ -140,6 +143,27 @@ def check_dataset(mnt, stem, lods):
     return vds, names
 
 
+def check_concurrent_reads(path):
+    """Random ranges read by 6 threads before anything else touched the file
+    (so the daemon, not the page cache, answers) equal the whole file."""
+    size = os.path.getsize(path)
+    rng = random.Random(5)
+    ranges = [(rng.randrange(size), rng.randrange(1, 300000)) for _ in range(60)]
+
+    def read(r):
+        with open(path, "rb", buffering=0) as f:
+            f.seek(r[0])
+            return f.read(r[1])
+
+    with concurrent.futures.ThreadPoolExecutor(6) as pool:
+        parts = list(pool.map(read, ranges))
+    with open(path, "rb") as f:
+        whole = f.read()
+    check(len(whole) == size, "%s: read %d of %d bytes" % (path, len(whole), size))
+    for (off, n), got in zip(ranges, parts):
+        check(got == whole[off:off + n], "%s: concurrent read at %d+%d differs" % (path, off, n))
+
+
 def check_plain(mnt):
     vds, names = check_dataset(mnt, "plain", LODS)
     check(names[0] == "f_float" and set(names) == set(TYPES), "plain.vds channels %s" % names)
@@ -222,6 +246,7 @@ def main():
             for stem in ("plain", "image", "four", "agg"):
                 check(stem + ".vds" in listing, "no %s.vds in %s" % (stem, sorted(listing)))
             check("plain.ds" not in listing, "views=nc,vds shows a .ds view")
+            check_concurrent_reads(m.path("plain.vds"))
             check_plain(m.mnt)
             check_aggregation(m.mnt)
             for stem in ("image", "four"):
