@@ -12,10 +12,12 @@ every LOD n, the values netCDF4-python reads from NAME.nc, decimated
 and NoValue hashes with no bytes. A .vds view copied into a new SOURCE must
 read back (our reader, through its .nc view) as the original values, and
 `ncafs export --format vds` must give the view's bytes; ranges read by six
-threads at once must equal the whole file.
+threads at once must equal the whole file. A truncated partition gives EIO
+and a log line naming it, not a crash.
 Environment: NCAFS_BIN; exit 77 = skipped (NCAFS_SKIP_FUSE=1 and no FUSE).
 """
 import concurrent.futures
+import errno
 import os
 import random
 import shutil
@@ -229,6 +231,32 @@ def check_export(mnt, source, stem, name, format_args=("--format", "vds")):
         os.unlink(out)
 
 
+def check_bad_partition():
+    """A truncated partition: the view's size still comes from metadata, its
+    header reads, and reading its chunks fails with EIO and a log line naming
+    the partition, while the daemon lives on."""
+    source = tempfile.mkdtemp(prefix="ncafs-vdsw-bad-")
+    try:
+        make_aggregation(source)
+        with open(os.path.join(source, "frag3.nc"), "r+b") as f:
+            f.truncate(100)
+        with test_mount.Mount(source, "views=nc,vds") as m:
+            path = m.path("agg.vds")
+            check(os.path.getsize(path) > 0, "agg.vds has no size")
+            with open(path, "rb") as f:
+                check(f.read(12) == b"HueDataStore", "agg.vds header unreadable")
+            try:
+                with open(path, "rb") as f:
+                    f.read()
+                test_mount.fail("agg.vds read whole with a truncated partition")
+            except OSError as e:
+                check(e.errno == errno.EIO, "agg.vds read failed with %s, want EIO" % e)
+            check(m.alive(), "ncafs died on a truncated partition")
+            check("frag3.nc" in m.log_text(), "log does not name frag3.nc:\n" + m.log_text())
+    finally:
+        shutil.rmtree(source, ignore_errors=True)
+
+
 def main():
     reason = test_mount.fuse_usable()
     if reason:
@@ -257,6 +285,7 @@ def main():
             check_export(m.mnt, source, "image", "image.vds", ())
         with test_mount.Mount(source) as m:
             check("plain.vds" not in os.listdir(m.mnt), "a .vds view without views=...vds")
+        check_bad_partition()
     finally:
         shutil.rmtree(source, ignore_errors=True)
     print("PASS: vds views")
