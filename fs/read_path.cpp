@@ -27,8 +27,9 @@ std::vector<ViewPiece> merged_pieces(const VirtualFile& vf, uint64_t offset, uin
     return merged;
 }
 
-void read_view(const VirtualFile& vf, uint64_t offset, std::span<uint8_t> out) {
-    if (out.empty()) return;
+namespace {
+
+void read_view_once(const VirtualFile& vf, uint64_t offset, std::span<uint8_t> out) {
     if (offset > vf.size() || out.size() > vf.size() - offset)
         throw UsageError("read of " + std::to_string(out.size()) + " bytes at " + std::to_string(offset) +
                          " is outside the virtual file of " + std::to_string(vf.size()) + " bytes");
@@ -50,6 +51,20 @@ void read_view(const VirtualFile& vf, uint64_t offset, std::span<uint8_t> out) {
     if (covered != out.size())
         throw UsageError("VirtualFile::pieces covered " + std::to_string(covered) + " of " +
                          std::to_string(out.size()) + " bytes");
+}
+
+}  // namespace
+
+void read_view(const VirtualFile& vf, uint64_t offset, std::span<uint8_t> out) {
+    if (out.empty()) return;
+    try {
+        read_view_once(vf, offset, out);
+    } catch (const SourceError&) {
+        // Partitions are read through descriptors kept open between reads
+        // and checked after reading: one that changed is marked, so that the
+        // second try opens its path again and reads the version there now.
+        read_view_once(vf, offset, out);
+    }
 }
 
 }  // namespace ncafs::fs

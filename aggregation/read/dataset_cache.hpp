@@ -33,6 +33,13 @@ public:
     // it is missing, unreadable, refused or not a regular file.
     std::shared_ptr<const Dataset> get(const std::string& path, const std::string& group = {},
                                        const ConfinedRoots* within = nullptr);
+    // get(), with the open file the dataset reads from: its seen_changed()
+    // tells a holder that reuses the dataset when to open the path again.
+    struct Opened {
+        std::shared_ptr<const Dataset> dataset;
+        std::shared_ptr<const OpenFile> file;
+    };
+    Opened get_opened(const std::string& path, const std::string& group = {}, const ConfinedRoots* within = nullptr);
 
     // Lowers or raises the bound (the mount's open_files=); drops the least
     // recently used entries beyond it.
@@ -60,7 +67,7 @@ private:
     };
     std::shared_ptr<const OpenFile> open_file(const std::string& path, const ConfinedRoots* within);
     mutable std::mutex mutex_;
-    LruCache<Key, std::shared_ptr<const Dataset>, KeyHash> entries_;
+    LruCache<Key, Opened, KeyHash> entries_;
     size_t opens_ = 0;
 };
 

@@ -12,8 +12,8 @@ CdfVariableSource::CdfVariableSource(std::shared_ptr<const OpenFile> file, std::
     : file_(std::move(file)), layout_(std::move(layout)), index_(variable), name_(std::move(name)) {}
 
 void CdfVariableSource::check_unchanged() const {
-    // One fstat per read: a file rewritten in place (same inode) must give an
-    // error, not bytes of a different layout or of two versions.
+    // One fstat per read, after it: a file rewritten in place (same inode)
+    // must give an error, not bytes of a different layout or of two versions.
     try {
         file_->check_unchanged();
     } catch (const SourceError& e) {
@@ -29,7 +29,9 @@ void CdfVariableSource::read(std::span<const uint64_t> start, std::span<const ui
     const size_t rank = vl.shape.size();
     const uint64_t total = ncafs::element_count(count);
     if (total == 0) return;
-    check_unchanged();
+    // No fstat before reading: the one after compares with the identity the
+    // file had when opened (and its header parsed), so a change before or
+    // during the reads is caught there, before any byte is served.
     auto* dst = static_cast<uint8_t*>(out);
 
     if (rank == 0) {
@@ -65,7 +67,7 @@ void CdfVariableSource::read(std::span<const uint64_t> start, std::span<const ui
             if (d == SIZE_MAX) break;
         }
     }
-    check_unchanged();  // again after reading: the bytes all come from the version opened
+    check_unchanged();  // after reading: the bytes all come from the version opened
     if (order == ByteOrder::Native) swap_from_big_endian(vl.type, out, total);
 }
 
@@ -77,7 +79,8 @@ std::optional<std::vector<FileExtent>> CdfVariableSource::big_endian_extents(uin
                          ") outside " + std::to_string(all) + " elements");
     std::vector<FileExtent> extents;
     if (n == 0) return extents;
-    check_unchanged();
+    // No fstat here: whoever reads the extents checks the identity (after a
+    // copy, before a splice), and a change seen marks the file (seen_changed).
     const uint64_t per = vl.record_elements;
     const bool contiguous = !vl.is_record || layout_->record_size == vl.data_bytes;
     if (contiguous) {
