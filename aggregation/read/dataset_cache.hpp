@@ -9,7 +9,9 @@
 // Thread-safe.
 #pragma once
 
+#include <atomic>
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -51,6 +53,14 @@ public:
     // Drops entries no reader holds (their files close); returns how many.
     size_t drop_idle();
 
+    // Holders that reuse a dataset between reads (AggregatedSource) do so
+    // only while the generation is the one they resolved it in: a partition
+    // renamed over or replaced (seen by the partition watch) keeps its old
+    // file's identity intact, so only its path tells; after this call each
+    // such holder opens its paths once more.
+    void paths_may_have_changed() { generation_.fetch_add(1, std::memory_order_relaxed); }
+    uint64_t generation() const { return generation_.load(std::memory_order_relaxed); }
+
     // The process-wide cache used by open_aggregation: its capacity starts
     // from RLIMIT_NOFILE (a quarter of the soft limit, at most 256).
     static DatasetCache& shared();
@@ -69,6 +79,7 @@ private:
     mutable std::mutex mutex_;
     LruCache<Key, Opened, KeyHash> entries_;
     size_t opens_ = 0;
+    std::atomic<uint64_t> generation_{0};
 };
 
 // The descriptors a process may spend on cached files: a quarter of the soft

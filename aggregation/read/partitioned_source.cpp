@@ -16,6 +16,7 @@ struct AggregatedSource::Resolved {
     // reader holds the dataset (returned by resolve) while it reads.
     std::weak_ptr<const Dataset> dataset;
     std::weak_ptr<const OpenFile> file;   // the file that dataset reads (seen_changed: open the path again)
+    uint64_t generation = 0;              // DatasetCache::generation() when resolved
     const ArraySource* source = nullptr;  // valid while that dataset lives
     NcType src_type = NcType::Double;
     std::vector<uint64_t> src_shape;
@@ -87,7 +88,7 @@ std::shared_ptr<const AggregatedSource::Resolved> AggregatedSource::resolve(size
         if (const auto& r = resolved_[i]) {
             auto ds = r->dataset.lock();
             auto file = r->file.lock();
-            if (ds && !(file && file->seen_changed())) {
+            if (ds && !(file && file->seen_changed()) && r->generation == cache_.generation()) {
                 keep = std::move(ds);
                 if (reused) *reused = true;
                 return r;
@@ -100,6 +101,7 @@ std::shared_ptr<const AggregatedSource::Resolved> AggregatedSource::resolve(size
 std::shared_ptr<const AggregatedSource::Resolved> AggregatedSource::resolve_opened(
     size_t i, std::shared_ptr<const Dataset>& keep) const {
     const Fragment& f = agg_->fragments[i];
+    const uint64_t generation = cache_.generation();  // before the open: a change meanwhile reopens again
     DatasetCache::Opened opened;
     try {
         // Opened confined (every component, symlinks included, under an
@@ -114,7 +116,7 @@ std::shared_ptr<const AggregatedSource::Resolved> AggregatedSource::resolve_open
     const std::shared_ptr<const Dataset>& ds = opened.dataset;
     {
         std::lock_guard lock(mutex_);
-        if (resolved_[i] && resolved_[i]->dataset.lock() == ds) {
+        if (resolved_[i] && resolved_[i]->dataset.lock() == ds && resolved_[i]->generation == generation) {
             keep = ds;
             return resolved_[i];
         }
@@ -122,6 +124,7 @@ std::shared_ptr<const AggregatedSource::Resolved> AggregatedSource::resolve_open
     auto r = std::make_shared<Resolved>();
     r->dataset = ds;
     r->file = opened.file;
+    r->generation = generation;
     r->fragment = f;
     if (resolver_) {
         try {
