@@ -437,6 +437,7 @@ Filesystem::Filesystem(Catalog& catalog, bool check_callers)
       watch_([this](const std::vector<fuse_ino_t>& inodes) { partitions_changed(inodes); },
              [this] {
                  if (access_) access_->forget_all();
+                 agg::DatasetCache::shared().paths_may_have_changed();  // a mode change: open (and check) again
              }) {}
 
 namespace {

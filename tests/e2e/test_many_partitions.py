@@ -2,16 +2,18 @@
 """Reads of aggregations of many tiny classic partitions through real mounts
 (README "Many partitions: the read side").
 
-Run as: test_many_partitions.py CASE   (CASE: syscalls, numrecs)
+Run as: test_many_partitions.py CASE   (CASE: syscalls, numrecs, replaced)
   syscalls  strace -c -f attached to the daemon counts the system calls of a
             fresh read of a 2,000-partition aggregation (cat) and of a second
             O_DIRECT read while every partition is still open: per-partition
-            bounds on openat/openat2/newfstatat/readlink/pread64 (counts, not
-            times); the bytes read equal ncdump's / netCDF4-python's values
-            computed from the generator's formulas.
+            bounds on openat/openat2/newfstatat/readlink/pread64/access
+            (counts, not times); the bytes read, and netCDF4-python's values,
+            equal the generator's formulas.
   numrecs   partitions that share a header layout except numrecs (1, 3, 2
             records): the view's values equal netCDF4-python's of the
             partitions, NCO ncrcat's concatenation and the formulas.
+  replaced  a partition kept open, a symlink, is switched to another file,
+            then removed: the next reads give the new values, then EIO.
 """
 import os
 import re
@@ -115,6 +117,49 @@ def case_syscalls(work):
     check(per_partition(a, n, "openat", "openat2", "open") <= 0.05, "opens per partition, again: %s" % a)
     check(per_partition(a, n, "newfstatat", "fstat", "statx") <= 1.1, "stats per partition, again: %s" % a)
     check(per_partition(a, n, "pread64") <= 1.1, "preads per partition, again: %s" % a)
+    check(per_partition(a, n, "access", "faccessat", "faccessat2") <= 0.05, "access(2) again: %s" % a)
+
+
+def case_replaced(work):
+    """Partitions are kept open between reads and checked by the identity of
+    the open file. A partition that is a symlink switched to another file
+    leaves the old file's identity intact: only the partition watch tells,
+    and the next reads give the new file's values; then the symlink is
+    removed and the reads fail with EIO."""
+    n = 50
+    src = os.path.join(work, "src")
+    os.makedirs(src)
+    make_many_partitions.write(src, n)
+    want = make_many_partitions.expected(n, (1,))
+    part = os.path.join(src, "part", "p%06d.nc" % 7)
+    os.rename(part, os.path.join(src, "part", "old7.nc"))
+    with open(os.path.join(src, "part", "new7.nc"), "wb") as f:
+        f.write(make_many_partitions.classic_partition(1, 7 + 1000))  # other values, same layout
+    os.symlink("old7.nc", part)
+    replaced = want.copy()
+    replaced[7] = make_many_partitions.values(1, 7 + 1000)[0]
+    with Mount(src, "open_files=1000") as m:
+        view = m.path("many.nc")
+        check(np.array_equal(read_netcdf4(view, "v"), want), "values before the switch")
+        os.symlink("new7.nc", part + ".tmp")
+        os.replace(part + ".tmp", part)
+        deadline = time.time() + 30  # the partition watch reports asynchronously
+        while True:
+            got = np.frombuffer(direct_read(view)[-want.nbytes:], dtype=">f4").reshape(want.shape)
+            if np.array_equal(got, replaced):
+                break
+            check(np.array_equal(got, want), "a read gave neither the old nor the new values")
+            check(time.time() < deadline, "the switched partition is still read from its old file after 30 s")
+            time.sleep(0.2)
+        os.unlink(part)
+        deadline = time.time() + 30
+        while True:
+            try:
+                direct_read(view)
+            except subprocess.CalledProcessError:
+                break  # EIO: the removed partition is not served from the descriptor kept open
+            check(time.time() < deadline, "the removed partition is still served after 30 s")
+            time.sleep(0.2)
 
 
 def case_numrecs(work):
@@ -141,7 +186,7 @@ def case_numrecs(work):
                 check(np.array_equal(ds.variables["v"][t], want[t]), "record %d" % t)
 
 
-CASES = {"syscalls": case_syscalls, "numrecs": case_numrecs}
+CASES = {"syscalls": case_syscalls, "numrecs": case_numrecs, "replaced": case_replaced}
 
 if __name__ == "__main__":
     sys.exit(run_cases(CASES, "ncafs-many-"))
