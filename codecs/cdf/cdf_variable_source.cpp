@@ -80,7 +80,9 @@ std::optional<std::vector<FileExtent>> CdfVariableSource::big_endian_extents(uin
     std::vector<FileExtent> extents;
     if (n == 0) return extents;
     // No fstat here: whoever reads the extents checks the identity (after a
-    // copy, before a splice), and a change seen marks the file (seen_changed).
+    // copy, before a splice); a file a check has seen changed is refused.
+    if (file_->seen_changed())
+        throw SourceError(file_->path(), "file changed since it was opened: variable '" + name_ + "' not read");
     const uint64_t per = vl.record_elements;
     const bool contiguous = !vl.is_record || layout_->record_size == vl.data_bytes;
     if (contiguous) {
