@@ -12,8 +12,6 @@ and again without strace (the wall time, best of REPEAT fresh mounts).
 usage: many_partitions_bench.py NCAFS_BINARY [WORK [N [REPEAT]]]
 """
 import os
-import re
-import signal
 import subprocess
 import sys
 import tempfile
@@ -21,6 +19,7 @@ import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "e2e"))
 import make_many_partitions  # noqa: E402
+from test_many_partitions import Traced  # noqa: E402  (strace -c -f attached to every thread)
 
 WATCHED = ("openat", "openat2", "newfstatat", "fstat", "statx", "readlink", "readlinkat", "access", "faccessat",
            "faccessat2", "pread64", "close")
@@ -41,41 +40,22 @@ class Mount:
         os.rmdir(self.mnt)
 
 
-def strace_counts(path):
-    """{syscall: calls} from an strace -c summary file."""
-    counts = {}
-    for line in open(path):
-        fields = line.split()
-        if len(fields) >= 5 and re.match(r"^[\d.]+$", fields[0]) and fields[-1] not in ("total",):
-            try:
-                counts[fields[-1]] = int(fields[3])
-            except ValueError:
-                pass
-    return counts
-
-
 def run_read(ncafs, work, command, traced):
     """Fresh mount; the aggregation parsed; then command (a list, {view} replaced). Returns (seconds, counts)."""
     m = Mount(ncafs, work)
     try:
         view = os.path.join(m.mnt, "many.nc")
         os.stat(view)
-        counts = {}
-        tracer = None
+        argv = [a.replace("{view}", view) for a in command]
+        if not traced:
+            start = time.perf_counter()
+            subprocess.run(argv, check=True, stdout=subprocess.DEVNULL)
+            return time.perf_counter() - start, {}
         out = tempfile.NamedTemporaryFile(prefix="ncafs-manybench-strace-", delete=False).name
-        if traced:
-            tracer = subprocess.Popen(["strace", "-c", "-f", "-p", str(m.proc.pid), "-o", out],
-                                      stderr=subprocess.DEVNULL)
-            time.sleep(1.0)  # attached to every thread
-        start = time.perf_counter()
-        subprocess.run([a.replace("{view}", view) for a in command], check=True, stdout=subprocess.DEVNULL)
-        took = time.perf_counter() - start
-        if tracer:
-            tracer.send_signal(signal.SIGINT)
-            tracer.wait(timeout=60)
-            counts = strace_counts(out)
+        with Traced(m.proc.pid, out) as tracer:
+            subprocess.run(argv, check=True, stdout=subprocess.DEVNULL)
         os.unlink(out)
-        return took, counts
+        return 0.0, tracer.counts
     finally:
         m.close()
 

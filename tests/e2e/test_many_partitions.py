@@ -26,7 +26,7 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import make_many_partitions  # noqa: E402
-from test_mount import Mount, check, fail, read_netcdf4, run_cases, SKIP  # noqa: E402,F401
+from test_mount import Mount, check, read_netcdf4, run_cases, SKIP  # noqa: E402
 
 
 def strace_counts(path):
