@@ -207,7 +207,7 @@ OpenResult open_regular_file(const std::string& path, const ConfinedRoots* withi
         r = success(fd);
     }
     if (!r.fd) return r;
-    struct stat st {};
+    struct stat& st = r.st;
     if (::fstat(r.fd.get(), &st) != 0) return failure(errno);
     if (!S_ISREG(st.st_mode)) {
         const char* what = S_ISFIFO(st.st_mode)                        ? "a FIFO"

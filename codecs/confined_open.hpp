@@ -41,6 +41,7 @@ private:
 // The result of an open: an fd, or errno and a reason for messages.
 struct OpenResult {
     UniqueFd fd;
+    struct stat st {};   // fstat of fd (open_regular_file fills it: callers need no second fstat)
     int error = 0;       // errno when !fd
     std::string reason;  // e.g. "resolves (through symlinks) outside the allowed roots"
 };

@@ -46,7 +46,7 @@ std::optional<FileIdentity> identity_of(const std::string& path) {
 std::shared_ptr<const OpenFile> OpenFile::open(const std::string& path, const ConfinedRoots* within) {
     OpenResult r = open_regular_file(path, within);
     if (!r.fd) throw SourceError(path, "cannot open: " + r.reason);
-    return adopt(r.fd.release(), path);
+    return adopt(r.fd.release(), path, r.st);
 }
 
 std::shared_ptr<const OpenFile> OpenFile::adopt(int fd, const std::string& path) {
@@ -56,6 +56,10 @@ std::shared_ptr<const OpenFile> OpenFile::adopt(int fd, const std::string& path)
         ::close(fd);
         throw SourceError(path, std::string("cannot stat: ") + std::strerror(e));
     }
+    return adopt(fd, path, st);
+}
+
+std::shared_ptr<const OpenFile> OpenFile::adopt(int fd, const std::string& path, const struct stat& st) {
     if (!S_ISREG(st.st_mode)) {
         ::close(fd);
         throw SourceError(path, "not a regular file");
@@ -105,6 +109,7 @@ struct stat OpenFile::check_unchanged_stat() const {
     if (::fstat(fd_, &st) != 0) throw SourceError(path_, std::string("cannot stat: ") + std::strerror(errno));
     const FileIdentity now = identity_from_stat(st);
     if (now == identity_) return st;
+    seen_changed_.store(true, std::memory_order_relaxed);
     throw SourceError(path_, "file changed since it was opened (size " + std::to_string(identity_.size) + " -> " +
                                  std::to_string(now.size) + ", mtime or ctime moved): not served");
 }

@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 #include <sys/types.h>
 
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <memory>
@@ -47,6 +48,8 @@ public:
     static std::shared_ptr<const OpenFile> open(const std::string& path, const ConfinedRoots* within = nullptr);
     // Takes ownership of fd, already open on a regular file found as path.
     static std::shared_ptr<const OpenFile> adopt(int fd, const std::string& path);
+    // adopt() with the fstat the caller already made of fd (open_regular_file's).
+    static std::shared_ptr<const OpenFile> adopt(int fd, const std::string& path, const struct stat& st);
     ~OpenFile();
     OpenFile(const OpenFile&) = delete;
     OpenFile& operator=(const OpenFile&) = delete;
@@ -66,6 +69,9 @@ public:
     void pread_unchecked(void* buffer, size_t n, uint64_t offset) const;
     // Throws SourceError when fstat of the fd no longer gives the identity.
     void check_unchanged() const;
+    // True once a check above found the file changed: holders of this open
+    // file (resolved partitions) open its path again rather than reuse it.
+    bool seen_changed() const { return seen_changed_.load(std::memory_order_relaxed); }
     // The "/proc/self/fd/N" name of the fd: for libraries that open by name
     // (netcdf-c) and must reach this very file, not whatever the path names now.
     std::string proc_path() const;
@@ -77,6 +83,7 @@ private:
     int fd_;
     std::string path_;
     FileIdentity identity_;
+    mutable std::atomic<bool> seen_changed_{false};
 };
 
 }  // namespace ncafs

@@ -67,6 +67,7 @@ Catalog::Catalog(std::string source_root, ViewOptions options, Backend backend)
     datasets_.set_capacity(std::min(options_.open_files, agg::descriptor_budget()));
     views_.set_capacity(datasets_.capacity());
     source_files_.set_capacity(datasets_.capacity());
+    all_partitions_present_.set_capacity(datasets_.capacity());
     if (!backend_.sniff)
         backend_.sniff = [c = confined_](const std::string& path) { return sniff_source_format(path, c.get()); };
 }
@@ -470,8 +471,16 @@ std::shared_ptr<const VirtualFile> Catalog::open_view(const Entry& entry) {
 std::optional<std::string> Catalog::absent_partition(const Entry& entry) {
     if (entry.kind != EntryKind::View || !entry.aggregation) return std::nullopt;
     auto files = source_files(entry);  // the aggregation file first, then its partitions
+    const FileKey key = file_key(entry.real_path, entry.st);
+    const uint64_t generation = agg::DatasetCache::shared().generation();  // before the sweep
+    {
+        std::lock_guard lock(mutex_);
+        if (auto seen = all_partitions_present_.get(key); seen && *seen == generation) return std::nullopt;
+    }
     for (size_t i = 1; i < files->size(); ++i)
         if (::access((*files)[i].c_str(), R_OK) != 0) return (*files)[i];
+    std::lock_guard lock(mutex_);
+    all_partitions_present_.put(key, generation);
     return std::nullopt;
 }
 

@@ -77,6 +77,9 @@ public:
     std::shared_ptr<const VirtualFile> open_view(const Entry& entry);
     // For a view of an aggregation: the first partition file that is absent
     // or unreadable now (one access(2) per partition file), else nullopt.
+    // No access(2) at all when the previous answer for this aggregation was
+    // "none" and no partition change was seen since (the partition watch
+    // bumps DatasetCache::generation on any change).
     std::optional<std::string> absent_partition(const Entry& entry);
     // Every file a non-directory entry draws on: the real file, or a view's
     // source and (aggregation) its partition files. Cached like the views.
@@ -128,6 +131,7 @@ private:
     Lru<DatasetKey, std::shared_ptr<const Dataset>> datasets_;
     Lru<ViewKey, std::shared_ptr<const VirtualFile>> views_;
     Lru<FileKey, std::shared_ptr<const std::vector<std::string>>> source_files_;
+    Lru<FileKey, uint64_t> all_partitions_present_;  // the DatasetCache generation of the last sweep finding none absent
     size_t classification_count_ = 0;
     size_t sniff_count_ = 0;
     size_t dataset_open_count_ = 0;

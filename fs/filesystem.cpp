@@ -12,6 +12,7 @@
 #include <system_error>
 #include <vector>
 
+#include "aggregation/read/dataset_cache.hpp"
 #include "codecs/confined_open.hpp"
 #include "codecs/error.hpp"
 #include "codecs/open_file.hpp"
@@ -436,6 +437,7 @@ Filesystem::Filesystem(Catalog& catalog, bool check_callers)
       watch_([this](const std::vector<fuse_ino_t>& inodes) { partitions_changed(inodes); },
              [this] {
                  if (access_) access_->forget_all();
+                 agg::DatasetCache::shared().paths_may_have_changed();  // a mode change: open (and check) again
              }) {}
 
 namespace {
@@ -499,6 +501,7 @@ bool Filesystem::refresh_partitions(fuse_ino_t ino, const Entry& entry) {
 
 void Filesystem::partitions_changed(const std::vector<fuse_ino_t>& inodes) {
     block_cache_.clear();  // computed bytes of any view may hold the old values
+    agg::DatasetCache::shared().paths_may_have_changed();  // partitions kept open: open their paths again
     for (fuse_ino_t ino : inodes) invalidate(ino);
 }
 

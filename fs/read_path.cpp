@@ -27,8 +27,9 @@ std::vector<ViewPiece> merged_pieces(const VirtualFile& vf, uint64_t offset, uin
     return merged;
 }
 
-void read_view(const VirtualFile& vf, uint64_t offset, std::span<uint8_t> out) {
-    if (out.empty()) return;
+namespace {
+
+void read_view_once(const VirtualFile& vf, uint64_t offset, std::span<uint8_t> out) {
     if (offset > vf.size() || out.size() > vf.size() - offset)
         throw UsageError("read of " + std::to_string(out.size()) + " bytes at " + std::to_string(offset) +
                          " is outside the virtual file of " + std::to_string(vf.size()) + " bytes");
@@ -52,37 +53,79 @@ void read_view(const VirtualFile& vf, uint64_t offset, std::span<uint8_t> out) {
                          std::to_string(out.size()) + " bytes");
 }
 
+}  // namespace
+
+void read_view(const VirtualFile& vf, uint64_t offset, std::span<uint8_t> out) {
+    if (out.empty()) return;
+    try {
+        read_view_once(vf, offset, out);
+    } catch (const SourceError&) {
+        // Partitions are read through descriptors kept open between reads
+        // and checked after reading: one that changed is marked, so that the
+        // second try opens its path again and reads the version there now.
+        read_view_once(vf, offset, out);
+    }
+}
+
 }  // namespace ncafs::fs
 
 namespace ncafs::fs {
 
-std::shared_ptr<const std::vector<uint8_t>> BlockCache::block(const std::shared_ptr<const VirtualFile>& vf,
-                                                              uint64_t index) {
-    uint64_t generation;
+BlockCache::Bytes BlockCache::block(const std::shared_ptr<const VirtualFile>& vf, uint64_t index) {
+    std::shared_future<Bytes> pending;
+    {
+        std::lock_guard lock(mutex_);
+        if (auto hit = blocks_.get(BlockKey{vf, index})) return *hit;
+        if (auto it = computing_.find(BlockKey{vf, index}); it != computing_.end()) pending = it->second.bytes;
+    }
+    if (pending.valid()) return pending.get();  // rethrows the first reader's error
+    return compute(vf, index);
+}
+
+BlockCache::Bytes BlockCache::compute(const std::shared_ptr<const VirtualFile>& vf, uint64_t index) {
+    const BlockKey key{vf, index};
+    std::promise<Bytes> promise;
+    uint64_t generation, ticket;
     {
         std::lock_guard lock(mutex_);
         generation = generation_;
-        if (auto hit = blocks_.get(BlockKey{vf, index})) return *hit;
+        ticket = ++next_ticket_;
+        computing_[key] = Pending{ticket, promise.get_future().share()};
     }
-    uint64_t start = index * kBlockSize;
-    auto bytes = std::make_shared<std::vector<uint8_t>>(
-        static_cast<size_t>(std::min<uint64_t>(kBlockSize, vf->size() - start)));
-    read_view(*vf, start, *bytes);  // outside the lock: other readers go on
+    auto done = [&] {  // under the lock
+        if (auto it = computing_.find(key); it != computing_.end() && it->second.ticket == ticket) computing_.erase(it);
+    };
+    Bytes result;
+    try {
+        uint64_t start = index * kBlockSize;
+        auto bytes = std::make_shared<std::vector<uint8_t>>(
+            static_cast<size_t>(std::min<uint64_t>(kBlockSize, vf->size() - start)));
+        read_view(*vf, start, *bytes);  // outside the lock: other readers go on
+        result = std::move(bytes);
+    } catch (...) {
+        promise.set_exception(std::current_exception());
+        std::lock_guard lock(mutex_);
+        done();
+        throw;
+    }
+    promise.set_value(result);
     std::lock_guard lock(mutex_);
-    if (generation != generation_) return bytes;
-    blocks_.put(BlockKey{vf, index}, bytes);
-    return bytes;
+    done();
+    if (generation == generation_) blocks_.put(key, result);
+    return result;
 }
 
 void BlockCache::clear() {
     std::lock_guard lock(mutex_);
     blocks_.clear();
+    computing_.clear();
     ++generation_;
 }
 
 void BlockCache::forget(const VirtualFile* vf) {
     std::lock_guard lock(mutex_);
     blocks_.erase_if([&](const BlockKey& k, const auto&) { return k.file.get() == vf; });
+    std::erase_if(computing_, [&](const auto& entry) { return entry.first.file.get() == vf; });
 }
 
 void BlockCache::read(const std::shared_ptr<const VirtualFile>& vf, uint64_t offset, std::span<uint8_t> out) {

@@ -23,8 +23,10 @@ void read_view(const VirtualFile& vf, uint64_t offset, std::span<uint8_t> out);
 }  // namespace ncafs::fs
 
 #include <functional>
+#include <future>
 #include <memory>
 #include <mutex>
+#include <unordered_map>
 
 #include "codecs/lru_cache.hpp"
 
@@ -58,9 +60,23 @@ private:
             return std::hash<const void*>{}(k.file.get()) ^ (std::hash<uint64_t>{}(k.index) * 0x9e3779b97f4a7c15ull);
         }
     };
-    std::shared_ptr<const std::vector<uint8_t>> block(const std::shared_ptr<const VirtualFile>& vf, uint64_t index);
+    using Bytes = std::shared_ptr<const std::vector<uint8_t>>;
+    Bytes block(const std::shared_ptr<const VirtualFile>& vf, uint64_t index);
+    Bytes compute(const std::shared_ptr<const VirtualFile>& vf, uint64_t index);
     std::mutex mutex_;
-    LruCache<BlockKey, std::shared_ptr<const std::vector<uint8_t>>, BlockKeyHash> blocks_;
+    LruCache<BlockKey, Bytes, BlockKeyHash> blocks_;
+    // Blocks being computed: a second reader of the same block (the
+    // kernel's readahead runs beside the read) waits for the first rather
+    // than opening and reading every partition of that MiB again.
+    // clear() and forget() drop entries too, so that readers after them
+    // compute afresh; the ticket tells a computation whether its entry is
+    // still its own.
+    struct Pending {
+        uint64_t ticket = 0;
+        std::shared_future<Bytes> bytes;
+    };
+    std::unordered_map<BlockKey, Pending, BlockKeyHash> computing_;
+    uint64_t next_ticket_ = 0;
     uint64_t generation_ = 0;  // bumped by clear(): a block computed across it is not kept
 };
 

@@ -15,6 +15,7 @@ packages=(
   # unlimited dimensions; libhdf5-dev to switch HDF5 error printing off per thread
   cdo python3-xarray libhdf5-dev
   libssl-dev  # tests/vds: SHA-1 of decoded VDS arrays, compared with the fixtures' README
+  strace  # tests/e2e/test_many_partitions.py: system calls per partition of a read
   # packaging: .deb, man page checks, systemd unit checks
   dpkg-dev groff-base systemd
   # fuzzing (libFuzzer comes with clang)

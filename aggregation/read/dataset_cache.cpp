@@ -38,32 +38,36 @@ std::shared_ptr<const OpenFile> DatasetCache::open_file(const std::string& path,
         if (r.error == ENOENT) throw SourceError(path, "does not exist or cannot be accessed");
         throw SourceError(path, r.reason);
     }
-    return OpenFile::adopt(r.fd.release(), path);
+    return OpenFile::adopt(r.fd.release(), path, r.st);
 }
 
 std::shared_ptr<const Dataset> DatasetCache::get(const std::string& path, const std::string& group,
                                                  const ConfinedRoots* within) {
+    return get_opened(path, group, within).dataset;
+}
+
+DatasetCache::Opened DatasetCache::get_opened(const std::string& path, const std::string& group,
+                                              const ConfinedRoots* within) {
     // The identity comes from the fd that will be read: a swap between a
     // stat and an open cannot give one file's bytes under another's key.
     auto file = open_file(path, within);
-    const FileIdentity& id = file->identity();
-    const Key key{id, group};
+    const Key key{file->identity(), group};
     {
         std::lock_guard lock(mutex_);
         if (auto hit = entries_.get(key)) return *hit;
     }
     // Open outside the lock: other threads keep reading cached files meanwhile.
-    auto ds = std::make_shared<const Dataset>(open_dataset(std::move(file), group));
+    Opened opened{std::make_shared<const Dataset>(open_dataset(file, group)), file};
     std::lock_guard lock(mutex_);
     ++opens_;
     if (auto hit = entries_.get(key)) return *hit;  // another thread won
-    entries_.put(key, ds);
-    return ds;
+    entries_.put(key, opened);
+    return opened;
 }
 
 size_t DatasetCache::drop_idle() {
     std::lock_guard lock(mutex_);
-    return entries_.erase_if([](const Key&, const std::shared_ptr<const Dataset>& d) { return d.use_count() == 1; });
+    return entries_.erase_if([](const Key&, const Opened& o) { return o.dataset.use_count() == 1; });
 }
 
 size_t DatasetCache::size() const {

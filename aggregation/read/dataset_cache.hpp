@@ -9,7 +9,9 @@
 // Thread-safe.
 #pragma once
 
+#include <atomic>
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -33,6 +35,13 @@ public:
     // it is missing, unreadable, refused or not a regular file.
     std::shared_ptr<const Dataset> get(const std::string& path, const std::string& group = {},
                                        const ConfinedRoots* within = nullptr);
+    // get(), with the open file the dataset reads from: its seen_changed()
+    // tells a holder that reuses the dataset when to open the path again.
+    struct Opened {
+        std::shared_ptr<const Dataset> dataset;
+        std::shared_ptr<const OpenFile> file;
+    };
+    Opened get_opened(const std::string& path, const std::string& group = {}, const ConfinedRoots* within = nullptr);
 
     // Lowers or raises the bound (the mount's open_files=); drops the least
     // recently used entries beyond it.
@@ -43,6 +52,14 @@ public:
     size_t capacity() const;
     // Drops entries no reader holds (their files close); returns how many.
     size_t drop_idle();
+
+    // Holders that reuse a dataset between reads (AggregatedSource) do so
+    // only while the generation is the one they resolved it in: a partition
+    // renamed over or replaced (seen by the partition watch) keeps its old
+    // file's identity intact, so only its path tells; after this call each
+    // such holder opens its paths once more.
+    void paths_may_have_changed() { generation_.fetch_add(1, std::memory_order_relaxed); }
+    uint64_t generation() const { return generation_.load(std::memory_order_relaxed); }
 
     // The process-wide cache used by open_aggregation: its capacity starts
     // from RLIMIT_NOFILE (a quarter of the soft limit, at most 256).
@@ -60,8 +77,9 @@ private:
     };
     std::shared_ptr<const OpenFile> open_file(const std::string& path, const ConfinedRoots* within);
     mutable std::mutex mutex_;
-    LruCache<Key, std::shared_ptr<const Dataset>, KeyHash> entries_;
+    LruCache<Key, Opened, KeyHash> entries_;
     size_t opens_ = 0;
+    std::atomic<uint64_t> generation_{0};
 };
 
 // The descriptors a process may spend on cached files: a quarter of the soft

@@ -15,6 +15,8 @@ struct AggregatedSource::Resolved {
     // Weak: the bounded cache alone decides how long a file stays open; a
     // reader holds the dataset (returned by resolve) while it reads.
     std::weak_ptr<const Dataset> dataset;
+    std::weak_ptr<const OpenFile> file;   // the file that dataset reads (seen_changed: open the path again)
+    uint64_t generation = 0;              // DatasetCache::generation() when resolved
     const ArraySource* source = nullptr;  // valid while that dataset lives
     NcType src_type = NcType::Double;
     std::vector<uint64_t> src_shape;
@@ -74,50 +76,61 @@ void AggregatedSource::check_declared(size_t i) const {
     }
 }
 
-std::shared_ptr<const AggregatedSource::Resolved> AggregatedSource::resolve(size_t i,
-                                                                           std::shared_ptr<const Dataset>& keep) const {
-    const Fragment& f = agg_->fragments[i];
-    const std::string& path = f.path;
-    auto fail = [&](const std::string& reason) -> void { reject(f, reason); };
+std::shared_ptr<const AggregatedSource::Resolved> AggregatedSource::resolve(size_t i, std::shared_ptr<const Dataset>& keep,
+                                                                           bool reopen, bool* reused) const {
     check_declared(i);
-    // The symlink walk of the allowed-roots check costs a readlink per path
-    // component: do it before the first open, and again only when the cache
-    // hands back a different dataset (the path now names another file).
-    bool resolved_before;
-    {
+    if (reused) *reused = false;
+    if (!reopen) {
+        // Resolved before and its file still open in the cache: no system
+        // call at all; the identity of the fd is checked after the reads
+        // (with_fragment reopens the path when that check fails).
         std::lock_guard lock(mutex_);
-        resolved_before = resolved_[i] != nullptr;
+        if (const auto& r = resolved_[i]) {
+            auto ds = r->dataset.lock();
+            auto file = r->file.lock();
+            if (ds && !(file && file->seen_changed()) && r->generation == cache_.generation()) {
+                keep = std::move(ds);
+                if (reused) *reused = true;
+                return r;
+            }
+        }
     }
-    auto check_allowed = [&] {
-        if (f.kind == FragmentKind::File && !paths_->physically_allowed(path))
-            fail("resolves (through symlinks) outside the allowed roots: refused");
-    };
-    if (!resolved_before) check_allowed();
-    std::shared_ptr<const Dataset> ds;
+    return resolve_opened(i, keep);
+}
+
+std::shared_ptr<const AggregatedSource::Resolved> AggregatedSource::resolve_opened(
+    size_t i, std::shared_ptr<const Dataset>& keep) const {
+    const Fragment& f = agg_->fragments[i];
+    const uint64_t generation = cache_.generation();  // before the open: a change meanwhile reopens again
+    DatasetCache::Opened opened;
     try {
-        // Opened confined (every component under an allowed root); a changed file gets a new entry.
-        ds = cache_.get(path, f.group, &paths_->confinement());
+        // Opened confined (every component, symlinks included, under an
+        // allowed root: one that leads out is refused with the reason); a
+        // changed file gets a new entry.
+        opened = cache_.get_opened(f.path, f.group, &paths_->confinement());
     } catch (const SourceError& e) {
         std::string reason = e.what();
         if (reason.rfind(e.file() + ": ", 0) == 0) reason = reason.substr(e.file().size() + 2);
-        fail(reason);
+        reject(f, reason);
     }
+    const std::shared_ptr<const Dataset>& ds = opened.dataset;
     {
         std::lock_guard lock(mutex_);
-        if (resolved_[i] && resolved_[i]->dataset.lock() == ds) {
+        if (resolved_[i] && resolved_[i]->dataset.lock() == ds && resolved_[i]->generation == generation) {
             keep = ds;
             return resolved_[i];
         }
     }
-    if (resolved_before) check_allowed();
     auto r = std::make_shared<Resolved>();
     r->dataset = ds;
+    r->file = opened.file;
+    r->generation = generation;
     r->fragment = f;
     if (resolver_) {
         try {
             resolver_->complete(r->fragment, *ds);  // CF families: axes and units from the file
         } catch (const FragmentRejected& e) {
-            fail(e.what());
+            reject(f, e.what());
         }
     }
     conform(r->fragment, ds, r.get());
@@ -125,6 +138,24 @@ std::shared_ptr<const AggregatedSource::Resolved> AggregatedSource::resolve(size
     resolved_[i] = r;
     keep = ds;
     return r;
+}
+
+template <class Use>
+auto AggregatedSource::with_fragment(size_t i, Use&& use) const {
+    std::shared_ptr<const Dataset> keep;
+    bool reused = false;
+    auto r = resolve(i, keep, false, &reused);
+    if (reused) {
+        try {
+            return use(*r);
+        } catch (const SourceError&) {
+            // The file changed since it was opened (or failed): once more
+            // from its path, which may name a new version now.
+        }
+        keep.reset();
+        r = resolve(i, keep, true, nullptr);
+    }
+    return use(*r);
 }
 
 void AggregatedSource::conform(const Fragment& f, const std::shared_ptr<const Dataset>& ds, Resolved* r) const {
@@ -197,7 +228,7 @@ void AggregatedSource::verify_fragment(size_t i) const {
     const Fragment& f = agg_->fragments.at(i);
     std::shared_ptr<const Dataset> keep;
     if (f.kind == FragmentKind::File || f.kind == FragmentKind::Self)
-        resolve(i, keep);
+        resolve(i, keep, true);  // the file as its path names it now
     else
         check_declared(i);
 }
@@ -206,7 +237,7 @@ bool AggregatedSource::fragment_is_plain(size_t i) const {
     const Fragment& f = agg_->fragments.at(i);
     if (f.kind != FragmentKind::File && f.kind != FragmentKind::Self) return false;
     std::shared_ptr<const Dataset> keep;
-    return resolve(i, keep)->plain;
+    return resolve(i, keep, false)->plain;
 }
 
 // Elements of the piece along partition axis k (1 for an extra size-1 axis).
@@ -369,23 +400,24 @@ void AggregatedSource::read(std::span<const uint64_t> start, std::span<const uin
             at[d] = a - req_start[d];
             if (len[d] != req_count[d]) whole = false;
         }
-        std::shared_ptr<const Resolved> r;
-        std::shared_ptr<const Dataset> keep;
-        if (f.kind == FragmentKind::File || f.kind == FragmentKind::Self)
-            r = resolve(i, keep);
-        else
-            check_declared(i);
-        static const Resolved none{};
-        const Resolved& rr = r ? *r : none;
-        const Fragment& as_read = r ? r->fragment : f;
-        if (whole) {
-            read_piece(as_read, rr, lo, len, out);
+        auto read_from = [&](const Resolved& r) {
+            const Fragment& as_read = r.source ? r.fragment : f;
+            if (whole) {
+                read_piece(as_read, r, lo, len, out);
+            } else {
+                uint64_t pn = 1;
+                for (uint64_t l : len) pn *= l;
+                piece.resize(pn * msize);
+                read_piece(as_read, r, lo, len, piece.data());
+                scatter_box(piece.data(), len, at, req_count, msize, static_cast<uint8_t*>(out));
+            }
+        };
+        if (f.kind == FragmentKind::File || f.kind == FragmentKind::Self) {
+            with_fragment(i, read_from);
         } else {
-            uint64_t pn = 1;
-            for (uint64_t l : len) pn *= l;
-            piece.resize(pn * msize);
-            read_piece(as_read, rr, lo, len, piece.data());
-            scatter_box(piece.data(), len, at, req_count, msize, static_cast<uint8_t*>(out));
+            check_declared(i);
+            static const Resolved none{};
+            read_from(none);
         }
     }
     if (order == ByteOrder::Big) swap_to_big_endian(agg_->type, out, n);
@@ -443,13 +475,13 @@ std::optional<std::vector<FileExtent>> AggregatedSource::big_endian_extents(uint
             if (s[d] < f.start[d] || s[d] + c[d] > f.start[d] + f.count[d]) inside = false;
     });
     if (!inside) return std::nullopt;
-    std::shared_ptr<const Dataset> keep;
-    auto r = resolve(*fi, keep);
-    if (!r->plain) return std::nullopt;
     // Inside the box with source shape == box shape, a master run is a run of the source too.
     uint64_t src_first = 0;
     for (size_t d = 0; d < rank; ++d) src_first = src_first * f.count[d] + (index[d] - f.start[d]);
-    return r->source->big_endian_extents(src_first, n);
+    return with_fragment(*fi, [&](const Resolved& r) -> std::optional<std::vector<FileExtent>> {
+        if (!r.plain) return std::nullopt;
+        return r.source->big_endian_extents(src_first, n);
+    });
 }
 
 }  // namespace ncafs::agg

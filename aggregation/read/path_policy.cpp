@@ -1,8 +1,5 @@
 #include "aggregation/read/path_policy.hpp"
 
-#include <fcntl.h>
-
-#include <cerrno>
 #include <filesystem>
 #include <stdexcept>
 #include <system_error>
@@ -57,11 +54,6 @@ std::string PathPolicy::resolve(const std::string& name_in, bool base_given, con
     if (!lexically_allowed(resolved))
         throw std::runtime_error("path " + resolved + " (from \"" + name_in + "\") is outside the allowed roots");
     return resolved;
-}
-
-bool PathPolicy::physically_allowed(const std::string& path) const {
-    OpenResult r = confinement_->open(path, O_PATH);
-    return r.fd || (r.error != EXDEV && r.error != EACCES);
 }
 
 const ConfinedRoots* PathPolicy::confinement_of_aggregation_file() const {

@@ -31,10 +31,6 @@ public:
     // `base_given`: whether the JSON had a base key; `name` may be a file:// URI.
     std::string resolve(const std::string& name, bool base_given, const std::string& base) const;
 
-    // False when path, with every component and symlink resolved from an
-    // allowed root's fd, leads out of it (true when it is merely missing:
-    // the open reports that).
-    bool physically_allowed(const std::string& path) const;
     // The allowed roots, opened: partitions are opened through it
     // (DatasetCache::get) so that every component stays confined.
     const ConfinedRoots& confinement() const { return *confinement_; }

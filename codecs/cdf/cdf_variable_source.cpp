@@ -12,8 +12,8 @@ CdfVariableSource::CdfVariableSource(std::shared_ptr<const OpenFile> file, std::
     : file_(std::move(file)), layout_(std::move(layout)), index_(variable), name_(std::move(name)) {}
 
 void CdfVariableSource::check_unchanged() const {
-    // One fstat per read: a file rewritten in place (same inode) must give an
-    // error, not bytes of a different layout or of two versions.
+    // One fstat per read, after it: a file rewritten in place (same inode)
+    // must give an error, not bytes of a different layout or of two versions.
     try {
         file_->check_unchanged();
     } catch (const SourceError& e) {
@@ -26,47 +26,54 @@ void CdfVariableSource::read(std::span<const uint64_t> start, std::span<const ui
                              void* out) const {
     const VariableLayout& vl = var();
     check_box(vl.shape, start, count, name_.c_str());
-    const size_t rank = vl.shape.size();
     const uint64_t total = ncafs::element_count(count);
     if (total == 0) return;
-    check_unchanged();
-    auto* dst = static_cast<uint8_t*>(out);
-
-    if (rank == 0) {
-        file_->pread_unchecked(dst, vl.element_size, vl.begin);
-    } else {
-        // Merge dims from the innermost outward while the inner block is full
-        // and lies contiguously (stride equals the inner block's bytes).
-        // j = first merged dim (rank: none yet, the run is one element).
-        size_t j = rank;
-        uint64_t run = vl.element_size;
-        while (j > 0 && (j == rank || count[j] == vl.shape[j]) &&
-               vl.strides[j - 1] == (j == rank ? vl.element_size : vl.shape[j] * vl.strides[j])) {
-            --j;
-            run = count[j] * vl.strides[j];
-        }
-        // Odometer over dims [0, j).
-        std::vector<uint64_t> idx(start.begin(), start.begin() + j);
-        uint64_t base = vl.begin;
-        for (size_t d = 0; d < rank; ++d) base += start[d] * vl.strides[d];
-        uint64_t offset = base;
-        for (;;) {
-            file_->pread_unchecked(dst, run, offset);
-            dst += run;
-            size_t d = j;
-            while (d-- > 0) {
-                if (++idx[d] < start[d] + count[d]) {
-                    offset += vl.strides[d];
-                    break;
-                }
-                offset -= (count[d] - 1) * vl.strides[d];
-                idx[d] = start[d];
-            }
-            if (d == SIZE_MAX) break;
-        }
+    // No fstat before reading: the one after compares with the identity the
+    // file had when opened (and its header parsed), so a change before or
+    // during the reads is caught there, before any byte is served.
+    try {
+        read_runs(start, count, static_cast<uint8_t*>(out));
+    } catch (const SourceError&) {
+        check_unchanged();  // a file that shrank: say so (and mark it changed)
+        throw;
     }
-    check_unchanged();  // again after reading: the bytes all come from the version opened
+    check_unchanged();  // after reading: the bytes all come from the version opened
     if (order == ByteOrder::Native) swap_from_big_endian(vl.type, out, total);
+}
+
+void CdfVariableSource::read_runs(std::span<const uint64_t> start, std::span<const uint64_t> count,
+                                  uint8_t* dst) const {
+    const VariableLayout& vl = var();
+    const size_t rank = vl.shape.size();
+    if (rank == 0) return file_->pread_unchecked(dst, vl.element_size, vl.begin);
+    // Merge dims from the innermost outward while the inner block is full
+    // and lies contiguously (stride equals the inner block's bytes).
+    // j = first merged dim (rank: none yet, the run is one element).
+    size_t j = rank;
+    uint64_t run = vl.element_size;
+    while (j > 0 && (j == rank || count[j] == vl.shape[j]) &&
+           vl.strides[j - 1] == (j == rank ? vl.element_size : vl.shape[j] * vl.strides[j])) {
+        --j;
+        run = count[j] * vl.strides[j];
+    }
+    // Odometer over dims [0, j).
+    std::vector<uint64_t> idx(start.begin(), start.begin() + j);
+    uint64_t offset = vl.begin;
+    for (size_t d = 0; d < rank; ++d) offset += start[d] * vl.strides[d];
+    for (;;) {
+        file_->pread_unchecked(dst, run, offset);
+        dst += run;
+        size_t d = j;
+        while (d-- > 0) {
+            if (++idx[d] < start[d] + count[d]) {
+                offset += vl.strides[d];
+                break;
+            }
+            offset -= (count[d] - 1) * vl.strides[d];
+            idx[d] = start[d];
+        }
+        if (d == SIZE_MAX) break;
+    }
 }
 
 std::optional<std::vector<FileExtent>> CdfVariableSource::big_endian_extents(uint64_t first, uint64_t n) const {
@@ -77,7 +84,10 @@ std::optional<std::vector<FileExtent>> CdfVariableSource::big_endian_extents(uin
                          ") outside " + std::to_string(all) + " elements");
     std::vector<FileExtent> extents;
     if (n == 0) return extents;
-    check_unchanged();
+    // No fstat here: whoever reads the extents checks the identity (after a
+    // copy, before a splice); a file a check has seen changed is refused.
+    if (file_->seen_changed())
+        throw SourceError(file_->path(), "file changed since it was opened: variable '" + name_ + "' not read");
     const uint64_t per = vl.record_elements;
     const bool contiguous = !vl.is_record || layout_->record_size == vl.data_bytes;
     if (contiguous) {

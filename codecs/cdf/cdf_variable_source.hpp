@@ -28,6 +28,8 @@ private:
     const VariableLayout& var() const { return layout_->variables[index_]; }
     // SourceError when the file is no longer what the layout describes.
     void check_unchanged() const;
+    // The preads of a box (one per contiguous run), big-endian into dst.
+    void read_runs(std::span<const uint64_t> start, std::span<const uint64_t> count, uint8_t* dst) const;
 
     std::shared_ptr<const OpenFile> file_;
     std::shared_ptr<const CdfLayout> layout_;

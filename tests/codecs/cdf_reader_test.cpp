@@ -253,6 +253,7 @@ TEST(CdfReader, FileThatShrinksGivesSourceError) {
     rf->source->read_linear(0, values.size(), ByteOrder::Native, values.data());
     ASSERT_EQ(::truncate(copy.c_str(), static_cast<off_t>(bytes.size() - 20)), 0);
     EXPECT_THROW(rf->source->read_linear(0, values.size(), ByteOrder::Native, values.data()), SourceError);
+    // The read above saw the change: extents of that file are refused too.
     EXPECT_THROW((void)rf->source->big_endian_extents(0, 1), SourceError);
     // Back to the same size but rewritten: still an error, never other bytes.
     bytes[bytes.size() - 1] ^= 1;
