@@ -47,7 +47,7 @@ namespace {
 
 // The reader of a dataset file's magic, reading the opened file only.
 std::shared_ptr<const Dataset> open_plain_dataset(std::shared_ptr<const OpenFile> file) {
-    switch (source_format_of(sniff_fd(file->fd()))) {
+    switch (source_format_of(sniff_file(*file))) {
         case SourceFormat::Netcdf:  // routes classic to the pread reader, HDF5 to netcdf-c
             return std::make_shared<const Dataset>(ncafs::open_dataset(std::move(file)));
         case SourceFormat::Ds:

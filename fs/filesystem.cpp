@@ -279,6 +279,7 @@ void reply_real_file(fuse_req_t req, const FileHandle& h, size_t size, off_t off
 bool extents_spliceable(const std::vector<ViewPiece>& pieces) {
     for (const auto& p : pieces) {
         if (!p.extent) continue;
+        if (p.extent->file->is_remote()) return false;  // no fd: read_view fetches it by range
         struct stat st {};
         if (::fstat(p.extent->file->fd(), &st) != 0) return false;
         if (identity_from_stat(st) != p.extent->file->identity() || changed_within_last_second(st)) return false;

@@ -3,6 +3,7 @@
 #include <unordered_set>
 
 #include "aggregation/read/partitioned_source.hpp"
+#include "remote/remote_store.hpp"
 
 namespace ncafs::agg {
 
@@ -26,7 +27,7 @@ std::vector<std::string> files_drawn_on(const Dataset& dataset) {
         const Aggregate* aggregate = aggregate_of(variable.source.get());
         if (!aggregate) continue;
         for (const auto& fragment : aggregate->fragments)
-            if (fragment.kind == FragmentKind::File) add(fragment.path);
+            if (fragment.kind == FragmentKind::File && !remote::is_remote_url(fragment.path)) add(fragment.path);
     }
     return files;
 }

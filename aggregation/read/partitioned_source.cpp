@@ -8,6 +8,7 @@
 #include "aggregation/model/scatter_box.hpp"
 #include "aggregation/model/sparse_part_read.hpp"
 #include "codecs/error.hpp"
+#include "remote/remote_store.hpp"
 
 namespace ncafs::agg {
 
@@ -89,7 +90,8 @@ std::shared_ptr<const AggregatedSource::Resolved> AggregatedSource::resolve(size
         resolved_before = resolved_[i] != nullptr;
     }
     auto check_allowed = [&] {
-        if (f.kind == FragmentKind::File && !paths_->physically_allowed(path))
+        // A URL has no symlinks to follow: remote/ opens it (or refuses it all with remote=no).
+        if (f.kind == FragmentKind::File && !remote::is_remote_url(path) && !paths_->physically_allowed(path))
             fail("resolves (through symlinks) outside the allowed roots: refused");
     };
     if (!resolved_before) check_allowed();

@@ -180,8 +180,10 @@ ResolvedName resolve_fragment_name(const std::string& name, const PathPolicy& pa
             r.problem = "file URI without an absolute path is not supported: " + name;
             return r;
         }
+    } else if (scheme == "http" || scheme == "https" || scheme == "s3") {
+        local = name.substr(0, name.find('#'));  // stays percent-encoded: the server decodes it
     } else if (!scheme.empty()) {
-        r.problem = "URI scheme \"" + scheme + "\" is not supported (only file: URIs and paths): " + name;
+        r.problem = "URI scheme \"" + scheme + "\" is not supported (only file:, http:, https:, s3: URIs and paths): " + name;
         return r;
     } else {
         // No scheme: an absolute path (tolerated, A6) or a relative reference,
