@@ -19,7 +19,14 @@ packages=(
   dpkg-dev groff-base systemd
   # fuzzing (libFuzzer comes with clang)
   clang
+  # remote/: libcurl (the GnuTLS flavour: libnetcdf-dev already pulls it in and
+  # it conflicts with libcurl4-openssl-dev); tests/remote: nginx, botocore's signer,
+  # openssl for a self-signed HTTPS certificate
+  libcurl4-gnutls-dev nginx-light python3-botocore openssl
 )
+# tests/remote installs the npm package s3rver at test time: npm unless some
+# node distribution already brings its own.
+command -v npm >/dev/null || packages+=(npm)
 
 missing=()
 for p in "${packages[@]}"; do

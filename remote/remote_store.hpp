@@ -1,4 +1,4 @@
-// CONTRACT (to be implemented in remote/): objects on HTTP(S) servers and S3
+// Objects on HTTP(S) servers and S3
 // stores, opened by URL, read by byte range through libcurl. Layering:
 // fs -> aggregation -> remote -> codecs. One RemoteStore per process
 // (shared()), configured once from the mount options before the first open.
@@ -6,6 +6,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -20,12 +21,15 @@ struct RemoteConfig {
     std::string s3_region;         // -o s3_region= ("" = AWS_REGION / profile / us-east-1)
     std::string ca_file;           // -o ca_file=
     std::string cache_dir;         // -o cache_dir= ("" = no disk cache)
-    uint64_t cache_size = 0;       // -o cache_size= (bytes) for cache_dir
+    uint64_t cache_size = 0;       // -o cache_size= (bytes) for cache_dir; 0 = 1 GiB
     uint64_t memory_cache_bytes = 256ull << 20;  // in-memory block cache bound
     std::chrono::milliseconds connect_timeout{10000};
     std::chrono::seconds low_speed_time{30};     // abort below 1 KiB/s for this long
     unsigned max_retries = 5;                    // 5xx, 429, dropped connections
     std::chrono::milliseconds retry_budget{60000};
+    // One line per failed fetch and per offline open (remote/ does not depend
+    // on fs/: the mount passes fs::log_rate_limited here). Empty = stderr.
+    std::function<void(const std::string&)> log;
 };
 
 // True for http://, https:// and s3:// names (case-insensitive scheme).

@@ -1,0 +1,218 @@
+#include "remote/http_client.hpp"
+
+#include <curl/curl.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cstring>
+#include <mutex>
+#include <vector>
+
+namespace ncafs::remote {
+namespace {
+
+constexpr size_t kErrorBodyLimit = 2048;
+constexpr long kParallelPerHost = 8;
+
+// One transfer in flight: where its body goes and what its headers said.
+struct Transfer {
+    const RangeRequest* request = nullptr;
+    RangeResponse* response = nullptr;
+    CURL* easy = nullptr;
+    curl_slist* headers = nullptr;
+    std::string range;
+    char error[CURL_ERROR_SIZE] = {};
+};
+
+std::string lower(std::string s) {
+    for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    return s;
+}
+
+std::string trimmed(const char* p, size_t n) {
+    while (n > 0 && (p[n - 1] == '\r' || p[n - 1] == '\n' || p[n - 1] == ' ')) --n;
+    while (n > 0 && *p == ' ') ++p, --n;
+    return std::string(p, n);
+}
+
+// Each response (a redirect, then the answer) starts with a status line:
+// only the last response's headers count.
+size_t on_header(char* data, size_t size, size_t count, void* user) {
+    auto* t = static_cast<Transfer*>(user);
+    size_t n = size * count;
+    std::string line = trimmed(data, n);
+    RangeResponse& r = *t->response;
+    if (line.rfind("HTTP/", 0) == 0) {
+        size_t space = line.find(' ');
+        r.status = space == std::string::npos ? 0 : std::strtol(line.c_str() + space + 1, nullptr, 10);
+        r.etag.clear(), r.last_modified.clear(), r.content_range.clear(), r.content_length = -1;
+        return n;
+    }
+    size_t colon = line.find(':');
+    if (colon == std::string::npos) return n;
+    std::string name = lower(line.substr(0, colon));
+    std::string value = trimmed(line.c_str() + colon + 1, line.size() - colon - 1);
+    if (name == "etag") r.etag = value;
+    else if (name == "last-modified") r.last_modified = value;
+    else if (name == "content-range") r.content_range = value;
+    else if (name == "content-length") r.content_length = std::strtoll(value.c_str(), nullptr, 10);
+    return n;
+}
+
+size_t on_body(char* data, size_t size, size_t count, void* user) {
+    auto* t = static_cast<Transfer*>(user);
+    size_t n = size * count;
+    RangeResponse& r = *t->response;
+    if (r.status < 200 || r.status > 299) {
+        r.error_body.append(data, std::min(n, kErrorBodyLimit - std::min(kErrorBodyLimit, r.error_body.size())));
+        return n;
+    }
+    if (r.received + n > t->request->length) {
+        r.overflow = true;
+        return 0;  // aborts the transfer: never more than asked for
+    }
+    std::memcpy(t->request->destination + r.received, data, n);
+    r.received += n;
+    return n;
+}
+
+void lock_share(CURL*, curl_lock_data data, curl_lock_access, void* user) {
+    static_cast<std::mutex*>(user)[data % CURL_LOCK_DATA_LAST].lock();
+}
+void unlock_share(CURL*, curl_lock_data data, void* user) {
+    static_cast<std::mutex*>(user)[data % CURL_LOCK_DATA_LAST].unlock();
+}
+
+}  // namespace
+
+struct HttpClient::Impl {
+    RemoteConfig config;
+    CURLSH* share = nullptr;
+    std::mutex share_locks[CURL_LOCK_DATA_LAST];
+    std::mutex pool_mutex;
+    std::vector<CURLM*> idle_multis;  // each keeps its own live connections
+    std::vector<CURL*> idle_easies;
+
+    CURLM* take_multi();
+    void give_back(CURLM* multi, std::vector<Transfer>& transfers);
+    void configure(Transfer& t);
+    void run(CURLM* multi, std::vector<Transfer>& transfers);
+};
+
+CURLM* HttpClient::Impl::take_multi() {
+    std::lock_guard lock(pool_mutex);
+    if (!idle_multis.empty()) {
+        CURLM* m = idle_multis.back();
+        idle_multis.pop_back();
+        return m;
+    }
+    CURLM* m = curl_multi_init();
+    curl_multi_setopt(m, CURLMOPT_MAX_HOST_CONNECTIONS, kParallelPerHost);
+    curl_multi_setopt(m, CURLMOPT_PIPELINING, CURLPIPE_MULTIPLEX);
+    return m;
+}
+
+void HttpClient::Impl::give_back(CURLM* multi, std::vector<Transfer>& transfers) {
+    std::lock_guard lock(pool_mutex);
+    for (Transfer& t : transfers) {
+        curl_multi_remove_handle(multi, t.easy);
+        curl_slist_free_all(t.headers);
+        idle_easies.push_back(t.easy);
+    }
+    idle_multis.push_back(multi);
+}
+
+void HttpClient::Impl::configure(Transfer& t) {
+    {
+        std::lock_guard lock(pool_mutex);
+        if (!idle_easies.empty()) t.easy = idle_easies.back(), idle_easies.pop_back();
+    }
+    if (t.easy) curl_easy_reset(t.easy);
+    else t.easy = curl_easy_init();
+    const RangeRequest& q = *t.request;
+    const ObjectAddress& a = *q.address;
+    CURL* e = t.easy;
+    t.range = std::to_string(q.offset) + "-" + std::to_string(q.offset + q.length - 1);
+    for (const std::string& h : a.headers) t.headers = curl_slist_append(t.headers, h.c_str());
+    if (!q.if_match.empty()) t.headers = curl_slist_append(t.headers, ("If-Match: " + q.if_match).c_str());
+    curl_easy_setopt(e, CURLOPT_URL, a.http_url.c_str());
+    curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https");
+    curl_easy_setopt(e, CURLOPT_RANGE, t.range.c_str());
+    curl_easy_setopt(e, CURLOPT_HTTPHEADER, t.headers);
+    curl_easy_setopt(e, CURLOPT_HTTP_VERSION, CURL_HTTP_VERSION_2TLS);
+    curl_easy_setopt(e, CURLOPT_SHARE, share);
+    curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
+    curl_easy_setopt(e, CURLOPT_TCP_KEEPALIVE, 1L);
+    curl_easy_setopt(e, CURLOPT_USERAGENT, "ncafs");
+    curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS, static_cast<long>(config.connect_timeout.count()));
+    curl_easy_setopt(e, CURLOPT_LOW_SPEED_LIMIT, 1024L);
+    curl_easy_setopt(e, CURLOPT_LOW_SPEED_TIME, static_cast<long>(config.low_speed_time.count()));
+    curl_easy_setopt(e, CURLOPT_SSL_VERIFYPEER, 1L);
+    curl_easy_setopt(e, CURLOPT_SSL_VERIFYHOST, 2L);
+    if (!config.ca_file.empty()) curl_easy_setopt(e, CURLOPT_CAINFO, config.ca_file.c_str());
+    if (!a.sigv4.empty()) {
+        curl_easy_setopt(e, CURLOPT_AWS_SIGV4, a.sigv4.c_str());
+        curl_easy_setopt(e, CURLOPT_USERPWD, a.userpwd.c_str());
+    } else {
+        // A redirect would carry no signature anyway; plain HTTP may follow one.
+        curl_easy_setopt(e, CURLOPT_FOLLOWLOCATION, 1L);
+        curl_easy_setopt(e, CURLOPT_MAXREDIRS, 5L);
+    }
+    curl_easy_setopt(e, CURLOPT_HEADERFUNCTION, on_header);
+    curl_easy_setopt(e, CURLOPT_HEADERDATA, &t);
+    curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, on_body);
+    curl_easy_setopt(e, CURLOPT_WRITEDATA, &t);
+    curl_easy_setopt(e, CURLOPT_ERRORBUFFER, t.error);
+    curl_easy_setopt(e, CURLOPT_PRIVATE, &t);
+}
+
+void HttpClient::Impl::run(CURLM* multi, std::vector<Transfer>& transfers) {
+    for (Transfer& t : transfers) curl_multi_add_handle(multi, t.easy);
+    int running = 1;
+    while (running > 0) {
+        if (curl_multi_perform(multi, &running) != CURLM_OK) break;
+        if (running > 0) curl_multi_poll(multi, nullptr, 0, 1000, nullptr);
+    }
+    int left = 0;
+    while (CURLMsg* m = curl_multi_info_read(multi, &left)) {
+        if (m->msg != CURLMSG_DONE) continue;
+        Transfer* t = nullptr;
+        curl_easy_getinfo(m->easy_handle, CURLINFO_PRIVATE, reinterpret_cast<char**>(&t));
+        t->response->curl_code = m->data.result;
+        if (m->data.result != CURLE_OK)
+            t->response->curl_error = t->error[0] ? t->error : curl_easy_strerror(m->data.result);
+    }
+}
+
+HttpClient::HttpClient(const RemoteConfig& config) : impl_(std::make_unique<Impl>()) {
+    static std::once_flag global;
+    std::call_once(global, [] { curl_global_init(CURL_GLOBAL_DEFAULT); });
+    impl_->config = config;
+    impl_->share = curl_share_init();
+    curl_share_setopt(impl_->share, CURLSHOPT_LOCKFUNC, lock_share);
+    curl_share_setopt(impl_->share, CURLSHOPT_UNLOCKFUNC, unlock_share);
+    curl_share_setopt(impl_->share, CURLSHOPT_USERDATA, impl_->share_locks);
+    curl_share_setopt(impl_->share, CURLSHOPT_SHARE, CURL_LOCK_DATA_DNS);
+    curl_share_setopt(impl_->share, CURLSHOPT_SHARE, CURL_LOCK_DATA_SSL_SESSION);
+}
+
+HttpClient::~HttpClient() {
+    for (CURLM* m : impl_->idle_multis) curl_multi_cleanup(m);
+    for (CURL* e : impl_->idle_easies) curl_easy_cleanup(e);
+    curl_share_cleanup(impl_->share);
+}
+
+void HttpClient::perform(std::span<const RangeRequest> requests, std::span<RangeResponse> responses) {
+    std::vector<Transfer> transfers(requests.size());
+    for (size_t i = 0; i < requests.size(); ++i) {
+        responses[i] = RangeResponse{};
+        transfers[i].request = &requests[i];
+        transfers[i].response = &responses[i];
+        impl_->configure(transfers[i]);
+    }
+    CURLM* multi = impl_->take_multi();
+    impl_->run(multi, transfers);
+    impl_->give_back(multi, transfers);
+}
+
+}  // namespace ncafs::remote

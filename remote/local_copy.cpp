@@ -1,0 +1,70 @@
+// RemoteStore::local_copy: the whole object as one file of the disk cache,
+// fetched once per version (for readers that need a local file).
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <vector>
+
+#include "codecs/error.hpp"
+#include "remote/remote_object.hpp"
+#include "remote/store_impl.hpp"
+
+namespace ncafs::remote {
+namespace {
+
+constexpr uint64_t kCopyChunk = 8 << 20;
+
+void write_all(int fd, const char* data, size_t n, uint64_t offset, const std::string& path) {
+    while (n > 0) {
+        ssize_t w = ::pwrite(fd, data, n, static_cast<off_t>(offset));
+        if (w < 0 && errno == EINTR) continue;
+        if (w <= 0) throw SourceError(path, std::string("cannot write the local copy: ") + std::strerror(errno));
+        data += w, n -= static_cast<size_t>(w), offset += static_cast<uint64_t>(w);
+    }
+}
+
+// Straight from the server when the object is ours (no block caching of
+// what becomes a file anyway), else through its read().
+void copy_into(const RemoteBytes& object, int fd, const std::string& path) {
+    const auto* ours = dynamic_cast<const RemoteObject*>(&object);
+    std::vector<char> buffer(std::min(kCopyChunk, object.size()));
+    for (uint64_t offset = 0; offset < object.size(); offset += buffer.size()) {
+        size_t n = static_cast<size_t>(std::min<uint64_t>(buffer.size(), object.size() - offset));
+        if (ours) ours->fetch(buffer.data(), n, offset);
+        else object.read(buffer.data(), n, offset);
+        write_all(fd, buffer.data(), n, offset, path);
+    }
+}
+
+}  // namespace
+
+std::string RemoteStore::local_copy(const RemoteBytes& object) {
+    StoreCore& core = *impl_->core;
+    if (!core.disk)
+        throw SourceError(object.url(), "a local copy is needed to read this object, but no cache_dir is set");
+    if (object.size() > core.disk->max_bytes())
+        throw SourceError(object.url(), "a local copy is needed to read this object, but its " +
+                                            std::to_string(object.size()) + " bytes exceed cache_size (" +
+                                            std::to_string(core.disk->max_bytes()) + " bytes)");
+    std::string path = core.disk->object_path(object_key(object.url(), object.version()));
+    if (core.disk->exists(path, object.size())) return path;
+    std::string temp = core.disk->temp_path();
+    int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+    if (fd < 0) throw SourceError(temp, std::string("cannot create the local copy: ") + std::strerror(errno));
+    try {
+        copy_into(object, fd, temp);
+    } catch (...) {
+        ::close(fd);
+        ::unlink(temp.c_str());
+        throw;
+    }
+    ::close(fd);
+    core.disk->publish(temp, path, object.size());
+    if (!core.disk->exists(path, object.size()))
+        throw SourceError(object.url(), "the local copy did not stay in cache_dir (cache_size too small?)");
+    return path;
+}
+
+}  // namespace ncafs::remote

@@ -1,0 +1,36 @@
+// RemoteStore::probe: one small range GET, its outcome sorted for `ncafs check`.
+#include "codecs/error.hpp"
+#include "remote/store_impl.hpp"
+
+namespace ncafs::remote {
+namespace {
+
+RemoteStore::Status status_of(const FetchError& e) {
+    if (e.kind() == Verdict::Unreachable) return RemoteStore::Status::Unreachable;
+    if (e.status() == 404) return RemoteStore::Status::Missing;
+    if (e.status() == 401 || e.status() == 403) return RemoteStore::Status::Forbidden;
+    return RemoteStore::Status::Error;
+}
+
+}  // namespace
+
+RemoteStore::Probe RemoteStore::probe(const std::string& url) {
+    if (!impl_->core->config.allowed) return {Status::Error, "remote partitions are not allowed (-o remote=no)"};
+    try {
+        ObjectAddress address = impl_->address(url);
+        char byte = 0;
+        std::vector<RangeRequest> request{{&address, 0, 1, "", &byte}};
+        std::vector<RangeResponse> responses;
+        LogFunction quiet;  // the caller reports the outcome
+        fetch_ranges(FetchContext{impl_->core->client, impl_->core->config, quiet}, url, Expected{}, request, &responses);
+        std::optional<uint64_t> size = revealed_size(responses.front());
+        return {Status::Ok, "HTTP " + std::to_string(responses.front().status) +
+                                (size ? ", " + std::to_string(*size) + " bytes" : std::string())};
+    } catch (const FetchError& e) {
+        return {status_of(e), e.what()};
+    } catch (const SourceError& e) {
+        return {Status::Error, e.what()};
+    }
+}
+
+}  // namespace ncafs::remote

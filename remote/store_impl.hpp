@@ -1,0 +1,27 @@
+// RemoteStore's private state, shared by the files that implement its
+// members (remote_store.cpp: open; local_copy.cpp; probe.cpp).
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "remote/object_address.hpp"
+#include "remote/remote_store.hpp"
+#include "remote/store_core.hpp"
+
+namespace ncafs::remote {
+
+struct RemoteStore::Impl {
+    std::shared_ptr<StoreCore> core;
+
+    ObjectAddress address(const std::string& url) {
+        bool s3 = remote_scheme(url) == "s3";
+        return address_of(url, core->config.s3_endpoint, core->config.s3_region,
+                          s3 ? core->credentials() : AwsCredentials{});
+    }
+    std::shared_ptr<const RemoteBytes> open_online(const std::string& url, ObjectAddress address);
+    std::shared_ptr<const RemoteBytes> open_offline(const std::string& url, ObjectAddress address,
+                                                    const FetchError& why);
+};
+
+}  // namespace ncafs::remote
