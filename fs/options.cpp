@@ -270,7 +270,7 @@ std::string usage_text(const std::string& program) {
       << "  ca_file=FILE       CA certificates for https:// (default: the system's)\n"
       << "  cache_dir=DIR      keep fetched remote objects on disk in DIR (netCDF-4\n"
       << "                     partitions need it: they are read from a whole copy)\n"
-      << "  cache_size=SIZE    bound of cache_dir, bytes or K, M, G (default: no bound)\n"
+      << "  cache_size=SIZE    bound of cache_dir, bytes or K, M, G (default 1G)\n"
       << "\n"
       << "FUSE/mount options passed on: allow_other (forces default_permissions),\n"
       << "  allow_root, default_permissions, fsname=, subtype=, max_read=, dev, nodev,\n"

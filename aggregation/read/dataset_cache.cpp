@@ -49,7 +49,8 @@ std::shared_ptr<const Dataset> DatasetCache::get(const std::string& path, const 
     // The identity comes from the fd that will be read: a swap between a
     // stat and an open cannot give one file's bytes under another's key.
     auto file = open_file(path, within);
-    return get_or_open(Key{file->identity(), group}, std::move(file));
+    const Key key{file->identity(), group};
+    return get_or_open(key, std::move(file));
 }
 
 std::shared_ptr<const Dataset> DatasetCache::get_remote(const std::string& url, const std::string& group) {
@@ -66,7 +67,8 @@ std::shared_ptr<const Dataset> DatasetCache::get_remote(const std::string& url, 
         if (remote_seen_.size() > 4 * entries_.capacity()) remote_seen_.clear();  // bounded
         remote_seen_[url] = RemoteSeen{opened.identity, now};
     }
-    return get_or_open(Key{opened.identity, group}, std::move(opened.read_from));
+    const Key key{opened.identity, group};
+    return get_or_open(key, std::move(opened.read_from));
 }
 
 std::shared_ptr<const Dataset> DatasetCache::get_or_open(const Key& key, std::shared_ptr<const OpenFile> file) {
