@@ -27,12 +27,16 @@ const char* status_word(remote::RemoteStore::Status s) {
 }
 
 // For a remote fragment: what the server says about it, as a finding
-// ("missing (HTTP 404)"); nullopt when it is there (then it is verified).
+// ("missing (HTTP 404)"); nullopt when it is there or the probe is not
+// decisive (Error): then opening and verifying it tells the reason.
 std::optional<std::string> remote_problem(const Fragment& f) {
     if (f.kind != FragmentKind::File || !remote::is_remote_url(f.path)) return std::nullopt;
     const auto probe = remote::RemoteStore::shared().probe(f.path);
-    if (probe.status == remote::RemoteStore::Status::Ok) return std::nullopt;
-    return f.path + ": remote object " + status_word(probe.status) + (probe.detail.empty() ? "" : " (" + probe.detail + ")") +
+    if (probe.status == remote::RemoteStore::Status::Ok || probe.status == remote::RemoteStore::Status::Error)
+        return std::nullopt;
+    std::string detail = probe.detail;
+    if (detail.rfind(f.path + ": ", 0) == 0) detail = detail.substr(f.path.size() + 2);
+    return f.path + ": remote object " + status_word(probe.status) + (detail.empty() ? "" : " (" + detail + ")") +
            " (partition " + f.where + ")";
 }
 

@@ -56,10 +56,10 @@ class Layout:
     partitions spread over local (0-3, under the mount source), HTTP (4-7,
     under the nginx root) and S3 (8-11); ncrcat of all 12 local copies."""
 
-    def __init__(self, work):
+    def __init__(self, work, lat=18, lon=36):
         self.work = work
         self.gen = os.path.join(work, "gen")
-        self.info = make_aggregations.monthly(self.gen, "monthly")
+        self.info = make_aggregations.monthly(self.gen, "monthly", lat=lat, lon=lon)
         self.parts = sorted(n for n in os.listdir(self.gen) if n.startswith("part_"))
         self.source = os.path.join(work, "src")
         self.www = os.path.join(work, "www")
@@ -189,7 +189,7 @@ def case_faults(work):
     """A fault-injecting proxy between ncafs and nginx: retried faults give
     the right bytes; an object replaced mid-read gives EIO, never wrong bytes."""
     need_servers(s3=False)
-    layout = Layout(work)
+    layout = Layout(work, lat=180, lon=360)  # partitions of 518 KB: more than the first block read at open
     with servers.Nginx(os.path.join(work, "gen")) as web:
         with Mount(layout.source) as m:  # reference: every partition over plain nginx
             name = layout.write_nca("reference", web.url, {i: "%s/%s" % (web.url, layout.parts[i]) for i in range(8, 12)})
