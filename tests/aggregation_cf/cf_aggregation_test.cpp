@@ -316,6 +316,24 @@ TEST(CfNames, UriResolution) {
     EXPECT_EQ(resolve_fragment_name("file:///data/y.nc", paths, true).path, "/data/y.nc");
     EXPECT_EQ(resolve_fragment_name("file://localhost/data/y.nc", paths, true).path, "/data/y.nc");
     EXPECT_EQ(resolve_fragment_name("/data/z.nc", paths, true).path, "/data/z.nc");
-    EXPECT_NE(resolve_fragment_name("s3://bucket/y.nc", paths, true).problem.find("\"s3\""), std::string::npos);
+    EXPECT_NE(resolve_fragment_name("ftp://host/y.nc", paths, true).problem.find("\"ftp\""), std::string::npos);
     EXPECT_NE(resolve_fragment_name("../../etc/passwd", paths, true).problem, "");
+}
+
+TEST(CfNames, RemoteUrisStayUrlsUnconfined) {
+    PathPolicy paths("/data/agg/x.nc", {"/data"},
+                     {{"/data/agg/remote", "https://h.example/d"}, {"http://old.example/p", "/data/mirror"}});
+    auto s3 = resolve_fragment_name("s3://bucket/dir/y%20z.nc#frag", paths, true);
+    EXPECT_EQ(s3.problem, "");
+    EXPECT_EQ(s3.path, "s3://bucket/dir/y%20z.nc");  // percent-encoding kept for the server
+    EXPECT_EQ(resolve_fragment_name("HTTPS://h/y.nc", paths, true).path, "HTTPS://h/y.nc");
+    // A local folder rewritten to a URL; a URL prefix rewritten to a local (confined) folder.
+    EXPECT_EQ(resolve_fragment_name("remote/a/b.nc", paths, true).path, "https://h.example/d/a/b.nc");
+    EXPECT_EQ(resolve_fragment_name("http://old.example/p/q.nc", paths, true).path, "/data/mirror/q.nc");
+    PathPolicy outside("/data/agg/x.nc", {"/data/agg"}, {{"http://old.example/p", "/etc"}});
+    EXPECT_NE(resolve_fragment_name("http://old.example/p/passwd", outside, true).problem, "");
+    // NCA: a relative name under a remote base.
+    EXPECT_EQ(paths.resolve("y.nc", true, "s3://bucket/base"), "s3://bucket/base/y.nc");
+    EXPECT_EQ(paths.resolve("y.nc", true, "http://h/base/"), "http://h/base/y.nc");
+    EXPECT_EQ(paths.resolve("/data/abs.nc", true, "http://h/base/"), "/data/abs.nc");
 }
