@@ -9,6 +9,7 @@
 #include <atomic>
 #include <cerrno>
 #include <charconv>
+#include <chrono>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -54,6 +55,15 @@ std::vector<CachedFile> list_files(const fsys::path& dir) {
         if (!e1 && !e2) files.push_back({when, bytes, entry.path()});
     }
     return files;
+}
+
+// Left by a process that died mid-write; an hour is far longer than any write.
+void remove_stale_temporaries(const fsys::path& dir) {
+    auto cutoff = fsys::file_time_type::clock::now() - std::chrono::hours(1);
+    for (const CachedFile& f : list_files(dir)) {
+        std::error_code ec;
+        if (f.used < cutoff) fsys::remove(f.path, ec);
+    }
 }
 
 }  // namespace
@@ -173,6 +183,7 @@ void DiskCache::evict() {
         }
     }
     used_ = total;
+    remove_stale_temporaries(fsys::path(dir_) / "tmp");
     if (lock >= 0) ::close(lock);
 }
 

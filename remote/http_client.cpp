@@ -45,7 +45,8 @@ size_t on_header(char* data, size_t size, size_t count, void* user) {
     if (line.rfind("HTTP/", 0) == 0) {
         size_t space = line.find(' ');
         r.status = space == std::string::npos ? 0 : std::strtol(line.c_str() + space + 1, nullptr, 10);
-        r.etag.clear(), r.last_modified.clear(), r.content_range.clear(), r.content_length = -1;
+        r.etag.clear(), r.last_modified.clear(), r.content_range.clear(), r.error_body.clear();
+        r.content_length = -1;
         return n;
     }
     size_t colon = line.find(':');
@@ -137,6 +138,7 @@ void HttpClient::Impl::configure(Transfer& t) {
     if (!q.if_match.empty()) t.headers = curl_slist_append(t.headers, ("If-Match: " + q.if_match).c_str());
     curl_easy_setopt(e, CURLOPT_URL, a.http_url.c_str());
     curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https");
+    curl_easy_setopt(e, CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
     curl_easy_setopt(e, CURLOPT_RANGE, t.range.c_str());
     curl_easy_setopt(e, CURLOPT_HTTPHEADER, t.headers);
     curl_easy_setopt(e, CURLOPT_HTTP_VERSION, CURL_HTTP_VERSION_2TLS);

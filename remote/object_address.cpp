@@ -36,6 +36,8 @@ ObjectAddress s3_address(const std::string& url, const std::string& endpoint, co
     ObjectAddress a;
     if (!endpoint.empty())
         a.http_url = strip_trailing_slashes(endpoint) + "/" + std::string(bucket) + "/" + encode_key(key);
+    else if (bucket.find('.') != std::string_view::npos)  // a dotted host name fails the *.s3 certificate
+        a.http_url = "https://s3." + region + ".amazonaws.com/" + std::string(bucket) + "/" + encode_key(key);
     else
         a.http_url = "https://" + std::string(bucket) + ".s3." + region + ".amazonaws.com/" + encode_key(key);
     if (!credentials.access_key.empty()) {

@@ -69,6 +69,9 @@ std::vector<uint64_t> RemoteObject::readahead_after(uint64_t n, uint64_t offset)
     std::vector<uint64_t> extra;
     uint64_t last = (offset + n - 1) / kBlockSize;
     uint64_t blocks = (meta_.size + kBlockSize - 1) / kBlockSize;
+    // Only when the next block is not held yet: a window that slid one block
+    // at a time would cost one GET per block.
+    if (last + 1 < blocks && readahead_ > 0 && core_->memory.get(BlockKey{key_, last + 1})) return extra;
     for (uint64_t i = last + 1; i <= last + readahead_ && i < blocks; ++i) extra.push_back(i);
     return extra;
 }

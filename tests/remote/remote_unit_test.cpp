@@ -105,6 +105,8 @@ TEST(Address, S3PathAndVirtualHostStyle) {
     ObjectAddress aws = address_of("S3://my-bucket/k.nc", "", "eu-west-1", keys);
     EXPECT_EQ(aws.http_url, "https://my-bucket.s3.eu-west-1.amazonaws.com/k.nc");
     EXPECT_EQ(aws.sigv4, "aws:amz:eu-west-1:s3");
+    EXPECT_EQ(address_of("s3://my.dotted.bucket/k", "", "eu-west-1", none).http_url,
+              "https://s3.eu-west-1.amazonaws.com/my.dotted.bucket/k");
     EXPECT_EQ(aws.userpwd, "AK:SK");
     ASSERT_EQ(aws.headers.size(), 2u);
     EXPECT_EQ(aws.headers[1], "x-amz-security-token: TOKEN");
@@ -155,7 +157,13 @@ TEST(DiskCache, TornOrForeignFilesAreIgnored) {
     }
     for (const auto& entry : std::filesystem::directory_iterator(dir + "/meta"))
         std::ofstream(entry.path()) << "ncafs-remote-meta 1\nhttp://h/x\n12x\n\"e\"\nyesterday\n";
+    std::string stale = dir + "/tmp/stale", fresh = dir + "/tmp/fresh";
+    std::ofstream(stale) << "left by a crash";
+    std::ofstream(fresh) << "being written";
+    std::filesystem::last_write_time(stale, std::filesystem::file_time_type::clock::now() - std::chrono::hours(2));
     DiskCache reopened(dir, 1 << 20);
     EXPECT_FALSE(reopened.load_meta("http://h/x"));
+    EXPECT_FALSE(std::filesystem::exists(stale));
+    EXPECT_TRUE(std::filesystem::exists(fresh));
     std::filesystem::remove_all(dir);
 }

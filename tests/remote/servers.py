@@ -399,6 +399,7 @@ class FaultProxy(_Proxy):
       "drop"          close the connection without an answer
       "truncate"      announce the whole body, send half, close
       "wrong_range"   shift the Content-Range by one byte (body unchanged)
+      "no_range"      forward without the Range header (a 200 with everything)
       "change_etag"   from now on the object "was replaced": every answer
                       carries a new ETag and If-Match on the old one gets 412
     """
@@ -430,7 +431,7 @@ class FaultProxy(_Proxy):
         if self.changed and handler.headers.get("If-Match") not in (None, '"replaced"'):
             self.reply(handler, 412, [], b"precondition failed")
             return
-        status, headers, body = self.forward(handler)
+        status, headers, body = self.forward(handler, drop_headers=("range",) if action == "no_range" else ())
         if self.changed:
             headers = [(k, '"replaced"' if k.lower() == "etag" else v) for k, v in headers]
         if action == "wrong_range":
