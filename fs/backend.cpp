@@ -87,6 +87,7 @@ Backend make_backend(const ViewOptions& options, const std::vector<std::string>&
         return open_plain_dataset(OpenFile::open(path, confined.get()));
     };
     b.source_files = [](const Dataset& dataset) { return agg::files_drawn_on(dataset); };
+    b.draws_on_remote = [](const Dataset& dataset) { return agg::draws_on_remote_objects(dataset); };
     b.make_view = [cdf, ds_options](std::shared_ptr<const Dataset> dataset, const std::string& view,
                                     const std::string& name) -> std::shared_ptr<const VirtualFile> {
         if (view == "nc") return make_cdf_view(std::move(dataset), cdf);

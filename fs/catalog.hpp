@@ -78,6 +78,8 @@ public:
     // For a view of an aggregation: the first partition file that is absent
     // or unreadable now (one access(2) per partition file), else nullopt.
     std::optional<std::string> absent_partition(const Entry& entry);
+    // For a view of an aggregation: whether a partition is a remote object.
+    bool draws_on_remote(const Entry& entry);
     // Every file a non-directory entry draws on: the real file, or a view's
     // source and (aggregation) its partition files. Cached like the views.
     std::shared_ptr<const std::vector<std::string>> source_files(const Entry& entry);

@@ -16,6 +16,14 @@ const Aggregate* aggregate_of(const ArraySource* source) {
 
 }  // namespace
 
+bool draws_on_remote_objects(const Dataset& dataset) {
+    for (const auto& variable : dataset.variables)
+        if (const Aggregate* aggregate = aggregate_of(variable.source.get()))
+            for (const auto& fragment : aggregate->fragments)
+                if (fragment.kind == FragmentKind::File && remote::is_remote_url(fragment.path)) return true;
+    return false;
+}
+
 std::vector<std::string> files_drawn_on(const Dataset& dataset) {
     std::vector<std::string> files;
     std::unordered_set<std::string> seen;

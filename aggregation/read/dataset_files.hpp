@@ -19,4 +19,7 @@ namespace ncafs::agg {
 // self fragments name no other file.
 std::vector<std::string> files_drawn_on(const Dataset& dataset);
 
+// True when some aggregated variable has a partition named by a URL.
+bool draws_on_remote_objects(const Dataset& dataset);
+
 }  // namespace ncafs::agg
