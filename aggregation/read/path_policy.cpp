@@ -38,6 +38,12 @@ std::string join_url(const std::string& base, const std::string& name) {
     return base + (base.empty() || base.back() == '/' ? "" : "/") + name;
 }
 
+// name is prefix itself or lies below it ("http://h/p" covers "http://h/p/x", not "http://h/px").
+bool url_is_under(const std::string& name, const std::string& prefix) {
+    return name.rfind(prefix, 0) == 0 &&
+           (name.size() == prefix.size() || prefix.back() == '/' || name[prefix.size()] == '/');
+}
+
 // A local path without file:// (file:///x -> /x); throws for a remote host.
 std::string local_name(const std::string& name) {
     if (name.rfind("file://", 0) != 0) {
@@ -58,7 +64,7 @@ std::string PathPolicy::rewritten(const std::string& name) const {
     for (const auto& [from, to] : rewrites_) {
         if (remote::is_remote_url(from) != remote) continue;
         std::string f = remote ? from : lexically_normal_absolute(from);
-        if (remote ? name.rfind(f, 0) != 0 : !path_is_under(name, f)) continue;
+        if (remote ? !url_is_under(name, f) : !path_is_under(name, f)) continue;
         std::string rest = name.substr(f.size());
         if (remote::is_remote_url(to)) return join_url(to, rest.empty() || rest[0] != '/' ? rest : rest.substr(1));
         return lexically_normal_absolute(to + "/" + rest);
