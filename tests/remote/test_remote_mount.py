@@ -143,6 +143,10 @@ def case_nca(work):
         with Mount(layout.source, s3_options(signed)) as m:
             expect_master(m.path(name), layout, "mixed NCA")
             check(signed.rejected == 0, "every S3 request was signed right")
+        exported = os.path.join(work, "exported.nc")  # `ncafs export` reads the same partitions
+        subprocess.run([NCAFS, "export", os.path.join(layout.source, "mixed.nca"), "-o", exported,
+                        "-o", s3_options(signed)], check=True, timeout=300)
+        expect_master(exported, layout, "ncafs export")
         with Mount(layout.source, s3_options(signed, "remote=no")) as m:
             got = read_all(m.path(name))
             check(got == errno.EIO, "remote=no: reading gives EIO, got %r" % (got if isinstance(got, int) else "bytes"))
@@ -240,6 +244,19 @@ def case_disk_cache(work):
             expect_master(m.path(name), layout, "cache_dir, nginx stopped")
 
 
+def case_https(work):
+    """https:// partitions are verified against ca_file=; without it, EIO."""
+    need_servers(s3=False)
+    layout = Layout(work)
+    with servers.Nginx(os.path.join(work, "gen"), tls=True) as web:
+        name = layout.write_nca("tls", web.url, {i: "%s/%s" % (web.url, layout.parts[i]) for i in range(8, 12)})
+        with Mount(layout.source, "ca_file=" + web.ca_file) as m:
+            expect_master(m.path(name), layout, "https with ca_file")
+        with Mount(layout.source) as m:
+            check(read_all(m.path(name)) == errno.EIO, "https without the server's CA: EIO")
+            check("certificate" in m.log_text().lower(), "the log names the certificate problem:\n" + m.log_text())
+
+
 def case_check(work):
     """`ncafs check` names a missing and a forbidden remote object."""
     need_servers()
@@ -267,7 +284,8 @@ def case_check(work):
         check(inspect.returncode == 0 and missing in inspect.stdout, "inspect lists the URLs without opening them")
 
 
-CASES = {"nca": case_nca, "cf": case_cf, "faults": case_faults, "disk_cache": case_disk_cache, "check": case_check}
+CASES = {"nca": case_nca, "cf": case_cf, "faults": case_faults, "disk_cache": case_disk_cache, "https": case_https,
+         "check": case_check}
 
 
 if __name__ == "__main__":
