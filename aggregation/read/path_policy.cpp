@@ -7,6 +7,7 @@
 #include <stdexcept>
 #include <system_error>
 
+#include "aggregation/write/cf_writer.hpp"
 #include "remote/remote_store.hpp"
 
 namespace ncafs::agg {
@@ -38,6 +39,8 @@ std::string join_url(const std::string& base, const std::string& name) {
     return base + (base.empty() || base.back() == '/' ? "" : "/") + name;
 }
 
+bool is_s3(const std::string& url) { return url.size() >= 5 && (url[0] | 0x20) == 's' && url.compare(1, 4, "3://") == 0; }
+
 // name is prefix itself or lies below it ("http://h/p" covers "http://h/p/x", not "http://h/px").
 bool url_is_under(const std::string& name, const std::string& prefix) {
     return name.rfind(prefix, 0) == 0 &&
@@ -66,7 +69,11 @@ std::string PathPolicy::rewritten(const std::string& name) const {
         std::string f = remote ? from : lexically_normal_absolute(from);
         if (remote ? !url_is_under(name, f) : !path_is_under(name, f)) continue;
         std::string rest = name.substr(f.size());
-        if (remote::is_remote_url(to)) return join_url(to, rest.empty() || rest[0] != '/' ? rest : rest.substr(1));
+        if (remote::is_remote_url(to)) {
+            if (!rest.empty() && rest[0] == '/') rest = rest.substr(1);
+            // An S3 key is literal (remote/ encodes it); an http(s) path is sent as written.
+            return join_url(to, remote || is_s3(to) ? rest : uri_path_encode(rest));
+        }
         return lexically_normal_absolute(to + "/" + rest);
     }
     return name;

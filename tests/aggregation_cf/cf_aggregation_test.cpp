@@ -325,10 +325,14 @@ TEST(CfNames, RemoteUrisStayUrlsUnconfined) {
                      {{"/data/agg/remote", "https://h.example/d"}, {"http://old.example/p", "/data/mirror"}});
     auto s3 = resolve_fragment_name("s3://bucket/dir/y%20z.nc#frag", paths, true);
     EXPECT_EQ(s3.problem, "");
-    EXPECT_EQ(s3.path, "s3://bucket/dir/y%20z.nc");  // percent-encoding kept for the server
+    EXPECT_EQ(s3.path, "s3://bucket/dir/y z.nc");  // an S3 key is literal; remote/ encodes it
+    EXPECT_EQ(resolve_fragment_name("http://h/y%20z.nc", paths, true).path, "http://h/y%20z.nc");  // sent as written
     EXPECT_EQ(resolve_fragment_name("HTTPS://h/y.nc", paths, true).path, "HTTPS://h/y.nc");
     // A local folder rewritten to a URL; a URL prefix rewritten to a local (confined) folder.
     EXPECT_EQ(resolve_fragment_name("remote/a/b.nc", paths, true).path, "https://h.example/d/a/b.nc");
+    EXPECT_EQ(resolve_fragment_name("remote/a%20b.nc", paths, true).path, "https://h.example/d/a%20b.nc");
+    PathPolicy to_s3("/data/agg/x.nc", {"/data"}, {{"/data/agg", "s3://bucket/p"}});
+    EXPECT_EQ(resolve_fragment_name("a%20b.nc", to_s3, true).path, "s3://bucket/p/a b.nc");
     EXPECT_EQ(resolve_fragment_name("http://old.example/p/q.nc", paths, true).path, "/data/mirror/q.nc");
     EXPECT_EQ(resolve_fragment_name("http://old.example/pq.nc", paths, true).path, "http://old.example/pq.nc");
     PathPolicy outside("/data/agg/x.nc", {"/data/agg"}, {{"http://old.example/p", "/etc"}});
