@@ -184,6 +184,25 @@ def case_cf(work):
             staged["http"], web.url, staged["s3"], BUCKET))
         with Mount(layout.source, options) as m:
             expect_master(m.path("cf.nc"), layout, "CF-1.13 with rewrites")
+        write_direct_uris(agg, os.path.join(layout.source, "cf_direct.nc"), layout, web.url)
+        with Mount(layout.source, s3_options(signed)) as m:
+            expect_master(m.path("cf_direct.nc"), layout, "CF-1.13 with http:// and s3:// URIs")
+
+
+def write_direct_uris(agg, target, layout, http_base):
+    """A copy of the CF-1.13 file `agg` whose fragment URIs name the servers."""
+    shutil.copy(agg, target)
+    with netCDF4.Dataset(target, "a") as ds:
+        for name in ("fragment_uris_tas", "fragment_uris_time"):
+            uris = ds.variables[name]
+            flat = np.array(uris[...], dtype=object).reshape(-1)
+            for k, uri in enumerate(flat):
+                i = layout.parts.index(os.path.basename(uri))
+                if i >= 8:
+                    flat[k] = "s3://%s/monthly/%s" % (BUCKET, layout.parts[i])
+                elif i >= 4:
+                    flat[k] = "%s/%s" % (http_base, layout.parts[i])
+            uris[...] = flat.reshape(uris.shape)
 
 
 FAULT_PLANS = [[503, 503, 503], ["drop", "ok", "drop"], ["truncate", ("delay", 0.3), 429], [("delay", 1.0)] * 4]
