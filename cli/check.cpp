@@ -4,12 +4,14 @@
 
 #include "aggregation/check/check_file.hpp"
 #include "cli/file_args.hpp"
+#include "remote/remote_store.hpp"
 
 namespace ncafs::cli {
 
 int run_check(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
     FileArgs cl;
     if (!parse_file_args(args, cl, err, "check")) return 2;
+    remote::RemoteStore::configure_shared(cl.remote);  // probes and opens remote partitions
     size_t problems = 0;
     for (const auto& file : cl.files)
         for (const auto& finding :

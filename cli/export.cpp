@@ -19,6 +19,7 @@
 #include "fs/backend.hpp"
 #include "fs/options.hpp"
 #include "fs/read_path.hpp"
+#include "remote/remote_store.hpp"
 
 namespace ncafs::cli {
 
@@ -237,6 +238,7 @@ int run_export(const std::vector<std::string>& args, std::ostream& out_text, std
         // partitions to, unless allow_root= gives one.
         std::vector<std::string> roots;
         if (a.view.extra_allowed_roots.empty()) roots.push_back("/");
+        remote::RemoteStore::configure_shared(a.view.remote);
         Backend backend = make_backend(a.view, roots);
         std::string stem;
         const std::string file = resolve_export_file(a, stem);

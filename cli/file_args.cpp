@@ -1,6 +1,31 @@
 #include "cli/file_args.hpp"
 
+#include "fs/options.hpp"
+#include "fs/remote_options.hpp"
+
 namespace ncafs::cli {
+
+namespace {
+
+// -o LIST of remote options (remote=, s3_endpoint=, ...); false (with a message) on a bad one.
+bool apply_remote_options(const std::string& list, remote::RemoteConfig& config, std::ostream& err, const char* cmd) {
+    for (const auto& item : fs::split_option_list(list)) {
+        const auto eq = item.find('=');
+        try {
+            if (eq != std::string::npos && fs::apply_remote_option(item.substr(0, eq), item.substr(eq + 1), config))
+                continue;
+        } catch (const std::exception& e) {
+            err << "ncafs " << cmd << ": " << e.what() << "\n";
+            return false;
+        }
+        err << "ncafs " << cmd << ": -o takes remote options only (remote=, s3_endpoint=, s3_region=, ca_file=, "
+               "cache_dir=, cache_size=), got \"" << item << "\"\n";
+        return false;
+    }
+    return true;
+}
+
+}  // namespace
 
 bool parse_file_args(const std::vector<std::string>& args, FileArgs& cl, std::ostream& err, const char* cmd) {
     for (size_t i = 0; i < args.size(); ++i) {
@@ -26,6 +51,9 @@ bool parse_file_args(const std::vector<std::string>& args, FileArgs& cl, std::os
                 return false;
             }
             cl.options.path_rewrites.emplace_back(v.substr(0, eq), v.substr(eq + 1));
+        } else if (a == "-o" && std::string(cmd) == "check") {
+            std::string v;
+            if (!value(v) || !apply_remote_options(v, cl.remote, err, cmd)) return false;
         } else if (a == "--all") {
             cl.all = true;
         } else if (a == "--verify-coordinates") {

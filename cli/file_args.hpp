@@ -1,6 +1,7 @@
 // The arguments `ncafs inspect` and `ncafs check` share: --root DIR (an
 // allowed root; repeat), --rewrite OLD=NEW (path prefix rewrite; repeat),
-// --all (inspect: every partition), --verify-coordinates (check: A9), FILE...
+// --all (inspect: every partition), --verify-coordinates (check: A9),
+// -o LIST (check: the remote options of the mount, fs/remote_options.hpp), FILE...
 #pragma once
 
 #include <ostream>
@@ -8,6 +9,7 @@
 #include <vector>
 
 #include "aggregation/read/open_aggregation.hpp"
+#include "remote/remote_store.hpp"
 
 namespace ncafs::cli {
 
@@ -16,6 +18,7 @@ struct FileArgs {
     std::vector<std::string> files;
     bool all = false;
     bool verify_coordinates = false;
+    remote::RemoteConfig remote;
 };
 
 // Returns false (message and usage of `cmd` on err) on a usage error.

@@ -16,7 +16,7 @@ Dataset open_dataset(const std::string& path) {
 
 Dataset open_dataset(std::shared_ptr<const OpenFile> file, const std::string& group) {
     if (!group.empty()) return netcdf::open_netcdf_dataset(std::move(file), nullptr, group);
-    switch (sniff_fd(file->fd())) {
+    switch (sniff_file(*file)) {
         case FileFormat::Cdf:  // by pread: no netcdf-c mutex, file extents for splicing
             return cdf::open_cdf_dataset(std::move(file));
         case FileFormat::Ds:

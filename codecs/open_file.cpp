@@ -43,6 +43,27 @@ std::optional<FileIdentity> identity_of(const std::string& path) {
     return identity_from_stat(st);
 }
 
+namespace {
+// FNV-1a: stable across runs and builds (std::hash need not be).
+uint64_t fnv1a(const std::string& text) {
+    uint64_t h = 0xcbf29ce484222325ull;
+    for (unsigned char c : text) h = (h ^ c) * 0x100000001b3ull;
+    return h;
+}
+}  // namespace
+
+FileIdentity identity_of_remote(const RemoteBytes& object) {
+    const auto version = static_cast<int64_t>(fnv1a(object.version()));
+    return FileIdentity{kRemoteDevice, static_cast<ino_t>(fnv1a(object.url())), version, object.size(), version};
+}
+
+std::shared_ptr<const OpenFile> OpenFile::remote(std::shared_ptr<const RemoteBytes> object) {
+    if (!object) throw UsageError("OpenFile::remote of no object");
+    auto file = std::shared_ptr<OpenFile>(new OpenFile(-1, object->url(), identity_of_remote(*object)));
+    file->remote_ = std::move(object);
+    return file;
+}
+
 std::shared_ptr<const OpenFile> OpenFile::open(const std::string& path, const ConfinedRoots* within) {
     OpenResult r = open_regular_file(path, within);
     if (!r.fd) throw SourceError(path, "cannot open: " + r.reason);
@@ -67,9 +88,12 @@ std::shared_ptr<const OpenFile> OpenFile::adopt(int fd, const std::string& path,
     return std::shared_ptr<const OpenFile>(new OpenFile(fd, path, identity_from_stat(st)));
 }
 
-OpenFile::~OpenFile() { ::close(fd_); }
+OpenFile::~OpenFile() {
+    if (fd_ >= 0) ::close(fd_);
+}
 
 void OpenFile::pread_unchecked(void* buffer, size_t n, uint64_t offset) const {
+    if (remote_) return remote_->read(buffer, n, offset);
     auto* p = static_cast<char*>(buffer);
     size_t done = 0;
     while (done < n) {
@@ -89,6 +113,7 @@ void OpenFile::pread_unchecked(void* buffer, size_t n, uint64_t offset) const {
 
 void OpenFile::pread_exact(void* buffer, size_t n, uint64_t offset) const {
     pread_unchecked(buffer, n, offset);
+    if (remote_) return;  // each read names the version it wants (If-Match)
     if (!changed_within_last_second(check_unchanged_stat())) return;
     // A write may be in progress without moving the timestamps again (they
     // moved when it began, maybe before this file was opened): the same
@@ -102,7 +127,9 @@ void OpenFile::pread_exact(void* buffer, size_t n, uint64_t offset) const {
                                      std::to_string(offset) + "): not served");
 }
 
-void OpenFile::check_unchanged() const { check_unchanged_stat(); }
+void OpenFile::check_unchanged() const {
+    if (!remote_) check_unchanged_stat();
+}
 
 struct stat OpenFile::check_unchanged_stat() const {
     struct stat st{};
@@ -114,6 +141,9 @@ struct stat OpenFile::check_unchanged_stat() const {
                                  std::to_string(now.size) + ", mtime or ctime moved): not served");
 }
 
-std::string OpenFile::proc_path() const { return "/proc/self/fd/" + std::to_string(fd_); }
+std::string OpenFile::proc_path() const {
+    if (remote_) throw SourceError(path_, "a remote object has no local name (netCDF-4 objects are read from a local copy)");
+    return "/proc/self/fd/" + std::to_string(fd_);
+}
 
 }  // namespace ncafs

@@ -2,7 +2,9 @@
 // caches can notice a file that changed underneath (device, inode, size,
 // mtime, ctime: a rewrite that restores the old mtime still moves ctime).
 // Reads check the identity again after reading: bytes from two versions of a
-// file give an error, never a mixture.
+// file give an error, never a mixture. A remote OpenFile (an object on an
+// HTTP server or in an S3 store) has no fd: its reads go to the RemoteBytes,
+// which answers from the version seen at open or throws.
 #pragma once
 
 #include <sys/stat.h>
@@ -14,6 +16,8 @@
 #include <memory>
 #include <optional>
 #include <string>
+
+#include "codecs/remote_bytes.hpp"
 
 namespace ncafs {
 
@@ -37,6 +41,11 @@ bool changed_within_last_second(const struct stat& st);
 void set_settling_window(std::chrono::nanoseconds window);
 // stat(2) of a path; nullopt when it does not exist or cannot be stat'ed.
 std::optional<FileIdentity> identity_of(const std::string& path);
+// The identity of a remote object: a device no local file system has, the
+// inode a hash of the URL, mtime and ctime a hash of the version, its size.
+// A replaced object (new version) gets a new identity, so a new cache key.
+inline constexpr dev_t kRemoteDevice = static_cast<dev_t>(-2);
+FileIdentity identity_of_remote(const RemoteBytes& object);
 
 class ConfinedRoots;
 
@@ -50,11 +59,17 @@ public:
     static std::shared_ptr<const OpenFile> adopt(int fd, const std::string& path);
     // adopt() with the fstat the caller already made of fd (open_regular_file's).
     static std::shared_ptr<const OpenFile> adopt(int fd, const std::string& path, const struct stat& st);
+    // An object read by byte range: fd() is -1, path() the URL.
+    static std::shared_ptr<const OpenFile> remote(std::shared_ptr<const RemoteBytes> object);
     ~OpenFile();
     OpenFile(const OpenFile&) = delete;
     OpenFile& operator=(const OpenFile&) = delete;
 
+    // -1 for a remote file (nothing to splice, stat or open by name).
     int fd() const { return fd_; }
+    bool is_remote() const { return remote_ != nullptr; }
+    // The object behind a remote file (null for a local one).
+    const RemoteBytes* remote_bytes() const { return remote_.get(); }
     const std::string& path() const { return path_; }
     const FileIdentity& identity() const { return identity_; }
     uint64_t size() const { return identity_.size; }
@@ -67,13 +82,15 @@ public:
     // pread_exact without the check: for a loop of reads followed by one
     // check_unchanged().
     void pread_unchecked(void* buffer, size_t n, uint64_t offset) const;
-    // Throws SourceError when fstat of the fd no longer gives the identity.
+    // Throws SourceError when fstat of the fd no longer gives the identity
+    // (a remote file checks its version on every read instead: no-op).
     void check_unchanged() const;
     // True once a check above found the file changed: holders of this open
     // file (resolved partitions) open its path again rather than reuse it.
     bool seen_changed() const { return seen_changed_.load(std::memory_order_relaxed); }
     // The "/proc/self/fd/N" name of the fd: for libraries that open by name
     // (netcdf-c) and must reach this very file, not whatever the path names now.
+    // Throws SourceError for a remote file (open its local copy instead).
     std::string proc_path() const;
 
 private:
@@ -84,6 +101,7 @@ private:
     std::string path_;
     FileIdentity identity_;
     mutable std::atomic<bool> seen_changed_{false};
+    std::shared_ptr<const RemoteBytes> remote_;
 };
 
 }  // namespace ncafs

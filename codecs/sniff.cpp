@@ -2,10 +2,12 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 
 #include "codecs/ds/ds_reader.hpp"
+#include "codecs/open_file.hpp"
 
 namespace ncafs {
 
@@ -42,6 +44,14 @@ FileFormat sniff_fd(int fd) {
     while (n < 0 && errno == EINTR);
     if (n <= 0) return FileFormat::None;
     return sniff_format(std::span<const uint8_t>(b, static_cast<size_t>(n)));
+}
+
+FileFormat sniff_file(const OpenFile& file) {
+    if (!file.is_remote()) return sniff_fd(file.fd());
+    uint8_t b[kSniffBytes] = {};
+    const size_t n = static_cast<size_t>(std::min<uint64_t>(file.size(), kSniffBytes));
+    file.pread_unchecked(b, n, 0);
+    return sniff_format(std::span<const uint8_t>(b, n));
 }
 
 }  // namespace ncafs

@@ -30,6 +30,11 @@ FileFormat sniff_format(std::span<const uint8_t> first_bytes);
 // None when the read fails.
 FileFormat sniff_fd(int fd);
 
+class OpenFile;
+// sniff_fd for a local file; for a remote one, its first kSniffBytes (or
+// fewer) by range, throwing SourceError (naming the URL) when that fails.
+FileFormat sniff_file(const OpenFile& file);
+
 // CDF or HDF5: what netcdf-c (or our CDF reader) opens as netCDF.
 inline bool is_netcdf_format(FileFormat f) { return f == FileFormat::Cdf || f == FileFormat::Hdf5; }
 

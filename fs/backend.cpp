@@ -49,7 +49,7 @@ namespace {
 
 // The reader of a dataset file's magic, reading the opened file only.
 std::shared_ptr<const Dataset> open_plain_dataset(std::shared_ptr<const OpenFile> file) {
-    switch (source_format_of(sniff_fd(file->fd()))) {
+    switch (source_format_of(sniff_file(*file))) {
         case SourceFormat::Netcdf:  // routes classic to the pread reader, HDF5 to netcdf-c
             return std::make_shared<const Dataset>(ncafs::open_dataset(std::move(file)));
         case SourceFormat::Ds:
@@ -89,6 +89,7 @@ Backend make_backend(const ViewOptions& options, const std::vector<std::string>&
         return open_plain_dataset(OpenFile::open(path, confined.get()));
     };
     b.source_files = [](const Dataset& dataset) { return agg::files_drawn_on(dataset); };
+    b.draws_on_remote = [](const Dataset& dataset) { return agg::draws_on_remote_objects(dataset); };
     VdsViewOptions vds_options;
     vds_options.lods = options.vds_lods;
     vds_options.note = [](const std::string& m) { log_once(LogLevel::Info, m); };

@@ -48,6 +48,8 @@ struct Backend {
     // Every file a dataset draws on (its origin, an aggregation's partitions);
     // empty: just the origin.
     std::function<std::vector<std::string>(const Dataset& dataset)> source_files;
+    // Whether a dataset reads partitions from remote objects (URLs); unset: never.
+    std::function<bool(const Dataset& dataset)> draws_on_remote;
     // Cheap magic sniff; defaults to sniff_source_format.
     std::function<SourceFormat(const std::string& path)> sniff = [](const std::string& p) {
         return sniff_source_format(p);

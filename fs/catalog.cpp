@@ -484,6 +484,11 @@ std::optional<std::string> Catalog::absent_partition(const Entry& entry) {
     return std::nullopt;
 }
 
+bool Catalog::draws_on_remote(const Entry& entry) {
+    if (entry.kind != EntryKind::View || !entry.aggregation || !backend_.draws_on_remote) return false;
+    return backend_.draws_on_remote(*dataset(entry.real_path, entry.st, true));
+}
+
 std::shared_ptr<const std::vector<std::string>> Catalog::source_files(const Entry& entry) {
     if (entry.kind != EntryKind::View || !entry.aggregation)
         return std::make_shared<const std::vector<std::string>>(1, entry.real_path);

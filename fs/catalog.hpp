@@ -81,6 +81,8 @@ public:
     // "none" and no partition change was seen since (the partition watch
     // bumps DatasetCache::generation on any change).
     std::optional<std::string> absent_partition(const Entry& entry);
+    // For a view of an aggregation: whether a partition is a remote object.
+    bool draws_on_remote(const Entry& entry);
     // Every file a non-directory entry draws on: the real file, or a view's
     // source and (aggregation) its partition files. Cached like the views.
     std::shared_ptr<const std::vector<std::string>> source_files(const Entry& entry);

@@ -177,6 +177,8 @@ void op_releasedir(fuse_req_t req, fuse_ino_t, fuse_file_info* fi) {
 
 bool direct_io_for_missing_partition(Filesystem& fs, const Entry& entry) {
     try {
+        // A remote read may fail at any moment (network): the same rule as a missing file.
+        if (fs.catalog().draws_on_remote(entry)) return true;
         auto absent = fs.catalog().absent_partition(entry);
         if (!absent) return false;
         log_once(LogLevel::Warning, entry.real_path + ": partition " + *absent +
@@ -224,7 +226,7 @@ void op_open(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
                 return (void)fuse_reply_err(req, EIO);
             }
         }
-        // A partition is missing: direct I/O, so that each read(2) is one
+        // A partition is missing or remote: direct I/O, so that each read(2) is one
         // request answered whole or with EIO. Through the page cache a read
         // comes back short at the failing page, and netcdf-c (posixio)
         // zero-fills a short read: silently wrong values (README).
@@ -280,6 +282,7 @@ void reply_real_file(fuse_req_t req, const FileHandle& h, size_t size, off_t off
 bool extents_spliceable(const std::vector<ViewPiece>& pieces) {
     for (const auto& p : pieces) {
         if (!p.extent) continue;
+        if (p.extent->file->is_remote()) return false;  // no fd: read_view fetches it by range
         struct stat st {};
         if (::fstat(p.extent->file->fd(), &st) != 0) return false;
         if (identity_from_stat(st) != p.extent->file->identity() || changed_within_last_second(st)) return false;

@@ -5,6 +5,7 @@
 #include "fs/filesystem.hpp"
 #include "fs/log.hpp"
 #include "fs/service_notify.hpp"
+#include "remote/remote_store.hpp"
 
 #include <algorithm>
 #include <cstdio>
@@ -54,6 +55,9 @@ int run_mount(const MountOptions& options, const char* program) {
     for (auto& a : arg_strings) argv.push_back(a.data());
     fuse_args args = FUSE_ARGS_INIT(static_cast<int>(argv.size()), argv.data());
 
+    remote::RemoteConfig remote = options.view.remote;
+    remote.log = [](const std::string& line) { log_rate_limited(LogLevel::Error, line); };
+    remote::RemoteStore::configure_shared(remote);  // opened lazily, after daemonizing
     Catalog catalog(options.source, options.view, make_backend(options.view, {options.source}));
     Filesystem filesystem(catalog, options.allow_other);
 

@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "codecs/error.hpp"
+#include "fs/remote_options.hpp"
 
 namespace ncafs::fs {
 
@@ -162,6 +163,7 @@ bool apply_view_option(const std::string& item, ViewOptions& options) {
         (key == "max_fragments" ? options.limits.max_fragments : options.limits.max_metadata_bytes) = n;
         return true;
     }
+    if (has_value && apply_remote_option(key, value, options.remote)) return true;
     if (key == "splice" || key == "nosplice") {
         options.splice = key == "splice" && value != "0" && value != "no";
         return true;
@@ -230,7 +232,8 @@ std::string usage_text(const std::string& program) {
       << "       " << program << " export FILE [--format nc|ds|ncs|vds] [--values raw|cf]\n"
       << "                    [--deflate[=LEVEL]] [-o OUT] [-o opt[,opt...]]\n"
       << "       " << program << " inspect [--root DIR] [--rewrite OLD=NEW] [--all] FILE\n"
-      << "       " << program << " check [--root DIR] [--rewrite OLD=NEW] [--verify-coordinates] FILE...\n"
+      << "       " << program << " check [--root DIR] [--rewrite OLD=NEW] [--verify-coordinates]\n"
+      << "                    [-o remote-opt[,remote-opt...]] FILE...\n"
       << "       " << program << " aggregate [--dim NAME]... [--relative|--absolute] [--classic]\n"
       << "                    [--files-from FILE|-] [--glob PATTERN] -o OUT.nc [FILE|DIR]...\n"
       << "\n"
@@ -270,6 +273,14 @@ std::string usage_text(const std::string& program) {
       << "                     (default 2000000)\n"
       << "  max_metadata=BYTES refuse aggregation JSON/attribute text longer than BYTES\n"
       << "                     (default 268435456)\n"
+      << "  remote=yes|no      read partitions named by http://, https:// and s3:// URLs\n"
+      << "                     (default yes; no refuses every remote partition)\n"
+      << "  s3_endpoint=URL    S3 service for s3://BUCKET/KEY (default: AWS)\n"
+      << "  s3_region=NAME     S3 region (default: AWS_REGION, else us-east-1)\n"
+      << "  ca_file=FILE       CA certificates for https:// (default: the system's)\n"
+      << "  cache_dir=DIR      keep fetched remote objects on disk in DIR (netCDF-4\n"
+      << "                     partitions need it: they are read from a whole copy)\n"
+      << "  cache_size=SIZE    bound of cache_dir, bytes or K, M, G (default 1G)\n"
       << "\n"
       << "FUSE/mount options passed on: allow_other (forces default_permissions),\n"
       << "  allow_root, default_permissions, fsname=, subtype=, max_read=, dev, nodev,\n"

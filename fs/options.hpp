@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "aggregation/model/limits.hpp"
+#include "remote/remote_store.hpp"
 
 namespace ncafs::fs {
 
@@ -25,6 +26,7 @@ struct ViewOptions {
     double cache_timeout = 60.0;                // entry/attr timeout of unchanged files (seconds)
     bool splice = true;                         // pass file extents to the kernel by splice
     agg::AggregationLimits limits;              // max_fragments=, max_metadata=
+    remote::RemoteConfig remote;                // remote=, s3_*=, ca_file=, cache_dir=, cache_size= (remote_options.hpp)
 };
 
 struct MountOptions {

@@ -1,6 +1,7 @@
 #include "fs/read_path.hpp"
 
 #include <cstring>
+#include <map>
 
 #include "codecs/error.hpp"
 
@@ -29,12 +30,24 @@ std::vector<ViewPiece> merged_pieces(const VirtualFile& vf, uint64_t offset, uin
 
 namespace {
 
+// The remote extents of one object that a read needs: fetched together.
+using RemoteRanges = std::map<const OpenFile*, std::vector<RemoteBytes::Range>>;
+
+void read_remote_ranges(const RemoteRanges& ranges) {
+    for (const auto& [file, wanted] : ranges) {
+        if (wanted.size() == 1) file->pread_exact(wanted[0].buffer, wanted[0].n, wanted[0].offset);
+        else file->remote_bytes()->read_many(wanted);
+    }
+}
+
 void read_view_once(const VirtualFile& vf, uint64_t offset, std::span<uint8_t> out) {
     if (offset > vf.size() || out.size() > vf.size() - offset)
         throw UsageError("read of " + std::to_string(out.size()) + " bytes at " + std::to_string(offset) +
                          " is outside the virtual file of " + std::to_string(vf.size()) + " bytes");
     uint64_t covered = 0;
-    for (const auto& p : merged_pieces(vf, offset, out.size())) {
+    RemoteRanges remote;
+    const auto pieces = merged_pieces(vf, offset, out.size());  // holds the files remote points into
+    for (const auto& p : pieces) {
         if (p.offset != offset + covered || p.length > out.size() - covered)
             throw UsageError("VirtualFile::pieces returned a piece at " + std::to_string(p.offset) +
                              " that does not continue the range at " + std::to_string(offset + covered));
@@ -42,12 +55,16 @@ void read_view_once(const VirtualFile& vf, uint64_t offset, std::span<uint8_t> o
         if (p.extent) {
             if (p.extent->length != p.length || !p.extent->file)
                 throw UsageError("VirtualFile::pieces returned an extent whose length differs from its piece");
-            p.extent->file->pread_exact(dest.data(), dest.size(), p.extent->offset);
+            if (p.extent->file->is_remote())
+                remote[p.extent->file.get()].push_back({dest.data(), dest.size(), p.extent->offset});
+            else
+                p.extent->file->pread_exact(dest.data(), dest.size(), p.extent->offset);
         } else {
             vf.read(p.offset, dest);
         }
         covered += p.length;
     }
+    read_remote_ranges(remote);
     if (covered != out.size())
         throw UsageError("VirtualFile::pieces covered " + std::to_string(covered) + " of " +
                          std::to_string(out.size()) + " bytes");

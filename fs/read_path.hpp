@@ -1,6 +1,7 @@
 // Reading a byte range of a view: bytes that already lie in a file are read
 // with one pread per contiguous extent (or handed to the kernel for splice by
-// the FUSE layer); the rest is computed by the VirtualFile.
+// the FUSE layer); extents of remote objects are fetched by range, several
+// of one object in one read_many; the rest is computed by the VirtualFile.
 #pragma once
 
 #include <cstdint>

@@ -24,6 +24,8 @@ packages=(
   # it conflicts with libcurl4-openssl-dev); tests/remote: nginx, botocore's signer,
   # openssl for a self-signed HTTPS certificate
   libcurl4-gnutls-dev nginx-light python3-botocore openssl
+  # tests/bench/remote_bench.py: xarray over the same URLs (fsspec's HTTP), curl
+  python3-fsspec python3-aiohttp curl
 )
 # tests/remote installs the npm package s3rver at test time: npm unless some
 # node distribution already brings its own.

@@ -1,7 +1,10 @@
 #include "aggregation/check/check_file.hpp"
 
+#include <optional>
+
 #include "aggregation/check/cf_validation.hpp"
 #include "aggregation/read/partitioned_source.hpp"
+#include "remote/remote_store.hpp"
 
 namespace ncafs::agg {
 
@@ -12,11 +15,40 @@ std::string with_file_name(const std::string& file, const std::string& message) 
     return message.rfind(file, 0) == 0 ? message : file + ": " + message;
 }
 
+const char* status_word(remote::RemoteStore::Status s) {
+    switch (s) {
+        case remote::RemoteStore::Status::Ok: return "ok";
+        case remote::RemoteStore::Status::Missing: return "missing";
+        case remote::RemoteStore::Status::Forbidden: return "forbidden";
+        case remote::RemoteStore::Status::Unreachable: return "unreachable";
+        case remote::RemoteStore::Status::Error: break;
+    }
+    return "cannot be read";
+}
+
+// For a remote fragment: what the server says about it, as a finding
+// ("missing (HTTP 404)"); nullopt when it is there or the probe is not
+// decisive (Error): then opening and verifying it tells the reason.
+std::optional<std::string> remote_problem(const Fragment& f) {
+    if (f.kind != FragmentKind::File || !remote::is_remote_url(f.path)) return std::nullopt;
+    const auto probe = remote::RemoteStore::shared().probe(f.path);
+    if (probe.status == remote::RemoteStore::Status::Ok || probe.status == remote::RemoteStore::Status::Error)
+        return std::nullopt;
+    std::string detail = probe.detail;
+    if (detail.rfind(f.path + ": ", 0) == 0) detail = detail.substr(f.path.size() + 2);
+    return f.path + ": remote object " + status_word(probe.status) + (detail.empty() ? "" : " (" + detail + ")") +
+           " (partition " + f.where + ")";
+}
+
 // Opens and verifies every fragment of each master array; notes uncovered cells.
 void check_fragments(const LoadedAggregation& loaded, const std::string& file, std::vector<CheckFinding>& found) {
     for (const auto& src : loaded.sources) {
         const Aggregate& a = src->aggregate();
         for (size_t i = 0; i < a.fragments.size(); ++i) {
+            if (auto problem = remote_problem(a.fragments[i])) {
+                found.push_back({true, with_file_name(file, *problem)});
+                continue;
+            }
             try {
                 src->verify_fragment(i);
             } catch (const std::exception& e) {

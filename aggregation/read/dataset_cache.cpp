@@ -5,8 +5,10 @@
 #include <algorithm>
 #include <cerrno>
 
+#include "aggregation/read/remote_fragment.hpp"
 #include "codecs/error.hpp"
 #include "codecs/open_dataset.hpp"
+#include "remote/remote_store.hpp"
 
 namespace ncafs::agg {
 
@@ -48,16 +50,39 @@ std::shared_ptr<const Dataset> DatasetCache::get(const std::string& path, const 
 
 DatasetCache::Opened DatasetCache::get_opened(const std::string& path, const std::string& group,
                                               const ConfinedRoots* within) {
+    if (remote::is_remote_url(path)) return get_remote(path, group);
     // The identity comes from the fd that will be read: a swap between a
     // stat and an open cannot give one file's bytes under another's key.
     auto file = open_file(path, within);
     const Key key{file->identity(), group};
+    return get_or_open(key, std::move(file));
+}
+
+DatasetCache::Opened DatasetCache::get_remote(const std::string& url, const std::string& group) {
+    const auto now = std::chrono::steady_clock::now();
+    {
+        std::lock_guard lock(mutex_);
+        auto seen = remote_seen_.find(url);
+        if (seen != remote_seen_.end() && now - seen->second.when < kRemoteRevalidate)
+            if (auto hit = entries_.get(Key{seen->second.identity, group})) return *hit;
+    }
+    RemoteFragmentFile opened = open_remote_fragment(url);  // one HEAD (outside the lock)
+    {
+        std::lock_guard lock(mutex_);
+        if (remote_seen_.size() > 4 * entries_.capacity()) remote_seen_.clear();  // bounded
+        remote_seen_[url] = RemoteSeen{opened.identity, now};
+    }
+    const Key key{opened.identity, group};
+    return get_or_open(key, std::move(opened.read_from));
+}
+
+DatasetCache::Opened DatasetCache::get_or_open(const Key& key, std::shared_ptr<const OpenFile> file) {
     {
         std::lock_guard lock(mutex_);
         if (auto hit = entries_.get(key)) return *hit;
     }
     // Open outside the lock: other threads keep reading cached files meanwhile.
-    Opened opened{std::make_shared<const Dataset>(open_dataset(file, group)), file};
+    Opened opened{std::make_shared<const Dataset>(open_dataset(file, key.group)), file};
     std::lock_guard lock(mutex_);
     ++opens_;
     if (auto hit = entries_.get(key)) return *hit;  // another thread won

@@ -6,15 +6,20 @@
 // the stale entry ages out. Least recently used entries are dropped beyond
 // the capacity (readers holding a shared_ptr keep theirs alive until done).
 // Opens that fail with EMFILE/ENFILE close idle entries and retry once.
-// Thread-safe.
+// A remote partition (a URL) is keyed by its URL and version; its version is
+// asked again (one HEAD) at most every kRemoteRevalidate: a replaced object
+// gives read errors until then (each read names the version), never bytes
+// of two versions. Thread-safe.
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <mutex>
 #include <string>
+#include <unordered_map>
 
 #include "codecs/confined_open.hpp"
 #include "codecs/dataset.hpp"
@@ -25,6 +30,8 @@ namespace ncafs::agg {
 
 class DatasetCache {
 public:
+    static constexpr std::chrono::seconds kRemoteRevalidate{5};
+
     explicit DatasetCache(size_t capacity = 256);
 
     // The dataset at path as it is now; opens it (open_dataset) on a miss.
@@ -76,8 +83,16 @@ private:
         size_t operator()(const Key& k) const;
     };
     std::shared_ptr<const OpenFile> open_file(const std::string& path, const ConfinedRoots* within);
+    Opened get_remote(const std::string& url, const std::string& group);
+    // The dataset under key, opened from file on a miss.
+    Opened get_or_open(const Key& key, std::shared_ptr<const OpenFile> file);
+    struct RemoteSeen {
+        FileIdentity identity;
+        std::chrono::steady_clock::time_point when;
+    };
     mutable std::mutex mutex_;
     LruCache<Key, Opened, KeyHash> entries_;
+    std::unordered_map<std::string, RemoteSeen> remote_seen_;  // URL -> identity at its last open
     size_t opens_ = 0;
     std::atomic<uint64_t> generation_{0};
 };

@@ -3,6 +3,7 @@
 #include <unordered_set>
 
 #include "aggregation/read/partitioned_source.hpp"
+#include "remote/remote_store.hpp"
 
 namespace ncafs::agg {
 
@@ -15,6 +16,14 @@ const Aggregate* aggregate_of(const ArraySource* source) {
 
 }  // namespace
 
+bool draws_on_remote_objects(const Dataset& dataset) {
+    for (const auto& variable : dataset.variables)
+        if (const Aggregate* aggregate = aggregate_of(variable.source.get()))
+            for (const auto& fragment : aggregate->fragments)
+                if (fragment.kind == FragmentKind::File && remote::is_remote_url(fragment.path)) return true;
+    return false;
+}
+
 std::vector<std::string> files_drawn_on(const Dataset& dataset) {
     std::vector<std::string> files;
     std::unordered_set<std::string> seen;
@@ -26,7 +35,7 @@ std::vector<std::string> files_drawn_on(const Dataset& dataset) {
         const Aggregate* aggregate = aggregate_of(variable.source.get());
         if (!aggregate) continue;
         for (const auto& fragment : aggregate->fragments)
-            if (fragment.kind == FragmentKind::File) add(fragment.path);
+            if (fragment.kind == FragmentKind::File && !remote::is_remote_url(fragment.path)) add(fragment.path);
     }
     return files;
 }

@@ -8,6 +8,7 @@
 #include "aggregation/model/scatter_box.hpp"
 #include "aggregation/model/sparse_part_read.hpp"
 #include "codecs/error.hpp"
+#include "remote/remote_store.hpp"
 
 namespace ncafs::agg {
 

@@ -4,6 +4,9 @@
 #include <stdexcept>
 #include <system_error>
 
+#include "aggregation/write/cf_writer.hpp"
+#include "remote/remote_store.hpp"
+
 namespace ncafs::agg {
 
 namespace fs = std::filesystem;
@@ -26,31 +29,73 @@ bool PathPolicy::lexically_allowed(const std::string& path) const {
     return false;
 }
 
-std::string PathPolicy::resolve(const std::string& name_in, bool base_given, const std::string& base) const {
-    std::string name = name_in;
-    if (name.rfind("file://", 0) == 0) {
-        name = name.substr(7);  // file:///x -> /x ; an authority other than empty/localhost is refused below
-        if (name.rfind("localhost/", 0) == 0) name = name.substr(9);
-        if (name.empty() || name[0] != '/') throw std::runtime_error("file URI with a host is not a local path: " + name_in);
-    } else if (auto colon = name.find("://"); colon != std::string::npos && colon < 16) {
-        throw std::runtime_error("remote URI not supported: " + name_in);
+namespace {
+
+// base joined with a relative name, as a folder (like the local base rule).
+std::string join_url(const std::string& base, const std::string& name) {
+    return base + (base.empty() || base.back() == '/' ? "" : "/") + name;
+}
+
+bool is_s3(const std::string& url) { return url.size() >= 5 && (url[0] | 0x20) == 's' && url.compare(1, 4, "3://") == 0; }
+
+// name is prefix itself or lies below it ("http://h/p" covers "http://h/p/x", not "http://h/px").
+bool url_is_under(const std::string& name, const std::string& prefix) {
+    return name.rfind(prefix, 0) == 0 &&
+           (name.size() == prefix.size() || prefix.back() == '/' || name[prefix.size()] == '/');
+}
+
+// A local path without file:// (file:///x -> /x); throws for a remote host.
+std::string local_name(const std::string& name) {
+    if (name.rfind("file://", 0) != 0) {
+        if (auto colon = name.find("://"); colon != std::string::npos && colon < 16)
+            throw std::runtime_error("URI scheme not supported (only file:, http:, https: and s3:): " + name);
+        return name;
     }
-    // Section 1.8 recommendation: names (after base) are references resolved
-    // against the aggregation file's folder; absolute names are kept.
-    fs::path p(name);
-    if (p.is_relative()) {
-        fs::path b = base_given ? fs::path(base) : fs::path();
-        if (b.is_relative()) b = fs::path(folder_) / b;
-        p = b / p;
-    }
-    std::string resolved = lexically_normal_absolute(p.string());
+    std::string path = name.substr(7);  // file:///x -> /x ; an authority other than empty/localhost is refused below
+    if (path.rfind("localhost/", 0) == 0) path = path.substr(9);
+    if (path.empty() || path[0] != '/') throw std::runtime_error("file URI with a host is not a local path: " + name);
+    return path;
+}
+
+}  // namespace
+
+std::string PathPolicy::rewritten(const std::string& name) const {
+    const bool remote = remote::is_remote_url(name);
     for (const auto& [from, to] : rewrites_) {
-        std::string f = lexically_normal_absolute(from);
-        if (path_is_under(resolved, f)) {
-            resolved = lexically_normal_absolute(to + "/" + resolved.substr(f.size()));
-            break;
+        if (remote::is_remote_url(from) != remote) continue;
+        std::string f = remote ? from : lexically_normal_absolute(from);
+        if (remote ? !url_is_under(name, f) : !path_is_under(name, f)) continue;
+        std::string rest = name.substr(f.size());
+        if (remote::is_remote_url(to)) {
+            if (!rest.empty() && rest[0] == '/') rest = rest.substr(1);
+            // An S3 key is literal (remote/ encodes it); an http(s) path is sent as written.
+            return join_url(to, remote || is_s3(to) ? rest : uri_path_encode(rest));
+        }
+        return lexically_normal_absolute(to + "/" + rest);
+    }
+    return name;
+}
+
+std::string PathPolicy::resolve(const std::string& name_in, bool base_given, const std::string& base) const {
+    std::string resolved;
+    if (remote::is_remote_url(name_in)) {
+        resolved = rewritten(name_in);
+    } else {
+        fs::path p(local_name(name_in));
+        // Section 1.8 recommendation: names (after base) are references resolved
+        // against the aggregation file's folder; absolute names are kept.
+        if (p.is_relative() && base_given && remote::is_remote_url(base)) {
+            resolved = rewritten(join_url(base, p.string()));
+        } else {
+            if (p.is_relative()) {
+                fs::path b = base_given ? fs::path(base) : fs::path();
+                if (b.is_relative()) b = fs::path(folder_) / b;
+                p = b / p;
+            }
+            resolved = rewritten(lexically_normal_absolute(p.string()));
         }
     }
+    if (remote::is_remote_url(resolved)) return resolved;  // remote/ opens it or refuses it (remote=no)
     if (!lexically_allowed(resolved))
         throw std::runtime_error("path " + resolved + " (from \"" + name_in + "\") is outside the allowed roots");
     return resolved;

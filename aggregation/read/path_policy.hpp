@@ -1,7 +1,10 @@
 // Where partition files may come from. Names are resolved like URI
 // references against the aggregation file's folder (after `base`), prefix
 // rewrites are applied, and the result must stay under an allowed root: an
-// aggregation file must never make the daemon serve /etc/shadow.
+// aggregation file must never make the daemon serve /etc/shadow. Remote
+// names (http://, https://, s3://), a relative name under a remote base, and
+// a local path that a rewrite maps to a URL resolve to a URL: no root applies
+// to those (remote/ opens them, or refuses them all with remote=no).
 #pragma once
 
 #include <memory>
@@ -28,7 +31,8 @@ public:
     // Lexical resolution only (no file system access besides none): joins
     // base/name, normalises, applies rewrites, and refuses a path lexically
     // outside every allowed root. Throws std::runtime_error with the reason.
-    // `base_given`: whether the JSON had a base key; `name` may be a file:// URI.
+    // `base_given`: whether the JSON had a base key; `name` may be a file:// URI
+    // or a remote URL. A URL is returned as a URL (after rewrites), unconfined.
     std::string resolve(const std::string& name, bool base_given, const std::string& base) const;
 
     // The allowed roots, opened: partitions are opened through it
@@ -41,6 +45,9 @@ public:
 
 private:
     bool lexically_allowed(const std::string& path) const;
+    // The first rewrite whose OLD prefixes name (a path, or a URL given as
+    // OLD), applied; name unchanged when none does.
+    std::string rewritten(const std::string& name) const;
     std::string aggregation_file_;
     std::string folder_;
     std::vector<std::string> roots_;           // lexically normal absolute

@@ -180,8 +180,13 @@ ResolvedName resolve_fragment_name(const std::string& name, const PathPolicy& pa
             r.problem = "file URI without an absolute path is not supported: " + name;
             return r;
         }
+    } else if (scheme == "http" || scheme == "https") {
+        local = name.substr(0, name.find('#'));  // sent as written (percent-encoded)
+    } else if (scheme == "s3") {
+        // An S3 key is literal (remote/ encodes it for the request): decode the URI.
+        local = uri_reference ? percent_decode(name.substr(0, name.find('#'))) : name;
     } else if (!scheme.empty()) {
-        r.problem = "URI scheme \"" + scheme + "\" is not supported (only file: URIs and paths): " + name;
+        r.problem = "URI scheme \"" + scheme + "\" is not supported (only file:, http:, https:, s3: URIs and paths): " + name;
         return r;
     } else {
         // No scheme: an absolute path (tolerated, A6) or a relative reference,

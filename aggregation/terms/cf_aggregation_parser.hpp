@@ -64,7 +64,8 @@ std::vector<Aggregate> parse_cf_aggregations(const std::string& path, const Data
 
 // Resolution of one fragment name (URI or path), docs/conventions/cf-1.13.md "uris":
 // file:// URIs and absolute paths accepted, relative references resolved
-// against the aggregation file's folder, any other scheme refused. `path` is
+// against the aggregation file's folder, http(s):// and s3:// URIs kept as
+// URLs (after rewrites: PathPolicy::resolve), any other scheme refused. `path` is
 // the resolved path (or the name as given when `problem` is set).
 struct ResolvedName {
     std::string path;

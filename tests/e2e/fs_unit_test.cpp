@@ -20,6 +20,8 @@
 #include "fs/log.hpp"
 #include "fs/options.hpp"
 #include "fs/read_path.hpp"
+#include "fs/remote_options.hpp"
+#include "codecs/sniff.hpp"
 
 namespace stdfs = std::filesystem;
 using namespace ncafs;
@@ -62,6 +64,51 @@ public:
     void read(uint64_t offset, std::span<uint8_t> out) const override {
         for (size_t i = 0; i < out.size(); ++i) out[i] = uint8_t((offset + i) * 7);
     }
+};
+
+// An object in memory behind the RemoteBytes interface (the transport is
+// tested against real servers in tests/remote): counts its calls.
+class MemoryObject final : public RemoteBytes {
+public:
+    explicit MemoryObject(std::string bytes, std::string version = "v1")
+        : bytes_(std::move(bytes)), version_(std::move(version)) {}
+    const std::string& url() const override { return url_; }
+    uint64_t size() const override { return bytes_.size(); }
+    const std::string& version() const override { return version_; }
+    void read(void* buffer, size_t n, uint64_t offset) const override {
+        ++reads;
+        if (offset > bytes_.size() || n > bytes_.size() - offset) throw SourceError(url_, "short");
+        std::memcpy(buffer, bytes_.data() + offset, n);
+    }
+    void read_many(std::span<const Range> ranges) const override {
+        ++many_calls;
+        many_ranges += ranges.size();
+        for (const Range& r : ranges) read(r.buffer, r.n, r.offset);
+    }
+    mutable std::atomic<int> reads{0}, many_calls{0}, many_ranges{0};
+
+private:
+    std::string url_ = "https://h.example/obj.nc", bytes_, version_;
+};
+
+// Two extents of one remote object around a computed piece.
+class RemoteExtentsView final : public VirtualFile {
+public:
+    explicit RemoteExtentsView(std::shared_ptr<const OpenFile> f) : file_(std::move(f)) {}
+    uint64_t size() const override { return 30; }
+    void read(uint64_t offset, std::span<uint8_t> out) const override {
+        for (size_t i = 0; i < out.size(); ++i) out[i] = uint8_t('a' + (offset + i) % 26);
+    }
+    std::vector<ViewPiece> pieces(uint64_t offset, uint64_t length) const override {
+        std::vector<ViewPiece> all = {{0, 10, FileExtent{file_, 100, 10}}, {10, 10, std::nullopt},
+                                      {20, 10, FileExtent{file_, 5, 10}}};
+        EXPECT_EQ(offset, 0u);
+        EXPECT_EQ(length, 30u);
+        return all;
+    }
+
+private:
+    std::shared_ptr<const OpenFile> file_;
 };
 
 // Every file that passes the pre-check is an aggregation; paths containing
@@ -112,6 +159,59 @@ TEST(Options, VdsViewAndLods) {
     EXPECT_THROW(apply_view_option("vds_lods=13", v), UsageError);
     EXPECT_THROW(apply_view_option("vds_lods=-1", v), UsageError);
     EXPECT_EQ(view_kind_of("vds"), ViewKind::Vds);
+}
+
+TEST(RemoteFile, ReadsIdentitySniffAndExtents) {
+    std::string bytes(300, '\0');
+    for (size_t i = 0; i < bytes.size(); ++i) bytes[i] = char(i * 13 + 1);
+    bytes.replace(0, 4, "CDF\x01");
+    auto object = std::make_shared<MemoryObject>(bytes);
+    auto file = OpenFile::remote(object);
+    EXPECT_EQ(file->fd(), -1);
+    EXPECT_TRUE(file->is_remote());
+    EXPECT_EQ(file->path(), "https://h.example/obj.nc");
+    EXPECT_EQ(file->size(), 300u);
+    EXPECT_EQ(file->identity().device, kRemoteDevice);
+    EXPECT_NE(file->identity(), OpenFile::remote(std::make_shared<MemoryObject>(bytes, "v2"))->identity());
+    EXPECT_EQ(file->identity(), OpenFile::remote(std::make_shared<MemoryObject>(bytes))->identity());
+    EXPECT_EQ(sniff_file(*file), FileFormat::Cdf);  // an object shorter than kSniffBytes
+    EXPECT_THROW(file->proc_path(), SourceError);
+    char b[4];
+    file->pread_exact(b, 4, 296);
+    EXPECT_EQ(std::memcmp(b, bytes.data() + 296, 4), 0);
+    EXPECT_THROW(file->pread_exact(b, 4, 297), SourceError);
+    file->check_unchanged();
+
+    RemoteExtentsView view(file);
+    std::vector<uint8_t> out(30);
+    read_view(view, 0, out);
+    EXPECT_EQ(std::memcmp(out.data(), bytes.data() + 100, 10), 0);
+    EXPECT_EQ(out[10], uint8_t('a' + 10));
+    EXPECT_EQ(std::memcmp(out.data() + 20, bytes.data() + 5, 10), 0);
+    EXPECT_EQ(object->many_calls.load(), 1);  // both extents of the object in one read_many
+    EXPECT_EQ(object->many_ranges.load(), 2);
+}
+
+TEST(Options, RemoteOptions) {
+    ViewOptions v;
+    EXPECT_TRUE(v.remote.allowed);
+    EXPECT_TRUE(apply_view_option("remote=no", v));
+    EXPECT_FALSE(v.remote.allowed);
+    EXPECT_THROW(apply_view_option("remote=maybe", v), UsageError);
+    EXPECT_TRUE(apply_view_option("s3_endpoint=http://127.0.0.1:9000", v));
+    EXPECT_EQ(v.remote.s3_endpoint, "http://127.0.0.1:9000");
+    EXPECT_THROW(apply_view_option("s3_endpoint=s3://bucket", v), UsageError);
+    EXPECT_TRUE(apply_view_option("s3_region=eu-west-3", v));
+    EXPECT_EQ(v.remote.s3_region, "eu-west-3");
+    EXPECT_TRUE(apply_view_option("cache_dir=/var/cache/ncafs/../x", v));
+    EXPECT_EQ(v.remote.cache_dir, "/var/cache/x");
+    EXPECT_TRUE(apply_view_option("cache_size=3G", v));
+    EXPECT_EQ(v.remote.cache_size, 3ull << 30);
+    EXPECT_EQ(parse_size("512", "x"), 512u);
+    EXPECT_EQ(parse_size("64K", "x"), 64u << 10);
+    EXPECT_EQ(parse_size("100m", "x"), 100ull << 20);
+    for (const char* bad : {"", "G", "1T", "1.5G", "-1", "99999999999999999999", "17179869184G"})
+        EXPECT_THROW(parse_size(bad, "cache_size"), UsageError) << bad;
 }
 
 TEST(Options, MountCommandLine) {

@@ -1,0 +1,21 @@
+// The -o options of remote partitions (remote=, s3_endpoint=, s3_region=,
+// ca_file=, cache_dir=, cache_size=), shared by mount, export and check:
+// parsing into a remote::RemoteConfig. Their --help lines are in options.cpp.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "remote/remote_store.hpp"
+
+namespace ncafs::fs {
+
+// Applies key=value when key is a remote option; false otherwise. Throws
+// UsageError for a bad value.
+bool apply_remote_option(const std::string& key, const std::string& value, remote::RemoteConfig& config);
+
+// "512", "64K", "100M", "2G" (powers of 1024) as bytes; throws UsageError
+// naming the option for anything else.
+uint64_t parse_size(const std::string& text, const std::string& option);
+
+}  // namespace ncafs::fs
