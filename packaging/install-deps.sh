@@ -17,8 +17,8 @@ packages=(
   libssl-dev  # tests/vds: SHA-1 of decoded VDS arrays, compared with the fixtures' README
   # packaging: .deb, man page checks, systemd unit checks
   dpkg-dev groff-base systemd
-  # fuzzing (libFuzzer comes with clang)
-  clang
+  # fuzzing (libFuzzer comes with clang); tests/run.sh links its clang tree with lld
+  clang lld
 )
 
 missing=()
