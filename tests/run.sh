@@ -29,8 +29,9 @@ if command -v ccache >/dev/null; then
     launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_C_COMPILER_LAUNCHER=ccache)
     launcher_env=(CMAKE_CXX_COMPILER_LAUNCHER=ccache CMAKE_C_COMPILER_LAUNCHER=ccache)
 fi
+phase "install dependencies" packaging/install-deps.sh
 # One sanitizer build serves the tests and the libFuzzer targets (tests/fuzz):
-# with clang it also carries libFuzzer's coverage instrumentation
+# with clang (installed just above, with lld) it also carries libFuzzer's coverage instrumentation
 # (-DNCAFS_FUZZ=ON), so the fuzz targets need no second build of the libraries.
 build=build/suite
 package_tree=build/package
@@ -43,7 +44,6 @@ if command -v clang++ >/dev/null 2>&1; then
         compiler+=(-DCMAKE_EXE_LINKER_FLAGS=-fuse-ld=lld)
     fi
 fi
-phase "install dependencies" packaging/install-deps.sh
 # -O1 -g1: enough for the sanitizers (line tables in their reports) and
 # quicker to compile than -O2 -g on the 2-core CI machines.
 phase "configure (ASan+UBSan)" cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
