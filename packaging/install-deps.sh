@@ -18,8 +18,8 @@ packages=(
   strace  # tests/e2e/test_many_partitions.py: system calls per partition of a read
   # packaging: .deb, man page checks, systemd unit checks
   dpkg-dev groff-base systemd
-  # fuzzing (libFuzzer comes with clang)
-  clang
+  # fuzzing (libFuzzer comes with clang); tests/run.sh links its clang tree with lld
+  clang lld
   # remote/: libcurl (the GnuTLS flavour: libnetcdf-dev already pulls it in and
   # it conflicts with libcurl4-openssl-dev); tests/remote: nginx, botocore's signer,
   # openssl for a self-signed HTTPS certificate
