@@ -58,14 +58,14 @@ std::string single_quotes_to_json(const std::string& in, std::vector<size_t>* ma
 
 namespace {
 
-nlohmann::json parse_strict_then_lenient(const std::string& text) {
+nlohmann::json parse_strict_then_lenient(const std::string& text, const JsonParser& parse) {
     try {
-        return nlohmann::json::parse(text);
+        return parse(text);
     } catch (const nlohmann::json::parse_error& strict) {
         std::vector<size_t> map;
         std::string converted = single_quotes_to_json(text, &map);
         try {
-            return nlohmann::json::parse(converted);
+            return parse(converted);
         } catch (const nlohmann::json::parse_error& lenient) {
             // nlohmann's byte is 1-based: the character that failed.
             size_t at = lenient.byte > 0 ? lenient.byte - 1 : 0;
@@ -81,10 +81,14 @@ nlohmann::json parse_strict_then_lenient(const std::string& text) {
 }  // namespace
 
 nlohmann::json parse_lenient_json(const std::string& text) {
+    return parse_lenient_json_with(text, [](const std::string& t) { return nlohmann::json::parse(t); });
+}
+
+nlohmann::json parse_lenient_json_with(const std::string& text, const JsonParser& parse) {
     if (auto at = json_too_deep_at(text, kMaxJsonDepth, true))
         throw JsonTextError{*at, "nested deeper than " + std::to_string(kMaxJsonDepth) + " levels"};
     try {
-        return parse_strict_then_lenient(text);
+        return parse_strict_then_lenient(text, parse);
     } catch (const nlohmann::json::out_of_range& e) {
         // A number beyond double's range (406, "1e999") is no parse_error and
         // carries no position.

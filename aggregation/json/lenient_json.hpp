@@ -5,6 +5,7 @@
 // True/False/None into JSON's). Anything else is reported, never guessed.
 #pragma once
 
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <string>
 
@@ -13,6 +14,11 @@ namespace ncafs::agg {
 // Throws JsonTextError with the 0-based character position (in `text`) where
 // parsing failed and the parser's reason.
 nlohmann::json parse_lenient_json(const std::string& text);
+
+// The same with `parse` doing the parsing (a streaming parser): called on the
+// text and, should it throw nlohmann's parse_error, again on the re-quoted text.
+using JsonParser = std::function<nlohmann::json(const std::string& text)>;
+nlohmann::json parse_lenient_json_with(const std::string& text, const JsonParser& parse);
 
 struct JsonTextError {
     size_t position;
