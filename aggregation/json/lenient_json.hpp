@@ -8,6 +8,8 @@
 #include <functional>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <string_view>
+#include <vector>
 
 namespace ncafs::agg {
 
@@ -17,8 +19,8 @@ nlohmann::json parse_lenient_json(const std::string& text);
 
 // The same with `parse` doing the parsing (a streaming parser): called on the
 // text and, should it throw nlohmann's parse_error, again on the re-quoted text.
-using JsonParser = std::function<nlohmann::json(const std::string& text)>;
-nlohmann::json parse_lenient_json_with(const std::string& text, const JsonParser& parse);
+using JsonParser = std::function<nlohmann::json(std::string_view text)>;
+nlohmann::json parse_lenient_json_with(std::string_view text, const JsonParser& parse);
 
 struct JsonTextError {
     size_t position;
@@ -27,6 +29,6 @@ struct JsonTextError {
 
 // Exposed for tests: the single-quote pre-pass; map[i] is the position in the
 // input of output character i.
-std::string single_quotes_to_json(const std::string& text, std::vector<size_t>* map);
+std::string single_quotes_to_json(std::string_view text, std::vector<size_t>* map);
 
 }  // namespace ncafs::agg

@@ -749,10 +749,10 @@ void on_partition(NcaParse& st, uint64_t i, const json& pj) {
 }
 
 // One pass over the text (strict JSON, else the pseudo-JSON re-quoted).
-void stream_pass(NcaParse& st, const std::string& text, bool context_fixed) {
+void stream_pass(NcaParse& st, std::string_view text, bool context_fixed) {
     StreamCallbacks callbacks{[&](const json& root) { if (!context_fixed) start_partitions(st, root); },
                               [&](uint64_t i, const json& pj) { on_partition(st, i, pj); }};
-    auto parse = [&](const std::string& t) {
+    auto parse = [&](std::string_view t) {
         reset_partitions(st, context_fixed);
         return parse_json_streaming(t, "Partitions", callbacks, st.parts);
     };
@@ -778,7 +778,7 @@ void parse_json_and_partitions(NcaParse& st) {
     if (const Attribute* at = st.carrier.find_attribute(st.json_attr); at && at->length() > st.limits.max_metadata_bytes)
         cx.fail("", std::to_string(at->length()) + " bytes of JSON exceed the limit max_metadata=" +
                         std::to_string(st.limits.max_metadata_bytes));
-    const std::string text = text_attribute(st.carrier, st.json_attr.c_str());
+    const std::string_view text = text_attribute_view(st.carrier, st.json_attr.c_str());  // not copied
     stream_pass(st, text, false);
     std::vector<std::string> partition_warnings = std::move(st.agg.warnings);
     st.agg.warnings.clear();
@@ -823,39 +823,67 @@ void settle_unknown_conventions(NcaParse& st) {
     }
 }
 
+// Per matrix dimension: index value -> the first partition with it and its
+// master range. A table by index value while pmshape is no larger than the
+// partitions could fill (a million partitions: no million-node map), else a map.
+class IndexRanges {
+public:
+    struct Seen {
+        size_t first = SIZE_MAX;  // SIZE_MAX: none yet
+        uint64_t start = 0, count = 0;
+    };
+    IndexRanges(uint64_t extent, size_t partitions) {
+        if (extent <= 4 * static_cast<uint64_t>(partitions) + 16) dense_.resize(extent);
+    }
+    // The entry recorded first for `index` (recording `s` when it is the first).
+    const Seen& first_with(uint64_t index, const Seen& s) {
+        Seen& slot = index < dense_.size() ? dense_[index] : sparse_[index];
+        if (slot.first == SIZE_MAX) slot = s;
+        return slot;
+    }
+
+private:
+    std::vector<Seen> dense_;
+    std::map<uint64_t, Seen> sparse_;
+};
+
+// The master box of partition i from its raw location, checked against the master.
+void box_of(const NcaParse& st, size_t i, std::vector<uint64_t>& start, std::vector<uint64_t>& counts) {
+    const Aggregate& agg = st.agg;
+    for (size_t d = 0; d < st.rank(); ++d) {
+        const auto [a, b] = st.raw_location(i, d);
+        auto fail = [&](const std::string& reason) -> void {
+            st.cx.fail("Partitions[" + std::to_string(i) + "].location[" + std::to_string(d) + "]", reason);
+        };
+        // b - a + 1 wraps for [0, 2^64-1]: checked, like the range test below.
+        const uint64_t count = st.convention[i] == Convention::Inclusive ? checked::add_or_throw(b - a, 1, fail) : b - a;
+        if (count == 0) fail("empty range [" + std::to_string(a) + ", " + std::to_string(b) + ")");
+        if (!checked::fits_in(a, count, agg.shape[d]))
+            fail("[" + std::to_string(a) + ", " + std::to_string(b) + "] runs past the master dimension '" + agg.dims[d] +
+                 "' of length " + std::to_string(agg.shape[d]));
+        start[d] = a;
+        counts[d] = count;
+    }
+}
+
 // Boxes, checked against the master; partitions sharing an index along a matrix dimension share its range.
 void place_boxes(NcaParse& st) {
-    const Context& cx = st.cx;
     Aggregate& agg = st.agg;
-    // Per matrix dim, index value -> (first partition, master range start/count).
-    std::vector<std::map<uint64_t, std::pair<size_t, std::pair<uint64_t, uint64_t>>>> index_ranges(agg.matrix_dims.size());
+    const size_t n = agg.fragments.size();
+    std::vector<IndexRanges> index_ranges;
+    for (uint64_t extent : agg.matrix_shape) index_ranges.emplace_back(extent, n);
     std::vector<uint64_t> start(st.rank()), counts(st.rank());
-    for (size_t i = 0; i < agg.fragments.size(); ++i) {
-        const std::string P = "Partitions[" + std::to_string(i) + "]";
-        for (size_t d = 0; d < st.rank(); ++d) {
-            const auto [a, b] = st.raw_location(i, d);
-            const std::string L = P + ".location[" + std::to_string(d) + "]";
-            // b - a + 1 wraps for [0, 2^64-1]: checked, like the range test below.
-            const uint64_t count = st.convention[i] == Convention::Inclusive
-                                       ? checked::add_or_throw(b - a, 1, [&](const std::string& r) -> void { cx.fail(L, r); })
-                                       : b - a;
-            if (count == 0) cx.fail(L, "empty range [" + std::to_string(a) + ", " + std::to_string(b) + ")");
-            if (!checked::fits_in(a, count, agg.shape[d]))
-                cx.fail(L, "[" + std::to_string(a) + ", " + std::to_string(b) + "] runs past the master dimension '" +
-                               agg.dims[d] + "' of length " + std::to_string(agg.shape[d]));
-            start[d] = a;
-            counts[d] = count;
-        }
+    for (size_t i = 0; i < n; ++i) {
+        box_of(st, i, start, counts);
         agg.fragments.set_box(i, start, counts);
         if (!st.has_index[i]) continue;
         const uint64_t* index = st.indices.data() + i * agg.matrix_dims.size();
         for (size_t j = 0; j < agg.matrix_dims.size(); ++j) {
             size_t d = static_cast<size_t>(st.master_dim(agg.matrix_dims[j]));
-            auto range = std::make_pair(start[d], counts[d]);
-            auto [it, inserted] = index_ranges[j].try_emplace(index[j], i, range);
-            if (!inserted && it->second.second != range)
-                agg.warnings.push_back(cx.where + " " + P + ".location[" + std::to_string(d) +
-                                       "]: differs from Partitions[" + std::to_string(it->second.first) +
+            const auto& first = index_ranges[j].first_with(index[j], {i, start[d], counts[d]});
+            if (first.start != start[d] || first.count != counts[d])
+                agg.warnings.push_back(st.cx.where + " Partitions[" + std::to_string(i) + "].location[" + std::to_string(d) +
+                                       "]: differs from Partitions[" + std::to_string(first.first) +
                                        "], which has the same index[" + std::to_string(j) +
                                        "] = " + std::to_string(index[j]) + " (location wins)");
         }
