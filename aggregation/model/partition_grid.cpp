@@ -57,6 +57,7 @@ PartitionGrid::PartitionGrid(const Aggregate& agg) : agg_(agg) {
         }
         std::sort(c.begin(), c.end());
         c.erase(std::unique(c.begin(), c.end()), c.end());
+        c.shrink_to_fit();  // a million partitions along one dim leave few cuts along the others
     }
     uint64_t ncells = 1;
     bool fits = true;
