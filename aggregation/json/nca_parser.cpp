@@ -81,7 +81,14 @@ uint64_t as_index(const Context& cx, const json& v, const std::string& path) {
 std::vector<uint64_t> as_index_list(const Context& cx, const json& v, const std::string& path) {
     if (!v.is_array()) cx.fail(path, "expected a list of integers, found " + v.dump());
     std::vector<uint64_t> out;
-    for (size_t i = 0; i < v.size(); ++i) out.push_back(as_index(cx, v[i], path + "[" + std::to_string(i) + "]"));
+    out.reserve(v.size());
+    for (size_t i = 0; i < v.size(); ++i) {
+        if (v[i].is_number_unsigned()) {  // the usual case: no message path built
+            out.push_back(v[i].get<uint64_t>());
+            continue;
+        }
+        out.push_back(as_index(cx, v[i], path + "[" + std::to_string(i) + "]"));
+    }
     return out;
 }
 
@@ -131,6 +138,11 @@ private:
     std::vector<bool> bits_;
     std::set<std::vector<uint64_t>> set_;
 };
+
+// "tas:nca_array Partitions[3]": where a partition's messages point.
+std::string partition_where(const std::string& variable_where, size_t i) {
+    return variable_where + " Partitions[" + std::to_string(i) + "]";
+}
 
 // Why a partition's index disagrees with pmshape (or repeats another's), if it does.
 std::optional<std::string> index_problem(const std::vector<uint64_t>& index, const std::vector<uint64_t>& matrix_shape,
@@ -693,7 +705,7 @@ void parse_partition(NcaParse& st, size_t i, const json& pj) {
         if (!known_part.count(it.key())) st.agg.warnings.push_back(cx.where + " " + P + "." + it.key() + ": unknown key ignored");
 
     Fragment f;
-    f.where = cx.where + " " + P;
+    f.where = partition_where(cx.where, i);
     f.reverse.assign(st.rank(), false);
     parse_partition_index(st, i, P, pj, f);
     std::string S;
@@ -704,6 +716,7 @@ void parse_partition(NcaParse& st, size_t i, const json& pj) {
     parse_partition_reversal(st, P, pj, axis_names, f);
     parse_partition_units(st, P, pj, f);
     parse_partition_location(st, i, P, pj, expected);
+    f.where.clear();  // the table's where_of gives it
     st.agg.fragments.push_back(f);
 }
 
@@ -716,7 +729,7 @@ void parse_partition(NcaParse& st, size_t i, const json& pj) {
 void reset_partitions(NcaParse& st, bool context_fixed) {
     PartitionTable fresh;
     fresh.set_rank(st.rank());
-    fresh.set_where_of([where = st.cx.where](size_t i) { return where + " Partitions[" + std::to_string(i) + "]"; });
+    fresh.set_where_of([where = st.cx.where](size_t i) { return partition_where(where, i); });
     st.agg.fragments = std::move(fresh);
     st.agg.warnings.clear();  // nothing before the JSON warns
     st.convention.clear(), st.raw_locations.clear(), st.indices.clear(), st.has_index.clear();

@@ -86,9 +86,10 @@ void PartitionTable::store_box(size_t row, std::span<const uint64_t> start, std:
 }
 
 uint32_t PartitionTable::intern_directory(std::string_view dir) {
+    if (!directories_.empty() && directories_[last_directory_] == dir) return last_directory_;  // runs share one
     auto [it, inserted] = directory_ids_.try_emplace(std::string(dir), static_cast<uint32_t>(directories_.size()));
     if (inserted) directories_.emplace_back(dir);
-    return it->second;
+    return last_directory_ = it->second;
 }
 
 uint32_t PartitionTable::intern_transform(const Fragment& f) {
@@ -109,8 +110,11 @@ void PartitionTable::store_row(size_t row, const Fragment& f) {
     const size_t name_at = slash == std::string::npos ? 0 : slash + 1;
     directory_[row] = intern_directory(std::string_view(f.path).substr(0, name_at));
     transform_[row] = intern_transform(f);
-    if (where_of_ && where_of_(row) == f.where) where_.erase(row);
-    else where_[row] = f.where;
+    if (f.where.empty() || (where_of_ && where_of_(row) == f.where)) {
+        if (!where_.empty()) where_.erase(row);
+    } else {
+        where_[row] = f.where;
+    }
     store_box(row, f.start, f.count);
 }
 

@@ -38,7 +38,8 @@ public:
     void set_rank(size_t rank);
 
     // Appends a partition. Its box (start/count) may be empty (placed later
-    // with set_box); otherwise every partition's box has the same rank.
+    // with set_box); otherwise every partition's box has the same rank. An
+    // empty `where` stands for where_of's.
     // Throws std::invalid_argument when the rank differs from earlier rows.
     void push_back(const Fragment& f);
     // Replaces the partition in `row` (its box included).
@@ -105,6 +106,7 @@ private:
     std::vector<uint32_t> transform_;  // index into transforms_
     std::vector<std::string> directories_;
     std::unordered_map<std::string, uint32_t> directory_ids_;
+    uint32_t last_directory_ = 0;
     // Everything but box, kind, path and where, deduplicated. A declared
     // shape equal to the box's counts is stored as the flag below instead.
     struct Transform {

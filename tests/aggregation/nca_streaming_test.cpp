@@ -8,6 +8,8 @@
 
 #include "aggregation/read/dataset_cache.hpp"
 #include "aggregation/read/open_aggregation.hpp"
+#include "aggregation/read/path_policy.hpp"
+#include "codecs/confined_open.hpp"
 #include "codecs/array_source.hpp"
 #include "codecs/error.hpp"
 #include "tests/aggregation/aggregation_test_util.hpp"
@@ -116,4 +118,18 @@ TEST(NcaStreaming, MaxFragmentsCountsEveryPartition) {
         m = e.what();
     }
     EXPECT_CONTAINS(m, "Partitions: 2 partitions exceed the limit max_fragments=1");
+}
+
+// The shortcut for plain relative names ("dir/file.nc") gives what the
+// general lexical normalisation gives; the other names take the general path.
+TEST(NcaStreaming, PlainRelativeNamesResolveLikeTheGeneralPath) {
+    for (const std::string agg : {"/data/run/agg.nca", "/agg.nca"}) {
+        agg::PathPolicy policy(agg, {"/"}, {});
+        const std::string folder = agg == "/agg.nca" ? "" : "/data/run";
+        for (const std::string name : {"p.nc", "parts/p_1.nc", "a/b/c.nc", "./p.nc", "a/../p.nc", "a//p.nc", "..p.nc", "p..nc"})
+            EXPECT_EQ(policy.resolve(name, false, ""), lexically_normal_absolute(folder + "/" + name)) << agg << " " << name;
+    }
+    agg::PathPolicy confined("/data/run/agg.nca", {}, {});
+    EXPECT_THROW(confined.resolve("../other/p.nc", false, ""), std::runtime_error);
+    EXPECT_EQ(confined.resolve("sub/p.nc", false, ""), "/data/run/sub/p.nc");
 }
