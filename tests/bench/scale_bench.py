@@ -5,7 +5,8 @@ million partitions"). For each N (default 10,000 and 100,000; --huge adds
 each, tests/e2e/tiny_partitions.py) under WORK, aggregates them as NCA JSON
 (written here) and as CF-1.13 (`ncafs aggregate --files-from`), and under
 `ulimit -n 1024` times, per aggregation:
-  mount -> first stat of the virtual file, `ncdump -h` (first, second),
+  mount -> first stat of the virtual file (wall and daemon CPU time),
+  `ncdump -h` (first, second),
   a point time series with ncks (tas[:,0,0]; first, second), `cat` of the
   virtual file (MB/s), `ncafs inspect`, `ncafs check`,
 and reports the daemon's peak RSS (VmHWM) and most open descriptors.
@@ -98,6 +99,13 @@ def vm_hwm_kib(pid):
     return -1
 
 
+def cpu_seconds(pid):
+    """utime + stime of a process (the machine may be shared: CPU time is steadier than wall time)."""
+    with open("/proc/%d/stat" % pid) as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / float(os.sysconf("SC_CLK_TCK"))
+
+
 def run_timed(cmd, timeout):
     t0 = time.time()
     try:
@@ -151,6 +159,7 @@ def measure_mount(ncafs, folder, source_name, args):
                 raise RuntimeError("no mount within %d s" % args.timeout)
             time.sleep(0.005)
         out["mount_stat"] = time.time() - t0
+        out["mount_cpu"] = cpu_seconds(proc.pid)
         out["ncdump1"] = run_timed(["ncdump", "-h", virtual], args.timeout)
         out["ncdump2"] = run_timed(["ncdump", "-h", virtual], args.timeout)
         if not args.skip_reads:
@@ -182,7 +191,7 @@ def report(n, kind, figures, base):
         return "" if v is None or not b else "  x%.1f of local" % (v / b)
 
     print("N=%d %s" % (n, kind))
-    print("  mount -> first stat   %s" % fmt(figures["mount_stat"]))
+    print("  mount -> first stat   %s (daemon CPU %.3f s)" % (fmt(figures["mount_stat"]), figures["mount_cpu"]))
     print("  ncdump -h first       %s%s" % (fmt(figures["ncdump1"]), ratio("ncdump1", "ncdump")))
     print("  ncdump -h second      %s%s" % (fmt(figures["ncdump2"]), ratio("ncdump2", "ncdump")))
     if "ncks1" in figures:
