@@ -63,14 +63,14 @@ def partition_bytes(index):
                        ("tas", [0, 1, 2], NC_FLOAT, {"units": "K"}, tas)])
 
 
-def write_partitions(folder, n):
-    """n partition files part_NNNNNNN.nc in folder; returns their paths."""
+def write_partitions(folder, n, bytes_of=partition_bytes, pattern="part_%07d.nc"):
+    """n partition files (pattern % i, bytes_of(i)) in folder; returns their paths."""
     os.makedirs(folder, exist_ok=True)
     names = []
     for i in range(n):
-        name = os.path.join(folder, "part_%07d.nc" % i)
+        name = os.path.join(folder, pattern % i)
         with open(name, "wb") as f:
-            f.write(partition_bytes(i))
+            f.write(bytes_of(i))
         names.append(name)
     return names
 
