@@ -227,7 +227,7 @@ def main():
         if not args.skip_reads:
             base["ncks"] = run_timed(series_cmd(local), args.timeout)
         print("N=%d baselines on a local classic file: ncdump -h %s, ncks series %s" %
-              (n, fmt(base["ncdump"]), fmt(base.get("ncks"))))
+              (n, fmt(base["ncdump"]), "(skipped)" if args.skip_reads else fmt(base["ncks"])))
         for kind, name in (("NCA JSON", "nca.nca"), ("CF-1.13", "cf.nc")):
             figures = measure_mount(ncafs, folder, name, args)
             path = os.path.join(folder, name)
