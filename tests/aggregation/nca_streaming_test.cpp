@@ -8,6 +8,7 @@
 
 #include "aggregation/read/dataset_cache.hpp"
 #include "aggregation/read/open_aggregation.hpp"
+#include "aggregation/json/streamed_json.hpp"
 #include "aggregation/read/path_policy.hpp"
 #include "codecs/confined_open.hpp"
 #include "codecs/array_source.hpp"
@@ -132,4 +133,29 @@ TEST(NcaStreaming, PlainRelativeNamesResolveLikeTheGeneralPath) {
     agg::PathPolicy confined("/data/run/agg.nca", {}, {});
     EXPECT_THROW(confined.resolve("../other/p.nc", false, ""), std::runtime_error);
     EXPECT_EQ(confined.resolve("sub/p.nc", false, ""), "/data/run/sub/p.nc");
+}
+
+// The streaming parser hands on exactly the top-level list's elements, in
+// order and whole, and builds everything else as nlohmann::json::parse would.
+TEST(NcaStreaming, StreamedJsonHandsOnTopLevelListElementsOnly) {
+    const std::string text =
+        R"({"a": {"Partitions": [1, 2]}, "Partitions": [{"x": [1, [2, {"y": null}]]}, 3, "s", [], {}], "z": [4]})";
+    std::vector<nlohmann::json> seen;
+    agg::StreamedList list;
+    agg::StreamCallbacks callbacks{[&](const nlohmann::json& root) { EXPECT_EQ(root.size(), 2u) << root.dump(); },
+                                   [&](uint64_t i, const nlohmann::json& e) {
+                                       EXPECT_EQ(i, seen.size());
+                                       seen.push_back(e);
+                                   }};
+    nlohmann::json root = agg::parse_json_streaming(text, "Partitions", callbacks, list);
+    nlohmann::json whole = nlohmann::json::parse(text);
+    EXPECT_EQ(nlohmann::json(seen), whole["Partitions"]);
+    EXPECT_TRUE(list.seen);
+    EXPECT_FALSE(list.repeated);
+    EXPECT_EQ(list.count, 5u);
+    whole["Partitions"] = nlohmann::json::array();
+    EXPECT_EQ(root, whole);
+    agg::StreamCallbacks ignore{nullptr, [](uint64_t, const nlohmann::json&) {}};
+    EXPECT_THROW(agg::parse_json_streaming(R"({"Partitions": [1, }")", "Partitions", ignore, list),
+                 nlohmann::json::parse_error);
 }
