@@ -82,7 +82,7 @@ int run_inspect(const std::vector<std::string>& args, std::ostream& out, std::os
             if (covered < total) out << " (" << (total - covered) << " uncovered, read as fill)";
             out << "\n";
             std::set<std::string> files;
-            for (const auto& f : a.fragments) files.insert(f.path);
+            for (size_t i = 0; i < a.fragments.size(); ++i) files.insert(a.fragments.path(i));
             uint64_t on_disk = 0;
             size_t present = 0;
             for (const auto& f : files)

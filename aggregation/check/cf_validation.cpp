@@ -47,10 +47,10 @@ std::vector<std::string> check_tiling(const Aggregate& a) {
         out.push_back(e.what());
         return out;
     }
-    for (const auto& f : a.fragments)
+    for (size_t i = 0; i < a.fragments.size(); ++i)
         for (size_t d = 0; d < a.shape.size(); ++d)
-            if (f.start[d] + f.count[d] > a.shape[d])
-                out.push_back(a.file + ": " + f.where + " reaches beyond " + a.dims[d] + " (length " +
+            if (a.fragments.start(i, d) + a.fragments.count(i, d) > a.shape[d])
+                out.push_back(a.file + ": " + a.fragments.where(i) + " reaches beyond " + a.dims[d] + " (length " +
                               std::to_string(a.shape[d]) + ")");
     const uint64_t total = a.element_count(), covered = a.covered_elements();
     if (out.empty() && covered != total)

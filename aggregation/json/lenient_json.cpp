@@ -6,7 +6,7 @@
 
 namespace ncafs::agg {
 
-std::string single_quotes_to_json(const std::string& in, std::vector<size_t>* map) {
+std::string single_quotes_to_json(std::string_view in, std::vector<size_t>* map) {
     std::string out;
     out.reserve(in.size() + 16);
     auto put = [&](char c, size_t from) {
@@ -45,7 +45,7 @@ std::string single_quotes_to_json(const std::string& in, std::vector<size_t>* ma
         } else if (std::isalpha(static_cast<unsigned char>(c))) {  // bare word: Python literals
             size_t j = i;
             while (j < in.size() && (std::isalnum(static_cast<unsigned char>(in[j])) || in[j] == '_')) ++j;
-            std::string word = in.substr(i, j - i);
+            std::string word(in.substr(i, j - i));
             std::string repl = word == "True" ? "true" : word == "False" ? "false" : word == "None" ? "null" : word;
             for (size_t k = 0; k < repl.size(); ++k) put(repl[k], i + std::min(k, word.size() - 1));
             i = j;
@@ -58,15 +58,17 @@ std::string single_quotes_to_json(const std::string& in, std::vector<size_t>* ma
 
 namespace {
 
-nlohmann::json parse_strict_then_lenient(const std::string& text) {
+nlohmann::json parse_strict_then_lenient(std::string_view text, const JsonParser& parse) {
     try {
-        return nlohmann::json::parse(text);
+        return parse(text);
     } catch (const nlohmann::json::parse_error& strict) {
-        std::vector<size_t> map;
-        std::string converted = single_quotes_to_json(text, &map);
+        std::string converted = single_quotes_to_json(text, nullptr);
         try {
-            return nlohmann::json::parse(converted);
+            return parse(converted);
         } catch (const nlohmann::json::parse_error& lenient) {
+            // The position map costs 8 bytes a character: built only to report an error.
+            std::vector<size_t> map;
+            converted = single_quotes_to_json(text, &map);
             // nlohmann's byte is 1-based: the character that failed.
             size_t at = lenient.byte > 0 ? lenient.byte - 1 : 0;
             size_t pos = map.empty() ? 0 : at < map.size() ? map[at] : text.size();
@@ -81,10 +83,14 @@ nlohmann::json parse_strict_then_lenient(const std::string& text) {
 }  // namespace
 
 nlohmann::json parse_lenient_json(const std::string& text) {
+    return parse_lenient_json_with(text, [](std::string_view t) { return nlohmann::json::parse(t); });
+}
+
+nlohmann::json parse_lenient_json_with(std::string_view text, const JsonParser& parse) {
     if (auto at = json_too_deep_at(text, kMaxJsonDepth, true))
         throw JsonTextError{*at, "nested deeper than " + std::to_string(kMaxJsonDepth) + " levels"};
     try {
-        return parse_strict_then_lenient(text);
+        return parse_strict_then_lenient(text, parse);
     } catch (const nlohmann::json::out_of_range& e) {
         // A number beyond double's range (406, "1e999") is no parse_error and
         // carries no position.

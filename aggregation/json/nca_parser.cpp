@@ -11,6 +11,7 @@
 
 #include "aggregation/model/error.hpp"
 #include "aggregation/json/lenient_json.hpp"
+#include "aggregation/json/streamed_json.hpp"
 #include "codecs/checked_math.hpp"
 #include "aggregation/terms/text_attribute.hpp"
 #include "aggregation/model/units_conversion.hpp"
@@ -80,7 +81,14 @@ uint64_t as_index(const Context& cx, const json& v, const std::string& path) {
 std::vector<uint64_t> as_index_list(const Context& cx, const json& v, const std::string& path) {
     if (!v.is_array()) cx.fail(path, "expected a list of integers, found " + v.dump());
     std::vector<uint64_t> out;
-    for (size_t i = 0; i < v.size(); ++i) out.push_back(as_index(cx, v[i], path + "[" + std::to_string(i) + "]"));
+    out.reserve(v.size());
+    for (size_t i = 0; i < v.size(); ++i) {
+        if (v[i].is_number_unsigned()) {  // the usual case: no message path built
+            out.push_back(v[i].get<uint64_t>());
+            continue;
+        }
+        out.push_back(as_index(cx, v[i], path + "[" + std::to_string(i) + "]"));
+    }
     return out;
 }
 
@@ -110,16 +118,42 @@ std::optional<std::vector<uint8_t>> attribute_element(const Variable& v, const c
     return out;
 }
 
+// Partition indices already seen: one bit per matrix cell while the matrix
+// is small enough, else the indices themselves (a hostile pmshape).
+class SeenCells {
+public:
+    bool insert(const std::vector<uint64_t>& index, const std::vector<uint64_t>& matrix_shape) {
+        const uint64_t cells = element_count(matrix_shape);
+        if (cells > kMaxBits) return set_.insert(index).second;
+        if (bits_.size() != cells) bits_.assign(cells, false);
+        uint64_t at = 0;
+        for (size_t j = 0; j < index.size(); ++j) at = at * matrix_shape[j] + index[j];
+        if (bits_[at]) return false;
+        bits_[at] = true;
+        return true;
+    }
+
+private:
+    static constexpr uint64_t kMaxBits = uint64_t{1} << 27;  // 16 MiB of bits
+    std::vector<bool> bits_;
+    std::set<std::vector<uint64_t>> set_;
+};
+
+// "tas:nca_array Partitions[3]": where a partition's messages point.
+std::string partition_where(const std::string& variable_where, size_t i) {
+    return variable_where + " Partitions[" + std::to_string(i) + "]";
+}
+
 // Why a partition's index disagrees with pmshape (or repeats another's), if it does.
 std::optional<std::string> index_problem(const std::vector<uint64_t>& index, const std::vector<uint64_t>& matrix_shape,
-                                         std::set<std::vector<uint64_t>>& seen) {
+                                         SeenCells& seen) {
     if (index.size() != matrix_shape.size())
         return "has " + std::to_string(index.size()) + " entries but pmshape has " + std::to_string(matrix_shape.size());
     for (size_t j = 0; j < index.size(); ++j)
         if (index[j] >= matrix_shape[j])
             return "value " + std::to_string(index[j]) + " at " + std::to_string(j) + " outside pmshape " +
                    std::to_string(matrix_shape[j]);
-    if (!seen.insert(index).second) return std::string("repeats the index of another partition");
+    if (!seen.insert(index, matrix_shape)) return std::string("repeats the index of another partition");
     return std::nullopt;
 }
 
@@ -258,19 +292,36 @@ struct NcaParse {
     std::string json_attr;  // prefix + "array"
     Context cx;
     Aggregate agg;
-    json root;
-    bool square_is_range = false;  // part grammar: [a,b,s] is a range (0.4) rather than a list
-    std::map<std::string, bool> master_directions;
-    bool base_given = false;
-    std::string base;
-    const json* parts = nullptr;  // the Partitions list
+    json root;  // the JSON without the Partitions list (streamed, partition by partition)
+    StreamedList parts;
+    // What the partitions are read with: the JSON outside Partitions.
+    struct PartitionContext {
+        bool square_is_range = false;  // part grammar: [a,b,s] is a range (0.4) rather than a list
+        std::map<std::string, bool> master_directions;
+        std::vector<std::string> matrix_dims;
+        std::vector<uint64_t> matrix_shape;
+        bool base_given = false;
+        std::string base;
+        bool operator==(const PartitionContext&) const = default;
+    } ctx;
+    bool saw_partition_directions = false;  // a partition has pdirections/directions (0.3 part grammar)
     uint64_t matrix_cells = 0;
-    std::vector<Convention> convention;  // per partition
-    std::vector<std::vector<std::pair<uint64_t, uint64_t>>> raw_locations;  // per partition, per master dim
-    std::set<std::vector<uint64_t>> seen_index;
-    std::vector<std::vector<uint64_t>> indices;  // per partition (empty: none or ignored)
+    // Per partition, in order (flat: a million partitions must not cost a million vectors).
+    std::vector<Convention> convention;
+    std::vector<uint64_t> raw_locations;  // [start, stop] per master dim
+    SeenCells seen_index;
+    std::vector<uint64_t> indices;  // matrix_dims.size() per partition
+    std::vector<bool> has_index;    // false: none or ignored
+    // Partition 0 is read before anyone knows whether it is alone.
+    bool first_lacks_index = false, first_lacks_location = false;
+    size_t first_no_index_warning_at = 0;
+    std::exception_ptr partition_error;  // the first partition that failed (reported after the JSON-wide checks)
+    bool context_ok = false;  // ctx holds for the partitions being streamed
 
     size_t rank() const { return agg.dims.size(); }
+    std::pair<uint64_t, uint64_t> raw_location(size_t i, size_t d) const {
+        return {raw_locations[2 * (i * rank() + d)], raw_locations[2 * (i * rank() + d) + 1]};
+    }
     int master_dim(const std::string& n) const {
         for (size_t d = 0; d < agg.dims.size(); ++d)
             if (agg.dims[d] == n) return static_cast<int>(d);
@@ -323,18 +374,9 @@ void parse_presented_attributes(NcaParse& st) {
         agg.packing = Affine{sf && sf->length() > 0 ? sf->as_double(0) : 1.0, ao && ao->length() > 0 ? ao->as_double(0) : 0.0};
 }
 
-// The JSON (its size bounded first: the parsed tree holds many times the text) and its part grammar.
-void parse_json_root(NcaParse& st) {
+// The JSON outside Partitions: an object; unknown keys; the part grammar.
+void check_json_root(NcaParse& st) {
     const Context& cx = st.cx;
-    if (const Attribute* at = st.carrier.find_attribute(st.json_attr); at && at->length() > st.limits.max_metadata_bytes)
-        cx.fail("", std::to_string(at->length()) + " bytes of JSON exceed the limit max_metadata=" +
-                        std::to_string(st.limits.max_metadata_bytes));
-    std::string text = text_attribute(st.carrier, st.json_attr.c_str());
-    try {
-        st.root = parse_lenient_json(text);
-    } catch (const JsonTextError& e) {
-        cx.fail("", "at character " + std::to_string(e.position) + ": " + e.reason);
-    }
     const json& root = st.root;
     if (!root.is_object()) cx.fail("", "expected a JSON object, found " + std::string(root.type_name()));
 
@@ -342,84 +384,85 @@ void parse_json_root(NcaParse& st) {
                                                     "base", "Partitions"};
     for (auto it = root.begin(); it != root.end(); ++it)
         if (!known_top.count(it.key())) st.agg.warnings.push_back(cx.where + " " + it.key() + ": unknown key ignored");
+}
 
-    // The part grammar depends on the generation (1.9): nca_array => 0.2 rules;
-    // cfa_array => 0.4 rules unless the 0.3-only keys directions/pdirections appear.
-    st.square_is_range = st.gen == NcaGeneration::Cfa;
-    if (st.square_is_range) {
-        if (root.contains("directions")) st.square_is_range = false;
-        if (auto p = root.find("Partitions"); p != root.end() && p->is_array())
-            for (const auto& part : *p)
-                if (part.is_object() && (part.contains("pdirections") || part.contains("directions")))
-                    st.square_is_range = false;
-    }
+// The part grammar depends on the generation (1.9): nca_array => 0.2 rules;
+// cfa_array => 0.4 rules unless the 0.3-only keys directions/pdirections appear.
+bool square_is_range(const NcaParse& st) {
+    return st.gen == NcaGeneration::Cfa && !st.root.contains("directions") && !st.saw_partition_directions;
 }
 
 // Master directions, the partition matrix (0.1 spells it pshape/pdimensions at top level, A3), base.
-void parse_matrix(NcaParse& st) {
+NcaParse::PartitionContext parse_matrix(const NcaParse& st) {
     const Context& cx = st.cx;
     const json& root = st.root;
-    Aggregate& agg = st.agg;
+    NcaParse::PartitionContext c;
+    c.square_is_range = square_is_range(st);
     const std::string dims_attr = st.prefix + "dimensions";
-    if (const json* dir = find_key(root, {"directions"})) directions_of(cx, *dir, "directions", st.master_directions);
-    for (const auto& [name, _] : st.master_directions)
+    if (const json* dir = find_key(root, {"directions"})) directions_of(cx, *dir, "directions", c.master_directions);
+    for (const auto& [name, _] : c.master_directions)
         if (st.master_dim(name) < 0)
             cx.fail("directions." + name, "unknown dimension name '" + name + "' (not in " + dims_attr + ")");
     if (const json* pd = find_key(root, {"pmdimensions", "pdimensions"})) {
         std::string key = key_used(root, {"pmdimensions", "pdimensions"});
-        agg.matrix_dims = as_name_list(cx, *pd, key);
-        for (size_t j = 0; j < agg.matrix_dims.size(); ++j)
-            if (st.master_dim(agg.matrix_dims[j]) < 0)
-                cx.fail(key + "[" + std::to_string(j) + "]", "unknown dimension name '" + agg.matrix_dims[j] + "'");
+        c.matrix_dims = as_name_list(cx, *pd, key);
+        for (size_t j = 0; j < c.matrix_dims.size(); ++j)
+            if (st.master_dim(c.matrix_dims[j]) < 0)
+                cx.fail(key + "[" + std::to_string(j) + "]", "unknown dimension name '" + c.matrix_dims[j] + "'");
     }
     if (const json* ps = find_key(root, {"pmshape", "pshape"})) {
         std::string key = key_used(root, {"pmshape", "pshape"});
-        agg.matrix_shape = as_index_list(cx, *ps, key);
-        if (agg.matrix_shape.size() != agg.matrix_dims.size())
-            cx.fail(key, "has " + std::to_string(agg.matrix_shape.size()) + " entries but pmdimensions has " +
-                             std::to_string(agg.matrix_dims.size()));
+        c.matrix_shape = as_index_list(cx, *ps, key);
+        if (c.matrix_shape.size() != c.matrix_dims.size())
+            cx.fail(key, "has " + std::to_string(c.matrix_shape.size()) + " entries but pmdimensions has " +
+                             std::to_string(c.matrix_dims.size()));
     } else {
-        agg.matrix_shape.assign(agg.matrix_dims.size(), 1);  // 0.4: all ones for the given pmdimensions
+        c.matrix_shape.assign(c.matrix_dims.size(), 1);  // 0.4: all ones for the given pmdimensions
     }
     if (const json* b = find_key(root, {"base"}); b && !b->is_null()) {
         if (!b->is_string()) cx.fail("base", "expected a string, found " + b->dump());
-        st.base_given = true;
-        st.base = b->get<std::string>();
+        c.base_given = true;
+        c.base = b->get<std::string>();
     }
+    return c;
 }
 
 // The Partitions list: present, a list, within max_fragments; compared with pmshape.
-void find_partitions(NcaParse& st) {
+void check_partitions(NcaParse& st) {
     const Context& cx = st.cx;
     const json* parts = find_key(st.root, {"Partitions"});
-    if (parts && parts->is_array() && parts->size() > st.limits.max_fragments)
-        cx.fail("Partitions", std::to_string(parts->size()) + " partitions exceed the limit max_fragments=" +
+    const uint64_t n = st.parts.count;
+    if (st.parts.seen && n > st.limits.max_fragments)
+        cx.fail("Partitions", std::to_string(n) + " partitions exceed the limit max_fragments=" +
                                   std::to_string(st.limits.max_fragments));
     if (!parts || parts->is_null()) cx.fail("Partitions", "missing");
     if (!parts->is_array()) cx.fail("Partitions", "expected a list, found " + parts->dump());
-    st.parts = parts;
-    st.matrix_cells = element_count(st.agg.matrix_shape);  // saturates: pmshape is hostile
+    if (st.parts.repeated) cx.fail("Partitions", "given twice");
+    st.matrix_cells = element_count(st.ctx.matrix_shape);  // saturates: pmshape is hostile
     // Locations place partitions; pmshape and index only validate (a
     // disagreement is a warning, overlap is refused by the partition grid).
-    if (parts->size() > st.matrix_cells)
-        st.agg.warnings.push_back(cx.where + " Partitions: " + std::to_string(parts->size()) +
-                                  " partitions but pmshape has room for " + std::to_string(st.matrix_cells) +
-                                  " (locations place them)");
-    st.convention.assign(parts->size(), Convention::Unknown);
-    st.raw_locations.assign(parts->size(), {});
-    st.indices.assign(parts->size(), {});
+    if (n > st.matrix_cells)
+        st.agg.warnings.push_back(cx.where + " Partitions: " + std::to_string(n) + " partitions but pmshape has room for " +
+                                  std::to_string(st.matrix_cells) + " (locations place them)");
 }
 
 // A partition's index (validation only: location places the partition).
 void parse_partition_index(NcaParse& st, size_t i, const std::string& P, const json& pj, const Fragment& f) {
+    st.has_index.push_back(false);
+    st.indices.resize(st.indices.size() + st.ctx.matrix_dims.size());
     if (const json* ix = find_key(pj, {"index"}); ix && !ix->is_null()) {
-        st.indices[i] = as_index_list(st.cx, *ix, P + ".index");
-        if (auto problem = index_problem(st.indices[i], st.agg.matrix_shape, st.seen_index)) {
+        const std::vector<uint64_t> index = as_index_list(st.cx, *ix, P + ".index");
+        if (auto problem = index_problem(index, st.ctx.matrix_shape, st.seen_index)) {
             st.agg.warnings.push_back(f.where + ".index: " + *problem + " (ignored: location places the partition)");
-            st.indices[i].clear();
+            return;
         }
-    } else if (st.parts->size() > 1) {
+        st.has_index[i] = true;
+        std::copy(index.begin(), index.end(), st.indices.end() - static_cast<ptrdiff_t>(index.size()));
+    } else if (i > 0) {
         st.agg.warnings.push_back(f.where + ": no index (location alone places it)");
+    } else {  // warned about once a second partition shows up
+        st.first_lacks_index = true;
+        st.first_no_index_warning_at = st.agg.warnings.size();
     }
 }
 
@@ -453,7 +496,7 @@ const json& parse_subarray(NcaParse& st, const std::string& P, const json& pj, F
         f.path = st.paths.aggregation_file();
     } else {
         try {
-            f.path = st.paths.resolve(*file_name, st.base_given, st.base);
+            f.path = st.paths.resolve(*file_name, st.ctx.base_given, st.ctx.base);
         } catch (const std::exception& e) {
             cx.fail(S + ".file", e.what());
         }
@@ -513,7 +556,7 @@ void parse_partition_part(const NcaParse& st, const std::string& P, const json& 
     if (!pt) return;
     std::vector<IndexSelection> sels;
     try {
-        sels = parse_part(*pt, st.square_is_range);
+        sels = parse_part(*pt, st.ctx.square_is_range);
     } catch (const std::exception& e) {
         cx.fail(P + ".part", e.what());
     }
@@ -569,7 +612,7 @@ void parse_partition_reversal(NcaParse& st, const std::string& P, const json& pj
         int d = f.axis_to_master[static_cast<size_t>(it - axis_names.begin())];
         if (d < 0) continue;  // size-1 axis: direction is harmless
         // Unspecified master direction: increasing (the usual sense).
-        bool m = st.master_directions.count(name) ? st.master_directions[name] : true;
+        bool m = st.ctx.master_directions.count(name) ? st.ctx.master_directions.at(name) : true;
         f.reverse[static_cast<size_t>(d)] = dir != m;
     }
     if (const json* rv = find_key(pj, {"reverse", "flip"}); rv && !rv->is_null()) {
@@ -607,11 +650,12 @@ void parse_partition_location(NcaParse& st, size_t i, const std::string& P, cons
                               const std::vector<uint64_t>& expected) {
     const Context& cx = st.cx;
     const size_t rank = st.rank();
-    auto& raw = st.raw_locations[i];
+    auto& raw = st.raw_locations;
     const json* loc = find_key(pj, {"location"});
     if (!loc || loc->is_null()) {
-        if (st.parts->size() > 1) cx.fail(P + ".location", "missing (only a single partition may omit it)");
-        for (size_t d = 0; d < rank; ++d) raw.push_back({0, st.agg.shape[d]});
+        if (i > 0) cx.fail(P + ".location", "missing (only a single partition may omit it)");
+        st.first_lacks_location = true;  // refused later should a second partition show up
+        for (size_t d = 0; d < rank; ++d) raw.push_back(0), raw.push_back(st.agg.shape[d]);
         st.convention[i] = Convention::HalfOpen;  // 0.4: one partition covering the whole master
         return;
     }
@@ -624,7 +668,7 @@ void parse_partition_location(NcaParse& st, size_t i, const std::string& P, cons
         auto pair = as_index_list(cx, (*loc)[d], L);
         if (pair.size() != 2) cx.fail(L, "expected [start, stop], found " + (*loc)[d].dump());
         if (pair[1] < pair[0]) cx.fail(L, "stop " + std::to_string(pair[1]) + " before start " + std::to_string(pair[0]));
-        raw.push_back({pair[0], pair[1]});
+        raw.push_back(pair[0]), raw.push_back(pair[1]);
     }
     // A1 rule: per dimension, the extent of the partition's
     // data (after part, size-1 alignment and permutation) matches
@@ -632,7 +676,7 @@ void parse_partition_location(NcaParse& st, size_t i, const std::string& P, cons
     // writer) and stop-start (half-open, every CDL example).
     for (size_t d = 0; d < rank; ++d) {
         if (expected[d] == 0) continue;
-        const auto [a, b] = raw[d];
+        const auto [a, b] = st.raw_location(i, d);
         const std::string L = P + ".location[" + std::to_string(d) + "]";
         Convention c;
         if (b - a != UINT64_MAX && b - a + 1 == expected[d]) c = Convention::Inclusive;
@@ -649,19 +693,19 @@ void parse_partition_location(NcaParse& st, size_t i, const std::string& P, cons
 }
 
 // One entry of Partitions, as a Fragment (its box is placed later, once the convention is known).
-void parse_partition(NcaParse& st, size_t i) {
+void parse_partition(NcaParse& st, size_t i, const json& pj) {
     static const std::set<std::string> known_part = {"index", "location", "pdimensions", "dimensions", "pdirections",
                                                      "directions", "reverse", "flip", "units", "punits", "calendar",
                                                      "pcalendar", "part", "format", "subarray", "data", "sub_array"};
     const Context& cx = st.cx;
     const std::string P = "Partitions[" + std::to_string(i) + "]";
-    const json& pj = (*st.parts)[i];
+    st.convention.push_back(Convention::Unknown);
     if (!pj.is_object()) cx.fail(P, "expected an object, found " + pj.dump());
     for (auto it = pj.begin(); it != pj.end(); ++it)
         if (!known_part.count(it.key())) st.agg.warnings.push_back(cx.where + " " + P + "." + it.key() + ": unknown key ignored");
 
     Fragment f;
-    f.where = cx.where + " " + P;
+    f.where = partition_where(cx.where, i);
     f.reverse.assign(st.rank(), false);
     parse_partition_index(st, i, P, pj, f);
     std::string S;
@@ -672,7 +716,101 @@ void parse_partition(NcaParse& st, size_t i) {
     parse_partition_reversal(st, P, pj, axis_names, f);
     parse_partition_units(st, P, pj, f);
     parse_partition_location(st, i, P, pj, expected);
-    st.agg.fragments.push_back(std::move(f));
+    f.where.clear();  // the table's where_of gives it
+    st.agg.fragments.push_back(f);
+}
+
+// Streaming (one pass, no tree of the Partitions list): each partition is
+// read as it arrives, with the context given by the keys before the list.
+// Should a context key follow the list (or a 0.3 pdirections change the part
+// grammar), the partitions are read again in a second pass.
+
+// Forgets the partitions read so far: each pass starts over.
+void reset_partitions(NcaParse& st, bool context_fixed) {
+    PartitionTable fresh;
+    fresh.set_rank(st.rank());
+    fresh.set_where_of([where = st.cx.where](size_t i) { return partition_where(where, i); });
+    st.agg.fragments = std::move(fresh);
+    st.agg.warnings.clear();  // nothing before the JSON warns
+    st.convention.clear(), st.raw_locations.clear(), st.indices.clear(), st.has_index.clear();
+    st.seen_index = SeenCells();
+    st.first_lacks_index = st.first_lacks_location = false;
+    st.partition_error = nullptr;
+    st.saw_partition_directions = false;
+    st.context_ok = context_fixed;
+}
+
+// The Partitions list opens: the context from the keys seen so far.
+void start_partitions(NcaParse& st, const json& root_so_far) {
+    st.root = root_so_far;
+    try {
+        st.ctx = parse_matrix(st);
+        st.context_ok = true;
+    } catch (const std::exception&) {
+        st.context_ok = false;  // judged again once the whole JSON is known
+    }
+}
+
+void on_partition(NcaParse& st, uint64_t i, const json& pj) {
+    if (pj.is_object() && (pj.contains("pdirections") || pj.contains("directions"))) st.saw_partition_directions = true;
+    if (!st.context_ok || st.partition_error || i >= st.limits.max_fragments) return;  // only counted
+    try {
+        parse_partition(st, i, pj);
+    } catch (const std::exception&) {
+        st.partition_error = std::current_exception();
+    }
+}
+
+// One pass over the text (strict JSON, else the pseudo-JSON re-quoted).
+void stream_pass(NcaParse& st, std::string_view text, bool context_fixed) {
+    StreamCallbacks callbacks{[&](const json& root) { if (!context_fixed) start_partitions(st, root); },
+                              [&](uint64_t i, const json& pj) { on_partition(st, i, pj); }};
+    auto parse = [&](std::string_view t) {
+        reset_partitions(st, context_fixed);
+        return parse_json_streaming(t, "Partitions", callbacks, st.parts);
+    };
+    try {
+        st.root = parse_lenient_json_with(text, parse);
+    } catch (const JsonTextError& e) {
+        st.cx.fail("", "at character " + std::to_string(e.position) + ": " + e.reason);
+    }
+}
+
+// Partition 0 was read as if alone; with company it needed an index and a location.
+void settle_first_partition(NcaParse& st, std::vector<std::string>& partition_warnings) {
+    if (st.parts.count < 2 || st.convention.empty()) return;
+    if (st.first_lacks_location) st.cx.fail("Partitions[0].location", "missing (only a single partition may omit it)");
+    if (st.first_lacks_index)
+        partition_warnings.insert(partition_warnings.begin() + static_cast<ptrdiff_t>(st.first_no_index_warning_at),
+                                  st.agg.fragments.where(0) + ": no index (location alone places it)");
+}
+
+// The JSON, its size bounded first, and every partition in it.
+void parse_json_and_partitions(NcaParse& st) {
+    const Context& cx = st.cx;
+    if (const Attribute* at = st.carrier.find_attribute(st.json_attr); at && at->length() > st.limits.max_metadata_bytes)
+        cx.fail("", std::to_string(at->length()) + " bytes of JSON exceed the limit max_metadata=" +
+                        std::to_string(st.limits.max_metadata_bytes));
+    const std::string_view text = text_attribute_view(st.carrier, st.json_attr.c_str());  // not copied
+    stream_pass(st, text, false);
+    std::vector<std::string> partition_warnings = std::move(st.agg.warnings);
+    st.agg.warnings.clear();
+    check_json_root(st);
+    const NcaParse::PartitionContext streamed_with = st.ctx;
+    const bool streamed_ok = st.context_ok;
+    st.ctx = parse_matrix(st);
+    check_partitions(st);
+    if (!streamed_ok || !(st.ctx == streamed_with)) {
+        std::vector<std::string> top_warnings = std::move(st.agg.warnings);
+        stream_pass(st, text, true);
+        partition_warnings = std::move(st.agg.warnings);
+        st.agg.warnings = std::move(top_warnings);
+    }
+    settle_first_partition(st, partition_warnings);
+    if (st.partition_error) std::rethrow_exception(st.partition_error);
+    for (auto& w : partition_warnings) st.agg.warnings.push_back(std::move(w));
+    st.agg.matrix_dims = st.ctx.matrix_dims;
+    st.agg.matrix_shape = st.ctx.matrix_shape;
 }
 
 // Partitions whose shape is unknown: follow the convention the others
@@ -688,9 +826,9 @@ void settle_unknown_conventions(NcaParse& st) {
         Convention c = n_incl > n_half ? Convention::Inclusive : n_half > n_incl ? Convention::HalfOpen : Convention::Unknown;
         if (c == Convention::Unknown) {
             c = Convention::Inclusive;
-            for (size_t j = 0; j < st.raw_locations.size(); ++j)
+            for (size_t j = 0; j < convention.size(); ++j)
                 for (size_t d = 0; d < st.rank(); ++d)
-                    if (st.raw_locations[j][d].second == agg.shape[d] && agg.shape[d] > 0) c = Convention::HalfOpen;
+                    if (st.raw_location(j, d).second == agg.shape[d] && agg.shape[d] > 0) c = Convention::HalfOpen;
         }
         convention[i] = c;
         st.agg.warnings.push_back(agg.fragments[i].where + ".location: no shape given; read as " +
@@ -698,39 +836,69 @@ void settle_unknown_conventions(NcaParse& st) {
     }
 }
 
+// Per matrix dimension: index value -> the first partition with it and its
+// master range. A table by index value while pmshape is no larger than the
+// partitions could fill (a million partitions: no million-node map), else a map.
+class IndexRanges {
+public:
+    struct Seen {
+        size_t first = SIZE_MAX;  // SIZE_MAX: none yet
+        uint64_t start = 0, count = 0;
+    };
+    IndexRanges(uint64_t extent, size_t partitions) {
+        if (extent <= 4 * static_cast<uint64_t>(partitions) + 16) dense_.resize(extent);
+    }
+    // The entry recorded first for `index` (recording `s` when it is the first).
+    const Seen& first_with(uint64_t index, const Seen& s) {
+        Seen& slot = index < dense_.size() ? dense_[index] : sparse_[index];
+        if (slot.first == SIZE_MAX) slot = s;
+        return slot;
+    }
+
+private:
+    std::vector<Seen> dense_;
+    std::map<uint64_t, Seen> sparse_;
+};
+
+// The master box of partition i from its raw location, checked against the master.
+void box_of(const NcaParse& st, size_t i, std::vector<uint64_t>& start, std::vector<uint64_t>& counts) {
+    const Aggregate& agg = st.agg;
+    for (size_t d = 0; d < st.rank(); ++d) {
+        const auto [a, b] = st.raw_location(i, d);
+        auto fail = [&](const std::string& reason) -> void {
+            st.cx.fail("Partitions[" + std::to_string(i) + "].location[" + std::to_string(d) + "]", reason);
+        };
+        // b - a + 1 wraps for [0, 2^64-1]: checked, like the range test below.
+        const uint64_t count = st.convention[i] == Convention::Inclusive ? checked::add_or_throw(b - a, 1, fail) : b - a;
+        if (count == 0) fail("empty range [" + std::to_string(a) + ", " + std::to_string(b) + ")");
+        if (!checked::fits_in(a, count, agg.shape[d]))
+            fail("[" + std::to_string(a) + ", " + std::to_string(b) + "] runs past the master dimension '" + agg.dims[d] +
+                 "' of length " + std::to_string(agg.shape[d]));
+        start[d] = a;
+        counts[d] = count;
+    }
+}
+
 // Boxes, checked against the master; partitions sharing an index along a matrix dimension share its range.
 void place_boxes(NcaParse& st) {
-    const Context& cx = st.cx;
     Aggregate& agg = st.agg;
-    // Per matrix dim, index value -> (first partition, master range start/count).
-    std::vector<std::map<uint64_t, std::pair<size_t, std::pair<uint64_t, uint64_t>>>> index_ranges(agg.matrix_dims.size());
-    for (size_t i = 0; i < agg.fragments.size(); ++i) {
-        Fragment& f = agg.fragments[i];
-        const std::string P = "Partitions[" + std::to_string(i) + "]";
-        for (size_t d = 0; d < st.rank(); ++d) {
-            const auto [a, b] = st.raw_locations[i][d];
-            const std::string L = P + ".location[" + std::to_string(d) + "]";
-            // b - a + 1 wraps for [0, 2^64-1]: checked, like the range test below.
-            const uint64_t count = st.convention[i] == Convention::Inclusive
-                                       ? checked::add_or_throw(b - a, 1, [&](const std::string& r) -> void { cx.fail(L, r); })
-                                       : b - a;
-            if (count == 0) cx.fail(L, "empty range [" + std::to_string(a) + ", " + std::to_string(b) + ")");
-            if (!checked::fits_in(a, count, agg.shape[d]))
-                cx.fail(L, "[" + std::to_string(a) + ", " + std::to_string(b) + "] runs past the master dimension '" +
-                               agg.dims[d] + "' of length " + std::to_string(agg.shape[d]));
-            f.start.push_back(a);
-            f.count.push_back(count);
-        }
-        if (st.indices[i].empty()) continue;
+    const size_t n = agg.fragments.size();
+    std::vector<IndexRanges> index_ranges;
+    for (uint64_t extent : agg.matrix_shape) index_ranges.emplace_back(extent, n);
+    std::vector<uint64_t> start(st.rank()), counts(st.rank());
+    for (size_t i = 0; i < n; ++i) {
+        box_of(st, i, start, counts);
+        agg.fragments.set_box(i, start, counts);
+        if (!st.has_index[i]) continue;
+        const uint64_t* index = st.indices.data() + i * agg.matrix_dims.size();
         for (size_t j = 0; j < agg.matrix_dims.size(); ++j) {
             size_t d = static_cast<size_t>(st.master_dim(agg.matrix_dims[j]));
-            auto range = std::make_pair(f.start[d], f.count[d]);
-            auto [it, inserted] = index_ranges[j].try_emplace(st.indices[i][j], i, range);
-            if (!inserted && it->second.second != range)
-                agg.warnings.push_back(cx.where + " " + P + ".location[" + std::to_string(d) +
-                                       "]: differs from Partitions[" + std::to_string(it->second.first) +
+            const auto& first = index_ranges[j].first_with(index[j], {i, start[d], counts[d]});
+            if (first.start != start[d] || first.count != counts[d])
+                agg.warnings.push_back(st.cx.where + " Partitions[" + std::to_string(i) + "].location[" + std::to_string(d) +
+                                       "]: differs from Partitions[" + std::to_string(first.first) +
                                        "], which has the same index[" + std::to_string(j) +
-                                       "] = " + std::to_string(st.indices[i][j]) + " (location wins)");
+                                       "] = " + std::to_string(index[j]) + " (location wins)");
         }
     }
 }
@@ -749,14 +917,11 @@ Aggregate parse_nca_variable(const Dataset& file, const Variable& carrier, const
     st.agg.type = carrier.type;
     parse_master_dimensions(st);
     parse_presented_attributes(st);
-    parse_json_root(st);
-    parse_matrix(st);
-    find_partitions(st);
-    for (size_t i = 0; i < st.parts->size(); ++i) parse_partition(st, i);
+    parse_json_and_partitions(st);
     settle_unknown_conventions(st);
     place_boxes(st);
-    if (st.parts->size() < st.matrix_cells)
-        st.agg.warnings.push_back(st.cx.where + " Partitions: " + std::to_string(st.parts->size()) +
+    if (st.parts.count < st.matrix_cells)
+        st.agg.warnings.push_back(st.cx.where + " Partitions: " + std::to_string(st.parts.count) +
                                   " partitions for a " + std::to_string(st.matrix_cells) +
                                   "-cell partition matrix (missing cells read as fill)");
     return std::move(st.agg);

@@ -11,17 +11,19 @@ namespace ncafs::agg {
 namespace {
 constexpr uint64_t kMaxCellsFloor = uint64_t{1} << 22;
 
-std::string box_text(const Aggregate& agg, const Fragment& f) {
+std::string box_text(const Aggregate& agg, size_t i) {
+    const PartitionTable& t = agg.fragments;
     std::string s;
-    for (size_t d = 0; d < f.start.size(); ++d)
-        s += (d ? " " : "") + agg.dims[d] + "[" + std::to_string(f.start[d]) + ":" + std::to_string(f.start[d] + f.count[d]) + ")";
+    for (size_t d = 0; d < t.rank(); ++d)
+        s += (d ? " " : "") + agg.dims[d] + "[" + std::to_string(t.start(i, d)) + ":" + std::to_string(t.start(i, d) + t.count(i, d)) + ")";
     return s.empty() ? "(scalar)" : s;
 }
 
 [[noreturn]] void overlap(const Aggregate& agg, size_t a, size_t b) {
-    throw AggregationError(agg.file, agg.fragments[b].where,
-                           "overlaps " + agg.fragments[a].where.substr(agg.fragments[a].where.rfind(' ') + 1) + " (" +
-                               box_text(agg, agg.fragments[b]) + " meets " + box_text(agg, agg.fragments[a]) + ")");
+    const std::string where_a = agg.fragments.where(a);
+    throw AggregationError(agg.file, agg.fragments.where(b),
+                           "overlaps " + where_a.substr(where_a.rfind(' ') + 1) + " (" + box_text(agg, b) + " meets " +
+                               box_text(agg, a) + ")");
 }
 
 // The grid indexes cells_ by the boxes: a box outside the master (or a
@@ -30,13 +32,13 @@ void check_boxes(const Aggregate& agg) {
     (void)agg.element_count();  // throws when the master shape overflows 64 bits
     if (agg.fragments.size() > static_cast<size_t>(INT32_MAX))
         throw AggregationError(agg.file, agg.name, "too many fragments (" + std::to_string(agg.fragments.size()) + ")");
-    for (const auto& f : agg.fragments) {
-        if (f.start.size() != agg.shape.size() || f.count.size() != agg.shape.size())
-            throw AggregationError(agg.file, f.where, "box rank differs from the master's");
+    const PartitionTable& t = agg.fragments;
+    if (!t.empty() && t.rank() != agg.shape.size())
+        throw AggregationError(agg.file, t.where(0), "box rank differs from the master's");
+    for (size_t i = 0; i < t.size(); ++i)
         for (size_t d = 0; d < agg.shape.size(); ++d)
-            if (!checked::fits_in(f.start[d], f.count[d], agg.shape[d]))
-                throw AggregationError(agg.file, f.where, "box " + box_text(agg, f) + " lies outside the master");
-    }
+            if (!checked::fits_in(t.start(i, d), t.count(i, d), agg.shape[d]))
+                throw AggregationError(agg.file, t.where(i), "box " + box_text(agg, i) + " lies outside the master");
 }
 }  // namespace
 
@@ -48,12 +50,14 @@ PartitionGrid::PartitionGrid(const Aggregate& agg) : agg_(agg) {
         auto& c = cuts_[d];
         c.push_back(0);
         c.push_back(agg.shape[d]);
-        for (const auto& f : agg.fragments) {
-            c.push_back(f.start[d]);
-            c.push_back(f.start[d] + f.count[d]);
+        c.reserve(2 * agg.fragments.size() + 2);
+        for (size_t i = 0; i < agg.fragments.size(); ++i) {
+            c.push_back(agg.fragments.start(i, d));
+            c.push_back(agg.fragments.start(i, d) + agg.fragments.count(i, d));
         }
         std::sort(c.begin(), c.end());
         c.erase(std::unique(c.begin(), c.end()), c.end());
+        c.shrink_to_fit();  // a million partitions along one dim leave few cuts along the others
     }
     uint64_t ncells = 1;
     bool fits = true;
@@ -69,12 +73,13 @@ PartitionGrid::PartitionGrid(const Aggregate& agg) : agg_(agg) {
         table_ok_ = true;
         cells_.assign(ncells, -1);
         for (size_t i = 0; i < agg.fragments.size(); ++i) {
-            const auto& f = agg.fragments[i];
+            const PartitionTable& f = agg.fragments;
             std::vector<uint64_t> lo(rank), hi(rank);
             for (size_t d = 0; d < rank; ++d) {
                 const auto& c = cuts_[d];
-                lo[d] = static_cast<uint64_t>(std::lower_bound(c.begin(), c.end(), f.start[d]) - c.begin());
-                hi[d] = static_cast<uint64_t>(std::lower_bound(c.begin(), c.end(), f.start[d] + f.count[d]) - c.begin());
+                const uint64_t first = f.start(i, d), end = first + f.count(i, d);
+                lo[d] = static_cast<uint64_t>(std::lower_bound(c.begin(), c.end(), first) - c.begin());
+                hi[d] = static_cast<uint64_t>(std::lower_bound(c.begin(), c.end(), end) - c.begin());
             }
             std::vector<uint64_t> at = lo;
             while (true) {
@@ -96,8 +101,8 @@ PartitionGrid::PartitionGrid(const Aggregate& agg) : agg_(agg) {
             for (size_t b = a + 1; b < agg.fragments.size(); ++b) {
                 bool meet = true;
                 for (size_t d = 0; d < rank && meet; ++d)
-                    meet = agg.fragments[a].start[d] < agg.fragments[b].start[d] + agg.fragments[b].count[d] &&
-                           agg.fragments[b].start[d] < agg.fragments[a].start[d] + agg.fragments[a].count[d];
+                    meet = agg.fragments.start(a, d) < agg.fragments.start(b, d) + agg.fragments.count(b, d) &&
+                           agg.fragments.start(b, d) < agg.fragments.start(a, d) + agg.fragments.count(a, d);
                 if (meet) overlap(agg, a, b);
             }
     }
@@ -114,10 +119,11 @@ bool PartitionGrid::for_each_fragment(std::span<const uint64_t> start, std::span
     if (!table_ok_) {
         uint64_t covered = 0;
         for (size_t i = 0; i < agg_.fragments.size(); ++i) {
-            const auto& fr = agg_.fragments[i];
+            const PartitionTable& fr = agg_.fragments;
             uint64_t v = 1;
             for (size_t d = 0; d < rank; ++d) {
-                uint64_t lo = std::max(start[d], fr.start[d]), hi = std::min(start[d] + count[d], fr.start[d] + fr.count[d]);
+                uint64_t lo = std::max(start[d], fr.start(i, d)),
+                         hi = std::min(start[d] + count[d], fr.start(i, d) + fr.count(i, d));
                 v = hi > lo ? v * (hi - lo) : 0;
             }
             if (v) {

@@ -47,7 +47,7 @@ uint64_t Aggregate::element_count() const {
 
 uint64_t Aggregate::covered_elements() const {
     uint64_t n = 0;
-    for (const auto& f : fragments) n += f.element_count();
+    for (size_t i = 0; i < fragments.size(); ++i) n += fragments.element_count(i);
     return n;
 }
 

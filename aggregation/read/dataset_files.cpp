@@ -34,8 +34,9 @@ std::vector<std::string> files_drawn_on(const Dataset& dataset) {
     for (const auto& variable : dataset.variables) {
         const Aggregate* aggregate = aggregate_of(variable.source.get());
         if (!aggregate) continue;
-        for (const auto& fragment : aggregate->fragments)
-            if (fragment.kind == FragmentKind::File && !remote::is_remote_url(fragment.path)) add(fragment.path);
+        const PartitionTable& table = aggregate->fragments;
+        for (size_t i = 0; i < table.size(); ++i)
+            if (table.kind(i) == FragmentKind::File && !remote::is_remote_url(table.path(i))) add(table.path(i));
     }
     return files;
 }

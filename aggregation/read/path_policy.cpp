@@ -11,6 +11,26 @@ namespace ncafs::agg {
 
 namespace fs = std::filesystem;
 
+namespace {
+
+// "dir/file.nc": relative, no empty, "." or ".." component, no NUL. Joined to
+// a lexically normal folder it is already lexically normal (the common case
+// of a million partitions, kept off std::filesystem).
+bool is_plain_relative(const std::string& name) {
+    if (name.empty() || name.front() == '/' || name.back() == '/' || name.find('\0') != std::string::npos) return false;
+    size_t begin = 0;
+    while (begin <= name.size()) {
+        size_t end = name.find('/', begin);
+        if (end == std::string::npos) end = name.size();
+        const std::string_view part(name.data() + begin, end - begin);
+        if (part.empty() || part == "." || part == "..") return false;
+        begin = end + 1;
+    }
+    return true;
+}
+
+}  // namespace
+
 PathPolicy::PathPolicy(const std::string& aggregation_file, std::vector<std::string> allowed_roots,
                        std::vector<std::pair<std::string, std::string>> rewrites)
     : aggregation_file_(lexically_normal_absolute(aggregation_file)), rewrites_(std::move(rewrites)) {
@@ -81,10 +101,13 @@ std::string PathPolicy::resolve(const std::string& name_in, bool base_given, con
     if (remote::is_remote_url(name_in)) {
         resolved = rewritten(name_in);
     } else {
-        fs::path p(local_name(name_in));
+        const std::string name = local_name(name_in);
+        fs::path p(name);
         // Section 1.8 recommendation: names (after base) are references resolved
         // against the aggregation file's folder; absolute names are kept.
-        if (p.is_relative() && base_given && remote::is_remote_url(base)) {
+        if (!base_given && is_plain_relative(name)) {
+            resolved = rewritten((folder_ == "/" ? std::string() : folder_) + "/" + name);
+        } else if (p.is_relative() && base_given && remote::is_remote_url(base)) {
             resolved = rewritten(join_url(base, p.string()));
         } else {
             if (p.is_relative()) {

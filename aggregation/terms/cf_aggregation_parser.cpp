@@ -649,6 +649,12 @@ void build_fragments(CfParse& st) {
         uint64_t o = 0;
         for (uint64_t s : st.rows[d]) offsets[d].push_back(o), o += s;
     }
+    a.fragments.set_rank(ndim);
+    a.fragments.set_where_of([base = st.base_where, nf = st.nf](size_t fi) {
+        std::vector<uint64_t> at(nf.size());
+        for (size_t d = nf.size(); d-- > 0;) at[d] = fi % nf[d], fi /= nf[d];
+        return base + " fragment " + index_text(at);
+    });
     a.fragments.reserve(st.nfrag);
     st.out.fragment_problems.reserve(st.nfrag);
     std::vector<uint64_t> idx(ndim, 0);
@@ -663,7 +669,7 @@ void build_fragments(CfParse& st) {
         f.reverse.assign(ndim, false);
         f.where = st.base_where + " fragment " + index_text(idx);
         std::string problem = fill_fragment(st, fi, f);
-        a.fragments.push_back(std::move(f));
+        a.fragments.push_back(f);
         st.out.fragment_problems.push_back(problem);
     }
 }
@@ -692,8 +698,10 @@ CfAggregations parse_cf_file(const std::string& path, const Dataset& file, const
         CfAggregate a = parse_one(path, file, v, terms, paths, limits);
         for (const auto& t : a.term_variables)
             if (auto r = root_name(t); !r.empty()) hidden.insert(r);
-        for (const auto& f : a.aggregate.fragments)
-            if (f.kind == FragmentKind::Self) {
+        const PartitionTable& table = a.aggregate.fragments;
+        for (size_t i = 0; i < table.size(); ++i)
+            if (table.kind(i) == FragmentKind::Self) {
+                const Fragment f = table[i];
                 std::string n = f.variable[0] == '/' ? root_name(f.variable) : f.variable;
                 if (!n.empty() && n.find('/') == std::string::npos) hidden.insert(n);
             }

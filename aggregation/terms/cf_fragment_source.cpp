@@ -91,14 +91,14 @@ std::shared_ptr<const AggregatedSource> make_cf_source(const CfAggregate& aggreg
     auto cf = std::make_shared<CfAggregate>(aggregate);
     // "/temp1" is a root variable; "/aggregation/temp1" lies in a group,
     // opened as a dataset of its own.
-    for (Fragment& f : cf->aggregate.fragments) {
+    cf->aggregate.fragments.rewrite_transforms([](Fragment& f) {
         std::string& name = f.variable;
         if (name.size() > 1 && name[0] == '/') name = name.substr(1);
         if (auto slash = name.rfind('/'); slash != std::string::npos) {
             f.group = "/" + name.substr(0, slash);
             name = name.substr(slash + 1);
         }
-    }
+    });
     std::shared_ptr<const CfAggregate> shared = cf;
     std::shared_ptr<const Aggregate> model(shared, &shared->aggregate);  // shares ownership of cf
     return std::make_shared<const AggregatedSource>(model, std::move(paths), cache,

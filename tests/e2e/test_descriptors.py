@@ -25,6 +25,7 @@ import threading
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import tiny_partitions as tp  # noqa: E402
 from test_mount import NCAFS, SKIP, Mount, check, fuse_usable  # noqa: E402
 
 PARTITIONS = 5000
@@ -34,37 +35,12 @@ OPEN_FILES = 64        # the mount's and export's open_files=
 SLACK = 24             # stdio, /dev/fuse, logs, the aggregation file, the catalog's own files
 
 
-def _name(text):
-    raw = text.encode()
-    return struct.pack(">i", len(raw)) + raw + b"\0" * (-len(raw) % 4)
-
-
-def _text_attribute(name, value):
-    raw = value.encode()
-    return _name(name) + struct.pack(">ii", 2, len(raw)) + raw + b"\0" * (-len(raw) % 4)  # NC_CHAR
-
-
 def cdf1_partition(index):
     """CDF-1 bytes of a file with time(time=1) double and tas(time, x) float."""
-    def var(name, dimids, nc_type, vsize, begin, units):
-        attrs = struct.pack(">ii", 0x0C, 1) + _text_attribute("units", units)
-        return (_name(name) + struct.pack(">i", len(dimids)) + b"".join(struct.pack(">i", d) for d in dimids)
-                + attrs + struct.pack(">iii", nc_type, vsize, begin))
-
-    dims = struct.pack(">ii", 0x0A, 2) + _name("time") + struct.pack(">i", 1) + _name("x") + struct.pack(">i", WIDTH)
-    gatts = struct.pack(">ii", 0, 0)
-
-    def header(time_begin, tas_begin):
-        variables = (struct.pack(">ii", 0x0B, 2)
-                     + var("time", [0], 6, 8, time_begin, "days since 2000-01-01")
-                     + var("tas", [0, 1], 5, 4 * WIDTH, tas_begin, "K"))
-        return b"CDF\x01" + struct.pack(">i", 0) + dims + gatts + variables
-
-    size = len(header(0, 0))
-    head = header(size, size + 8)
-    time_value = struct.pack(">d", float(index))
     tas_values = np.asarray(expected_tas_row(index), dtype=">f4").tobytes()
-    return head + time_value + tas_values
+    return tp.cdf1_bytes([("time", 1), ("x", WIDTH)],
+                         [("time", [0], tp.NC_DOUBLE, {"units": "days since 2000-01-01"}, struct.pack(">d", float(index))),
+                          ("tas", [0, 1], tp.NC_FLOAT, {"units": "K"}, tas_values)])
 
 
 def expected_tas_row(index):
@@ -72,12 +48,7 @@ def expected_tas_row(index):
 
 
 def write_partitions(folder):
-    names = []
-    for i in range(PARTITIONS):
-        name = os.path.join(folder, "part_%05d.nc" % i)
-        with open(name, "wb") as f:
-            f.write(cdf1_partition(i))
-        names.append(name)
+    names = tp.write_partitions(folder, PARTITIONS, cdf1_partition, "part_%05d.nc")
     import netCDF4  # the hand-written bytes as netcdf-c reads them
     for i in (0, PARTITIONS - 1):
         with netCDF4.Dataset(names[i]) as ds:

@@ -1,0 +1,106 @@
+"""Many tiny netCDF classic partitions, fast: CDF-1 bytes written here (no
+netCDF library), and an NCA aggregation of them (JSON written here) or a
+CF-1.13 one (`ncafs aggregate --files-from`). Shared by the scaling
+benchmark (tests/bench/scale_bench.py) and the memory test
+(tests/e2e/test_scale_memory.py).
+
+Partition i: time(time=1) double = i ("days since 2000-01-01") and
+tas(time, lat=2, lon=2) float = expected_tas(i).
+"""
+import json
+import os
+import struct
+import subprocess
+
+NLAT, NLON = 2, 2
+NC_CHAR, NC_FLOAT, NC_DOUBLE = 2, 5, 6
+
+
+def _name(text):
+    raw = text.encode()
+    return struct.pack(">i", len(raw)) + raw + b"\0" * (-len(raw) % 4)
+
+
+def _attributes(attrs):
+    if not attrs:
+        return struct.pack(">ii", 0, 0)
+    out = struct.pack(">ii", 0x0C, len(attrs))
+    for name, value in attrs.items():
+        raw = value.encode()
+        out += _name(name) + struct.pack(">ii", NC_CHAR, len(raw)) + raw + b"\0" * (-len(raw) % 4)
+    return out
+
+
+def cdf1_bytes(dims, variables, gatts=None):
+    """dims: [(name, length)]; variables: [(name, [dimid], nc_type, {attr: text}, data bytes)]."""
+    dim_list = struct.pack(">ii", 0x0A, len(dims)) + b"".join(_name(n) + struct.pack(">i", n_) for n, n_ in dims)
+
+    def header(begins):
+        var_list = struct.pack(">ii", 0x0B, len(variables))
+        for (name, dimids, nc_type, attrs, data), begin in zip(variables, begins):
+            vsize = len(data) + (-len(data) % 4)
+            var_list += (_name(name) + struct.pack(">i", len(dimids)) + b"".join(struct.pack(">i", d) for d in dimids)
+                         + _attributes(attrs) + struct.pack(">iii", nc_type, vsize, begin))
+        return b"CDF\x01" + struct.pack(">i", 0) + dim_list + _attributes(gatts) + var_list
+
+    begins, at = [], len(header([0] * len(variables)))
+    for v in variables:
+        begins.append(at)
+        at += len(v[4]) + (-len(v[4]) % 4)
+    body = b"".join(v[4] + b"\0" * (-len(v[4]) % 4) for v in variables)
+    return header(begins) + body
+
+
+def expected_tas(index):
+    """The 2x2 values of partition `index` (row-major lat, lon)."""
+    return [index * 10.0 + k + 0.5 for k in range(NLAT * NLON)]
+
+
+def partition_bytes(index):
+    tas = struct.pack(">%df" % (NLAT * NLON), *expected_tas(index))
+    return cdf1_bytes([("time", 1), ("lat", NLAT), ("lon", NLON)],
+                      [("time", [0], NC_DOUBLE, {"units": "days since 2000-01-01"}, struct.pack(">d", float(index))),
+                       ("tas", [0, 1, 2], NC_FLOAT, {"units": "K"}, tas)])
+
+
+def write_partitions(folder, n, bytes_of=partition_bytes, pattern="part_%07d.nc"):
+    """n partition files (pattern % i, bytes_of(i)) in folder; returns their paths."""
+    os.makedirs(folder, exist_ok=True)
+    names = []
+    for i in range(n):
+        name = os.path.join(folder, pattern % i)
+        with open(name, "wb") as f:
+            f.write(bytes_of(i))
+        names.append(name)
+    return names
+
+
+def write_nca(path, names):
+    """An NCA aggregation (nca_array JSON) of the partitions, names relative to path's folder."""
+    folder = os.path.dirname(os.path.abspath(path))
+    parts = ",".join(
+        json.dumps({"index": [i], "location": [[i, i], [0, NLAT - 1], [0, NLON - 1]],
+                    "subarray": {"file": os.path.relpath(n, folder), "ncvar": "tas", "shape": [1, NLAT, NLON]}})
+        for i, n in enumerate(names))
+    text = ('{"pmdimensions": ["time"], "pmshape": [%d], "Partitions": [%s]}' % (len(names), parts))
+    times = struct.pack(">%dd" % len(names), *[float(i) for i in range(len(names))])
+    data = cdf1_bytes([("time", len(names)), ("lat", NLAT), ("lon", NLON)],
+                      [("time", [0], NC_DOUBLE, {"units": "days since 2000-01-01"}, times),
+                       ("tas", [], NC_FLOAT, {"units": "K", "cf_role": "nca_variable",
+                                              "nca_dimensions": "time lat lon", "nca_array": text},
+                        struct.pack(">f", 0.0))],
+                      {"Conventions": "CF-1.5 NCA"})
+    with open(path, "wb") as f:
+        f.write(data)
+    return path
+
+
+def write_cf(ncafs, path, names):
+    """A CF-1.13 aggregation of the partitions by `ncafs aggregate --files-from`."""
+    listing = path + ".files"
+    with open(listing, "w") as f:
+        f.write("\n".join(names) + "\n")
+    subprocess.run([ncafs, "aggregate", "--dim", "time", "--files-from", listing, "-o", path], check=True,
+                   stdout=subprocess.DEVNULL)
+    os.unlink(listing)
+    return path
