@@ -43,10 +43,11 @@ std::shared_ptr<const agg::AggregatedSource> make_source(agg::DatasetCache& cach
     a->type = NcType::Float;
     a->shape = {7, 6};
     a->fill = f32(-999.0f);
-    a->fragments = {fragment(agg::FragmentKind::File, 0, 2), fragment(agg::FragmentKind::Missing, 2, 1),
-                    fragment(agg::FragmentKind::Constant, 3, 1, 5.0f),
-                    fragment(agg::FragmentKind::Constant, 4, 1, 5.0f),
-                    fragment(agg::FragmentKind::Constant, 6, 1, 7.0f)};
+    for (const auto& f : {fragment(agg::FragmentKind::File, 0, 2), fragment(agg::FragmentKind::Missing, 2, 1),
+                          fragment(agg::FragmentKind::Constant, 3, 1, 5.0f),
+                          fragment(agg::FragmentKind::Constant, 4, 1, 5.0f),
+                          fragment(agg::FragmentKind::Constant, 6, 1, 7.0f)})
+        a->fragments.push_back(f);
     auto policy = std::make_shared<const agg::PathPolicy>(a->file, std::vector<std::string>{},
                                                           std::vector<std::pair<std::string, std::string>>{});
     return std::make_shared<const agg::AggregatedSource>(a, policy, cache);
