@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "codecs/error.hpp"
+#include "codecs/lod_dataset.hpp"
 
 namespace ncafs::fs {
 
@@ -154,6 +155,22 @@ bool apply_view_option(const std::string& item, ViewOptions& options) {
         (key == "max_fragments" ? options.limits.max_fragments : options.limits.max_metadata_bytes) = n;
         return true;
     }
+    if (key == "lods") {
+        const uint64_t n = parse_unsigned(value, key);
+        if (n > kMaxLodLevel) throw UsageError("option lods: expected 0.." + std::to_string(kMaxLodLevel));
+        options.lods = static_cast<int>(n);
+        return true;
+    }
+    if (key == "lod_keep") {  // lod_keep=DIM:DIM, repeatable (commas separate -o items)
+        std::string::size_type begin = 0;
+        while (begin <= value.size()) {
+            auto colon = value.find(':', begin);
+            if (colon == std::string::npos) colon = value.size();
+            if (colon > begin) options.lod_keep.push_back(value.substr(begin, colon - begin));
+            begin = colon + 1;
+        }
+        return true;
+    }
     if (key == "splice" || key == "nosplice") {
         options.splice = key == "splice" && value != "0" && value != "no";
         return true;
@@ -260,6 +277,10 @@ std::string usage_text(const std::string& program) {
       << "                     (default 2000000)\n"
       << "  max_metadata=BYTES refuse aggregation JSON/attribute text longer than BYTES\n"
       << "                     (default 268435456)\n"
+      << "  lods=N             also show NAME.lod1.nc ... NAME.lodN.nc (and .ds/.ncs) of\n"
+      << "                     datasets with a variable of rank >= 2: every 2^n-th sample\n"
+      << "                     along each dimension but the record one (0..16, default 0)\n"
+      << "  lod_keep=DIM[:DIM] dimensions the LOD views leave whole (repeatable)\n"
       << "\n"
       << "FUSE/mount options passed on: allow_other (forces default_permissions),\n"
       << "  allow_root, default_permissions, fsname=, subtype=, max_read=, dev, nodev,\n"

@@ -24,6 +24,8 @@ struct ViewOptions {
     double cache_timeout = 60.0;                // entry/attr timeout of unchanged files (seconds)
     bool splice = true;                         // pass file extents to the kernel by splice
     agg::AggregationLimits limits;              // max_fragments=, max_metadata=
+    int lods = 0;                               // lods=N: NAME.lod1.nc ... NAME.lodN.nc views
+    std::vector<std::string> lod_keep;          // lod_keep=DIM:DIM: dimensions LOD views leave whole
 };
 
 struct MountOptions {
