@@ -132,6 +132,13 @@ std::optional<std::pair<std::string, int>> source_stem(const std::string& name) 
 
 }  // namespace
 
+bool Catalog::is_vds_directory(const std::string& name, const std::string& path) const {
+    // Only folders named *.vds are looked into (one stat): other folders cost nothing more.
+    struct stat st {};
+    return name.size() > 4 && ends_with(name, ".vds") && stat_within_source(path + "/VolumeDataLayout", st) &&
+           S_ISREG(st.st_mode);
+}
+
 bool Catalog::stat_within_source(const std::string& path, struct stat& st) const {
     // Every component walked from SOURCE's fd; symlinks followed only while
     // they stay inside: the mount must not become a window onto the machine.
@@ -167,7 +174,8 @@ Classification Catalog::classify(const std::string& path, const struct stat& st)
     Classification c;
     std::shared_ptr<const VirtualFile> view;
     std::shared_ptr<const Dataset> data;
-    SourceFormat format = sniff(path, st);
+    // A VDS directory (found by is_vds_directory) is read like a .vds container.
+    SourceFormat format = S_ISDIR(st.st_mode) ? SourceFormat::Netcdf : sniff(path, st);
     if (format != SourceFormat::None) c.kind = Classification::Dataset;
     if (format == SourceFormat::Netcdf && agg::has_aggregation_name(path) && agg::precheck_aggregation(path, confined_.get()) == agg::Precheck::Maybe) {
         try {
@@ -254,6 +262,7 @@ std::optional<Entry> Catalog::resolve_in(const std::string& real_dir, const std:
     e.real_path = join(real_dir, name);
     if (stat_within_source(e.real_path, e.st)) {
         if (S_ISDIR(e.st.st_mode)) {
+            if (is_vds_directory(name, e.real_path)) return std::nullopt;  // shown as its views, not as a folder
             e.kind = EntryKind::Directory;
             return e;
         }
@@ -327,7 +336,8 @@ std::optional<std::pair<Entry, Classification>> Catalog::find_dataset_source(con
         if (candidate == except) continue;
         Entry v;
         v.real_path = join(real_dir, candidate);
-        if (!stat_within_source(v.real_path, v.st) || !S_ISREG(v.st.st_mode)) continue;
+        if (!stat_within_source(v.real_path, v.st)) continue;
+        if (!S_ISREG(v.st.st_mode) && !(S_ISDIR(v.st.st_mode) && is_vds_directory(candidate, v.real_path))) continue;
         auto c = classify(v.real_path, v.st);
         if (!c.is_dataset()) continue;
         v.kind = EntryKind::View;
@@ -469,6 +479,10 @@ std::vector<DirEntry> Catalog::list(const std::string& virtual_dir) {
             type = S_ISDIR(st.st_mode) ? DT_DIR : S_ISREG(st.st_mode) ? DT_REG : DT_UNKNOWN;
         }
         if (type == DT_DIR) {
+            if (is_vds_directory(r.name, path) && (have_stat || stat_within_source(path, st))) {
+                sources.push_back({source_stem(r.name)->second, r.name, path, st, false});  // its views only
+                continue;
+            }
             out.push_back({r.name, true});
             continue;
         }

@@ -7,7 +7,9 @@
 // several sources could give a twin, the first of NAME.nc, NAME.nca, NAME.ds,
 // NAME.ncs, NAME.nc4, NAME.h5, NAME.hdf5 that is a dataset gives it. A
 // netCDF-4 NAME.nc (kept as its own bytes) has its classic view
-// NAME.classic.nc. Listing reads magic numbers only (and classifies *.nca
+// NAME.classic.nc. A folder NAME.vds holding a VolumeDataLayout (an OpenVDS
+// volume in the object-store directory form) is not shown as a folder but
+// as NAME.nc/.ds/.ncs like a NAME.vds container. Listing reads magic numbers only (and classifies *.nca
 // fully); datasets are parsed when a twin is looked up. With lods=N, every
 // dataset with a variable of rank >= 2 also has NAME.lod1.EXT ...
 // NAME.lodN.EXT for each enabled view EXT (codecs/lod_dataset.hpp); listing
@@ -101,6 +103,9 @@ public:
 
 private:
     std::optional<Entry> resolve_in(const std::string& real_dir, const std::string& name);
+    // A folder NAME.vds holding a VolumeDataLayout file: an OpenVDS volume in
+    // the object-store directory form, shown as NAME.nc/.ds/.ncs, not as a folder.
+    bool is_vds_directory(const std::string& name, const std::string& path) const;
     // stat following symlinks, but only when the final target lies inside SOURCE.
     bool stat_within_source(const std::string& path, struct stat& st) const;
     Classification classify(const std::string& path, const struct stat& st);
