@@ -199,7 +199,8 @@ def vds_seeds():
             values = (values % 2).astype(np.uint8)
         layout = vds_layout(shape, fmt, brick, margin, mult, lods, compression)
         make_vds.write_vds(os.path.join(out, name + ".vds"), layout,
-                           [(layout["channelDescriptors"][0], values, group, compression, lambda b: None)])
+                           [(layout["channelDescriptors"][0], values, group, compression, lambda b: None)],
+                           page_entries=4)
         with open(os.path.join(out, name + ".layout.json"), "w") as f:
             json.dump(layout, f)
 
