@@ -370,6 +370,16 @@ std::optional<Entry> Catalog::resolve_lod_view(const std::string& real_dir, cons
     return v;
 }
 
+std::vector<std::string> Catalog::lod_names(const std::string& stem, const std::string& path, const struct stat& st,
+                                           bool aggregation) {
+    std::vector<std::string> out;
+    if (options_.lods == 0 || !dataset_has_lods(path, st, aggregation)) return out;
+    for (int n = 1; n <= options_.lods; ++n)
+        for (const char* v : kViewNames)
+            if (options_.has_view(v)) out.push_back(stem + ".lod" + std::to_string(n) + "." + v);
+    return out;
+}
+
 bool Catalog::dataset_has_lods(const std::string& path, const struct stat& st, bool aggregation) {
     try {
         return has_lod_views(*dataset(path, st, aggregation));
@@ -479,11 +489,10 @@ std::vector<DirEntry> Catalog::list(const std::string& virtual_dir) {
             type = S_ISDIR(st.st_mode) ? DT_DIR : S_ISREG(st.st_mode) ? DT_REG : DT_UNKNOWN;
         }
         if (type == DT_DIR) {
-            if (is_vds_directory(r.name, path) && (have_stat || stat_within_source(path, st))) {
+            if (is_vds_directory(r.name, path) && (have_stat || stat_within_source(path, st)))
                 sources.push_back({source_stem(r.name)->second, r.name, path, st, false});  // its views only
-                continue;
-            }
-            out.push_back({r.name, true});
+            else
+                out.push_back({r.name, true});
             continue;
         }
         if (type != DT_REG) continue;
@@ -532,14 +541,9 @@ std::vector<DirEntry> Catalog::list(const std::string& virtual_dir) {
             if (twins.insert(twin).second) out.push_back({twin, false});
         }
         // LOD names from the first source of a stem only, as resolve_lod_view finds it.
-        if (options_.lods > 0 && lod_stems.insert(stem).second && dataset_has_lods(s.path, s.st, s.aggregation)) {
-            for (int n = 1; n <= options_.lods; ++n)
-                for (const char* v : kViewNames) {
-                    const std::string lod_name = stem + ".lod" + std::to_string(n) + "." + v;
-                    if (options_.has_view(v) && !names.count(lod_name) && twins.insert(lod_name).second)
-                        out.push_back({lod_name, false});
-                }
-        }
+        if (lod_stems.insert(stem).second)
+            for (const auto& lod_name : lod_names(stem, s.path, s.st, s.aggregation))
+                if (!names.count(lod_name) && twins.insert(lod_name).second) out.push_back({lod_name, false});
         std::string classic = stem + kClassicSuffix;
         if (s.rank == 0 && nc_view_enabled() && !names.count(classic) && is_netcdf4(s.path, s.st) &&
             twins.insert(classic).second)

@@ -123,6 +123,9 @@ private:
     std::optional<Entry> resolve_lod_view(const std::string& real_dir, const std::string& name, const std::string& view);
     // True when the dataset at path has LOD views (a variable of rank >= 2); false, logged, when it cannot be read.
     bool dataset_has_lods(const std::string& path, const struct stat& st, bool aggregation);
+    // STEM.lodN.EXT for every level and enabled view, when the dataset at path has LOD views.
+    std::vector<std::string> lod_names(const std::string& stem, const std::string& path, const struct stat& st,
+                                       bool aggregation);
     std::optional<Entry> resolve_classic_view(const std::string& real_dir, const std::string& name);
     bool size_view(Entry& view_entry);
     // HDF5 signature at offset 0 (cached like the sniff).
