@@ -82,6 +82,27 @@ TEST(StridedSource, EveryStrideAndShape) {
     check_whole({2, 6, 3000}, {1, 2, 2});   // long rows: spans in pieces
     check_whole({2, 9, 40, 40}, {1, 4, 1, 1});  // big blocks after the decimated dimension: one read per index
     check_whole({1, 1}, {2, 2});
+    check_whole({3, 5, 6, 7}, {2, 1, 2, 1});  // whole outer dimension between decimated ones
+    check_whole({4, 3, 5}, {1, 2, 1});
+}
+
+TEST(StridedSource, EveryBoxOfASmallArray) {
+    const std::vector<uint64_t> full = {5, 6, 11}, strides = {1, 2, 3};
+    StridedSource lod(std::make_shared<IndexSource>(full), strides);  // shape 5 x 3 x 4
+    const auto& shape = lod.shape();
+    for (uint64_t s0 = 0; s0 < shape[0]; ++s0)
+        for (uint64_t s1 = 0; s1 < shape[1]; ++s1)
+            for (uint64_t s2 = 0; s2 < shape[2]; ++s2) {
+                const uint64_t start[] = {s0, s1, s2}, count[] = {shape[0] - s0, shape[1] - s1, shape[2] - s2};
+                std::vector<int32_t> got(count[0] * count[1] * count[2]);
+                lod.read(start, count, ByteOrder::Native, got.data());
+                uint64_t i = 0;
+                for (uint64_t a = s0; a < shape[0]; ++a)
+                    for (uint64_t b = s1; b < shape[1]; ++b)
+                        for (uint64_t c = s2; c < shape[2]; ++c, ++i)
+                            ASSERT_EQ(got[i], expected(full, strides, shape, (a * shape[1] + b) * shape[2] + c))
+                                << "box from " << s0 << "," << s1 << "," << s2 << " element " << i;
+            }
 }
 
 TEST(StridedSource, ReadsOnlyTheRowsItNeeds) {
