@@ -59,18 +59,36 @@ namespace ncafs::fs {
 std::shared_ptr<const std::vector<uint8_t>> BlockCache::block(const std::shared_ptr<const VirtualFile>& vf,
                                                               uint64_t index) {
     uint64_t generation;
+    const BlockKey key{vf, index};
+    std::promise<Block> computed;
     {
-        std::lock_guard lock(mutex_);
+        std::unique_lock lock(mutex_);
         generation = generation_;
-        if (auto hit = blocks_.get(BlockKey{vf, index})) return *hit;
+        if (auto hit = blocks_.get(key)) return *hit;
+        // Readahead asks for several pieces of one block at once: the first
+        // computes it, the others wait for it rather than compute it again.
+        if (auto running = computing_.find(key); running != computing_.end()) {
+            auto pending = running->second;
+            lock.unlock();
+            return pending.get();
+        }
+        computing_.emplace(key, computed.get_future().share());
     }
     uint64_t start = index * kBlockSize;
     auto bytes = std::make_shared<std::vector<uint8_t>>(
         static_cast<size_t>(std::min<uint64_t>(kBlockSize, vf->size() - start)));
-    read_view(*vf, start, *bytes);  // outside the lock: other readers go on
+    try {
+        read_view(*vf, start, *bytes);  // outside the lock: other readers go on
+    } catch (...) {
+        std::lock_guard lock(mutex_);
+        computing_.erase(key);
+        computed.set_exception(std::current_exception());
+        throw;
+    }
     std::lock_guard lock(mutex_);
-    if (generation != generation_) return bytes;
-    blocks_.put(BlockKey{vf, index}, bytes);
+    computing_.erase(key);
+    computed.set_value(bytes);
+    if (generation == generation_) blocks_.put(key, bytes);
     return bytes;
 }
 

@@ -23,8 +23,10 @@ void read_view(const VirtualFile& vf, uint64_t offset, std::span<uint8_t> out);
 }  // namespace ncafs::fs
 
 #include <functional>
+#include <future>
 #include <memory>
 #include <mutex>
+#include <unordered_map>
 
 #include "codecs/lru_cache.hpp"
 
@@ -33,7 +35,8 @@ namespace ncafs::fs {
 // Blocks of computed (not file-extent) view bytes, 1 MiB aligned, most
 // recently used kept. The kernel asks in readahead-sized pieces (128 KiB);
 // computing a view range has a fixed cost per call (partition lookup, library
-// calls), so one call per MiB serves the next seven requests from memory.
+// calls), so one call per MiB serves the next seven requests from memory;
+// requests for a block being computed wait for it instead of computing it again.
 class BlockCache {
 public:
     static constexpr uint64_t kBlockSize = 1u << 20;
@@ -58,9 +61,11 @@ private:
             return std::hash<const void*>{}(k.file.get()) ^ (std::hash<uint64_t>{}(k.index) * 0x9e3779b97f4a7c15ull);
         }
     };
-    std::shared_ptr<const std::vector<uint8_t>> block(const std::shared_ptr<const VirtualFile>& vf, uint64_t index);
+    using Block = std::shared_ptr<const std::vector<uint8_t>>;
+    Block block(const std::shared_ptr<const VirtualFile>& vf, uint64_t index);
     std::mutex mutex_;
-    LruCache<BlockKey, std::shared_ptr<const std::vector<uint8_t>>, BlockKeyHash> blocks_;
+    LruCache<BlockKey, Block, BlockKeyHash> blocks_;
+    std::unordered_map<BlockKey, std::shared_future<Block>, BlockKeyHash> computing_;  // blocks being computed
     uint64_t generation_ = 0;  // bumped by clear(): a block computed across it is not kept
 };
 
