@@ -222,12 +222,7 @@ CASES = {"plain": case_plain, "aggregation": case_aggregation, "keep": case_keep
 def main():
     if len(sys.argv) != 2 or sys.argv[1] not in CASES:
         fail("usage: test_lod_views.py %s" % "|".join(CASES))
-    reason = test_mount.fuse_usable()
-    if reason:
-        if os.environ.get("NCAFS_SKIP_FUSE") == "1":
-            print("SKIPPED: " + reason)
-            sys.exit(77)
-        fail(reason + " (these tests mount real file systems; set NCAFS_SKIP_FUSE=1 to skip them)")
+    test_mount.require_fuse()
     work = tempfile.mkdtemp(prefix="ncafs-lod-")
     try:
         CASES[sys.argv[1]](work)
