@@ -71,7 +71,8 @@ Dataset make_lod_dataset(const Dataset& full, int level, const std::vector<std::
     }
     set_attribute(lod.attributes, Attribute::numeric("ncafs_lod_level", NcType::Int, std::vector<int32_t>{level}));
     set_attribute(lod.attributes,
-                  Attribute::numeric("ncafs_lod_factor", NcType::Int, std::vector<int32_t>{static_cast<int32_t>(factor)}));
+                  Attribute::numeric("ncafs_lod_factor", NcType::Int,
+                                     std::vector<int32_t>{static_cast<int32_t>(factor)}));
     set_attribute(lod.attributes, Attribute::text("ncafs_lod_kept_dimensions", kept_names(full, kept)));
     return lod;
 }

@@ -66,7 +66,8 @@ std::shared_ptr<const Dataset> open_plain_dataset(std::shared_ptr<const OpenFile
 std::shared_ptr<const Dataset> open_vds_directory_dataset(const std::string& path, const ConfinedRoots& confined) {
     OpenResult dir = confined.open(path, O_RDONLY | O_DIRECTORY);
     if (!dir.fd)
-        throw SourceError(path, "cannot open the VDS directory: " + (dir.reason.empty() ? std::string(std::strerror(dir.error)) : dir.reason));
+        throw SourceError(path, "cannot open the VDS directory: " +
+                                    (dir.reason.empty() ? std::string(std::strerror(dir.error)) : dir.reason));
     return std::make_shared<const Dataset>(vds::open_vds_directory(std::move(dir.fd), path));
 }
 

@@ -56,7 +56,8 @@ std::optional<std::pair<std::string, int>> lod_stem(const std::string& stem_lod,
     const auto dot = stem_lod.rfind(".lod");
     if (dot == std::string::npos || dot == 0) return std::nullopt;
     const std::string digits = stem_lod.substr(dot + 4);
-    if (digits.empty() || digits.size() > 2 || digits[0] == '0' || digits.find_first_not_of("0123456789") != std::string::npos)
+    if (digits.empty() || digits.size() > 2 || digits[0] == '0' ||
+        digits.find_first_not_of("0123456789") != std::string::npos)
         return std::nullopt;
     const int n = std::stoi(digits);
     if (n > max) return std::nullopt;

@@ -42,8 +42,9 @@ std::shared_ptr<const OpenFile> open_member(const SharedDirFd& dir, const std::s
         const int fd = ::openat(at, components[i].c_str(), flags);
         if (fd < 0) {
             const int e = errno;
-            const std::string why = e == ELOOP || e == ENOTDIR ? "a symlink or not a directory: members are not followed through symlinks"
-                                                                : std::strerror(e);
+            const std::string why = e == ELOOP || e == ENOTDIR
+                                        ? "a symlink or not a directory: members are not followed through symlinks"
+                                        : std::strerror(e);
             throw SourceError(path, "VDS directory member cannot be opened: " + why);
         }
         if (last) return OpenFile::adopt(fd, path);  // refuses anything but a regular file

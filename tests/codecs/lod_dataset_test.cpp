@@ -150,7 +150,8 @@ Dataset sample_dataset() {
     d.variables.push_back(var("x_bnds", NcType::Int, {2, 3}));
     d.variables.back().attributes.clear();
     d.variables[1].attributes.push_back(Attribute::text("bounds", "x_bnds"));
-    Variable name{"name", NcType::Char, {1, 4}, {}, std::make_shared<MemorySource>(NcType::Char, std::vector<uint64_t>{5, 6}, std::vector<uint8_t>(30, 'a'))};
+    Variable name{"name", NcType::Char, {1, 4}, {},
+                  std::make_shared<MemorySource>(NcType::Char, std::vector<uint64_t>{5, 6}, std::vector<uint8_t>(30, 'a'))};
     d.variables.push_back(std::move(name));
     return d;
 }
