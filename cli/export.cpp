@@ -48,7 +48,7 @@ struct ExportArgs {
     std::string file;
     std::optional<std::string> output;
     ViewOptions view;
-    std::optional<std::string> format;      // --format nc|ds|ncs
+    std::optional<std::string> format;      // --format nc|ds|ncs|vds
     std::optional<int> deflate;             // --deflate[=LEVEL]: -1 is zlib's default (6)
 };
 
@@ -74,8 +74,8 @@ ExportArgs parse(const std::vector<std::string>& args) {
             return std::nullopt;
         };
         if (auto f = long_value("--format")) {
-            if (*f != "nc" && *f != "ds" && *f != "ncs")
-                throw UsageError("export: --format must be nc, ds or ncs, got '" + *f + "'");
+            if (*f != "nc" && *f != "ds" && *f != "ncs" && *f != "vds")
+                throw UsageError("export: --format must be nc, ds, ncs or vds, got '" + *f + "'");
             a.format = *f;
             continue;
         }
@@ -147,13 +147,14 @@ void write_all(int fd, const uint8_t* data, size_t n, const std::string& what) {
 bool print_usage_if_asked(const std::vector<std::string>& args, std::ostream& out) {
     for (const auto& a : args)
         if (a == "-h" || a == "--help") {
-            out << "usage: ncafs export FILE [--format nc|ds|ncs] [--values raw|cf]\n"
+            out << "usage: ncafs export FILE [--format nc|ds|ncs|vds] [--values raw|cf]\n"
                    "                    [--deflate[=LEVEL]] [-o OUT] [-o opt[,opt...]]\n"
                    "Writes the bytes the mount serves for FILE (an aggregation: its virtual\n"
                    "netCDF file; NAME.ds or NAME.ncs beside a dataset file NAME.*: that view)\n"
                    "to OUT, or to standard output. --format converts FILE's dataset: nc\n"
                    "(netCDF classic), ds (ds-1.0; --values raw|cf as ds_values=), ncs\n"
-                   "(ncstream; --deflate[=LEVEL] compresses the data, LEVEL 0..9, default 6).\n"
+                   "(ncstream; --deflate[=LEVEL] compresses the data, LEVEL 0..9, default 6),\n"
+                   "vds (OpenVDS container; vds_lods= as for the mount).\n"
                    "Options as for the mount (cdf_version=, ds_values=, allow_root=,\n"
                    "rewrite=). Partition files may lie anywhere the caller can read unless\n"
                    "allow_root= narrows it.\n";
@@ -163,12 +164,12 @@ bool print_usage_if_asked(const std::vector<std::string>& args, std::ostream& ou
 }
 
 // FILE may be a name the mount would show: NAME.nc of NAME.nca, or a twin
-// NAME.ds/NAME.ncs/NAME.nc of a dataset file beside it. Returns the file to
+// NAME.ds/NAME.ncs/NAME.nc/NAME.vds of a dataset file beside it. Returns the file to
 // read (and sets the format a twin name asks for); stem is NAME.
 std::string resolve_export_file(ExportArgs& a, std::string& stem) {
     std::string file = a.file;
     stem = file;
-    for (const char* suffix : {".nc", ".nca", ".ds", ".ncs"})
+    for (const char* suffix : {".nc", ".nca", ".ds", ".ncs", ".vds"})
         if (file.size() > std::strlen(suffix) && file.ends_with(suffix)) {
             stem = file.substr(0, file.size() - std::strlen(suffix));
             break;
@@ -176,7 +177,7 @@ std::string resolve_export_file(ExportArgs& a, std::string& stem) {
     struct stat st {};
     if (::stat(file.c_str(), &st) == 0) return file;
     std::string asked;
-    for (const char* v : {"nc", "ds", "ncs"})
+    for (const char* v : {"nc", "ds", "ncs", "vds"})
         if (file == stem + "." + v) asked = v;
     for (const char* suffix : {".nc", ".nca", ".ds", ".ncs"}) {
         std::string candidate = stem + suffix;

@@ -42,6 +42,15 @@ public:
     // (different type, conversion needed, not a classic file...).
     virtual std::optional<std::vector<FileExtent>> big_endian_extents(uint64_t first, uint64_t n) const;
 
+    // One element (native order, type()) when metadata alone shows that every
+    // element of the box has that value (e.g. a box inside constant or missing
+    // partitions); nullopt when unknown. Never opens a file.
+    virtual std::optional<std::vector<uint8_t>> uniform_value(std::span<const uint64_t> start,
+                                                              std::span<const uint64_t> count) const {
+        (void)start, (void)count;
+        return std::nullopt;
+    }
+
     // Reads elements [first, first+n) of the C-order linearisation: split
     // into at most 2*rank boxes, each read with one read() call.
     void read_linear(uint64_t first, uint64_t n, ByteOrder order, void* out) const;

@@ -18,6 +18,8 @@
 #include "codecs/open_dataset.hpp"
 #include "codecs/sniff.hpp"
 #include "codecs/vds/vds_reader.hpp"
+#include "codecs/vds/vds_view.hpp"
+#include "fs/log.hpp"
 
 namespace ncafs::fs {
 
@@ -100,11 +102,15 @@ Backend make_backend(const ViewOptions& options, const std::vector<std::string>&
         return open_plain_dataset(OpenFile::open(path, confined.get()));
     };
     b.source_files = [](const Dataset& dataset) { return agg::files_drawn_on(dataset); };
-    b.make_view = [cdf, ds_options](std::shared_ptr<const Dataset> dataset, const std::string& view,
+    VdsViewOptions vds_options;
+    vds_options.lods = options.vds_lods;
+    vds_options.note = [](const std::string& m) { log_once(LogLevel::Info, m); };
+    b.make_view = [cdf, ds_options, vds_options](std::shared_ptr<const Dataset> dataset, const std::string& view,
                                     const std::string& name) -> std::shared_ptr<const VirtualFile> {
         if (view == "nc") return make_cdf_view(std::move(dataset), cdf);
         if (view == "ds") return make_ds_view(std::move(dataset), ds_options);
         if (view == "ncs") return make_ncstream_view(std::move(dataset), name);
+        if (view == "vds") return make_vds_view(std::move(dataset), vds_options);
         throw UsageError("unknown view '" + view + "'");
     };
     return b;

@@ -15,6 +15,7 @@ ViewKind view_kind_of(const std::string& view) {
     if (view == "nc") return ViewKind::Nc;
     if (view == "ds") return ViewKind::Ds;
     if (view == "ncs") return ViewKind::Ncs;
+    if (view == "vds") return ViewKind::Vds;
     throw std::invalid_argument("unknown view " + view);
 }
 

@@ -12,9 +12,9 @@
 
 namespace ncafs::fs {
 
-enum class ViewKind { Nc, Ds, Ncs };
+enum class ViewKind { Nc, Ds, Ncs, Vds };
 
-// "nc", "ds" or "ncs" (the names options and paths use); throws std::invalid_argument otherwise.
+// "nc", "ds", "ncs" or "vds" (the names options and paths use); throws std::invalid_argument otherwise.
 ViewKind view_kind_of(const std::string& view);
 
 struct FileKey {

@@ -110,7 +110,7 @@ namespace {
 // the usual names of netCDF-4/HDF5 files, then an OpenVDS container NAME.vds.
 const char* const kSourceSuffixes[] = {".nc", ".nca", ".ds", ".ncs", ".nc4", ".h5", ".hdf5", ".vds"};
 constexpr int kSourceSuffixCount = static_cast<int>(std::size(kSourceSuffixes));
-const char* const kViewNames[] = {"nc", "ds", "ncs"};
+const char* const kViewNames[] = {"nc", "ds", "ncs", "vds"};
 // The classic view of a netCDF-4 file NAME.nc (which keeps its own bytes
 // under its name) is NAME.classic.nc.
 const std::string kClassicSuffix = ".classic.nc";

@@ -63,7 +63,9 @@ bool ViewOptions::has_view(const std::string& name) const {
     return false;
 }
 
-bool is_known_view_name(const std::string& name) { return name == "nc" || name == "ds" || name == "ncs"; }
+bool is_known_view_name(const std::string& name) {
+    return name == "nc" || name == "ds" || name == "ncs" || name == "vds";
+}
 
 std::vector<std::string> split_option_list(const std::string& list) {
     std::vector<std::string> items;
@@ -109,12 +111,12 @@ bool apply_view_option(const std::string& item, ViewOptions& options) {
             std::string v = value.substr(begin, colon - begin);
             begin = colon + 1;
             if (v.empty()) continue;
-            if (!is_known_view_name(v)) throw UsageError("option views: unknown view '" + v + "' (known: nc, ds, ncs)");
+            if (!is_known_view_name(v)) throw UsageError("option views: unknown view '" + v + "' (known: nc, ds, ncs, vds)");
             bool seen = false;
             for (auto& w : views) seen = seen || w == v;
             if (!seen) views.push_back(v);
         }
-        if (views.empty()) throw UsageError("option views: give at least one view (nc, ds, ncs)");
+        if (views.empty()) throw UsageError("option views: give at least one view (nc, ds, ncs, vds)");
         options.views = views;
         return true;
     }
@@ -122,6 +124,12 @@ bool apply_view_option(const std::string& item, ViewOptions& options) {
         if (value != "raw" && value != "cf")
             throw UsageError("option ds_values: expected raw or cf, got '" + value + "'");
         options.ds_values_cf = value == "cf";
+        return true;
+    }
+    if (key == "vds_lods") {
+        const uint64_t n = parse_unsigned(value, key);
+        if (n > 12) throw UsageError("option vds_lods: expected 0..12");
+        options.vds_lods = static_cast<int>(n);
         return true;
     }
     if (key == "allow_root" && has_value) {  // bare allow_root is libfuse's own option
@@ -236,7 +244,7 @@ MountOptions parse_mount_command_line(const std::vector<std::string>& args) {
 std::string usage_text(const std::string& program) {
     std::ostringstream s;
     s << "usage: " << program << " SOURCE MOUNTPOINT [-f] [-d] [-s] [-o opt[,opt...]]\n"
-      << "       " << program << " export FILE [--format nc|ds|ncs] [--values raw|cf]\n"
+      << "       " << program << " export FILE [--format nc|ds|ncs|vds] [--values raw|cf]\n"
       << "                    [--deflate[=LEVEL]] [-o OUT] [-o opt[,opt...]]\n"
       << "       " << program << " inspect [--root DIR] [--rewrite OLD=NEW] [--all] FILE\n"
       << "       " << program << " check [--root DIR] [--rewrite OLD=NEW] [--verify-coordinates] FILE...\n"
@@ -260,8 +268,10 @@ std::string usage_text(const std::string& program) {
       << "ncafs options (-o, also for export):\n"
       << "  cdf_version=1|2|5  format of the virtual netCDF files (default: the smallest\n"
       << "                     that holds the data: 1, else 2, else 5)\n"
-      << "  views=nc[,ds,ncs]  which views of each dataset appear (also views=nc:ds;\n"
-      << "                     default: nc,ds,ncs)\n"
+      << "  views=nc[,ds,ncs,vds]  which views of each dataset appear (also\n"
+      << "                     views=nc:ds; default: nc,ds,ncs; vds: OpenVDS container)\n"
+      << "  vds_lods=N         LODs stored in the .vds views besides LOD0 (0..12,\n"
+      << "                     default 2)\n"
       << "  ds_values=raw|cf   values of the .ds views: raw as stored (default), or cf:\n"
       << "                     as netCDF4-python shows them (masked, scaled)\n"
       << "  allow_root=DIR     also allow partition files under DIR (repeatable; by\n"
@@ -294,7 +304,7 @@ std::string usage_text(const std::string& program) {
       << "Unmount: fusermount3 -u MOUNTPOINT (or umount as root).\n"
       << "\n"
       << "export options:\n"
-      << "  --format nc|ds|ncs  FILE's dataset in that format (default: the bytes\n"
+      << "  --format nc|ds|ncs|vds  FILE's dataset in that format (default: the bytes\n"
       << "                     the mount serves under FILE's name)\n"
       << "  --values raw|cf    values of a ds export (as ds_values=)\n"
       << "  --deflate[=LEVEL]  ncs export with zlib-compressed data (LEVEL 0..9, default 6)\n"

@@ -17,6 +17,7 @@ struct ViewOptions {
     std::optional<int> cdf_version;             // 1, 2 or 5; nullopt: smallest that fits
     std::vector<std::string> views = {"nc", "ds", "ncs"};  // view names in the order given
     bool ds_values_cf = false;                  // ds_values=cf: .ds views hold netCDF4-python's values
+    int vds_lods = 2;                           // vds_lods=N: stored LODs of the .vds views
     std::vector<std::string> extra_allowed_roots;  // allow_root=DIR (absolute, repeatable)
     std::vector<std::pair<std::string, std::string>> path_rewrites;  // rewrite=OLD=NEW
     bool has_view(const std::string& name) const;
@@ -42,7 +43,7 @@ struct MountOptions {
     bool show_version = false;
 };
 
-// The view names: "nc" (netCDF classic), "ds" (ds-1.0), "ncs" (ncstream).
+// The view names: "nc" (netCDF classic), "ds" (ds-1.0), "ncs" (ncstream), "vds" (OpenVDS).
 bool is_known_view_name(const std::string& name);
 
 // Splits one -o argument into items. Commas separate items, except that bare

@@ -391,6 +391,34 @@ void AggregatedSource::read(std::span<const uint64_t> start, std::span<const uin
     if (order == ByteOrder::Big) swap_to_big_endian(agg_->type, out, n);
 }
 
+std::optional<std::vector<uint8_t>> AggregatedSource::uniform_value(std::span<const uint64_t> start,
+                                                                     std::span<const uint64_t> count) const {
+    check_box(agg_->shape, start, count, agg_->name.c_str());
+    std::optional<std::vector<uint8_t>> value;
+    bool uniform = true;
+    auto meet = [&](const std::vector<uint8_t>& v) {
+        if (!value) value = v;
+        else if (*value != v) uniform = false;
+    };
+    if (grid_.for_each_fragment(start, count, [&](size_t i) {
+            const Fragment& f = agg_->fragments[i];
+            if (f.kind == FragmentKind::Missing || f.kind == FragmentKind::Constant) {
+                try {
+                    check_declared(i);  // a rejected fragment must fail at read time, not look uniform
+                } catch (const std::exception&) {
+                    uniform = false;
+                    return;
+                }
+            }
+            if (f.kind == FragmentKind::Missing) meet(agg_->fill);
+            else if (f.kind == FragmentKind::Constant) meet(f.constant);
+            else uniform = false;
+        }))
+        meet(agg_->fill);
+    if (!uniform) return std::nullopt;
+    return value;
+}
+
 std::optional<std::vector<FileExtent>> AggregatedSource::big_endian_extents(uint64_t first, uint64_t n) const {
     const auto& shape = agg_->shape;
     const size_t rank = shape.size();

@@ -37,6 +37,10 @@ public:
     // Passes through the fragment source's extents when the run lies inside
     // one fragment that needs no conversion at all (the splice fast path).
     std::optional<std::vector<FileExtent>> big_endian_extents(uint64_t first, uint64_t n) const override;
+    // From the partition grid: the box lies only in constant fragments of one
+    // value and/or missing fragments and uncovered cells (the master fill).
+    std::optional<std::vector<uint8_t>> uniform_value(std::span<const uint64_t> start,
+                                                      std::span<const uint64_t> count) const override;
 
     const Aggregate& aggregate() const { return *agg_; }
     const PartitionGrid& grid() const { return grid_; }

@@ -99,6 +99,21 @@ TEST(Options, ViewsListKeepsBareViewNames) {
     EXPECT_EQ(v.path_rewrites.back(), (std::pair<std::string, std::string>{"/home/a", "/data/a"}));
 }
 
+TEST(Options, VdsViewAndLods) {
+    auto items = split_option_list("views=nc,vds,vds_lods=4");
+    ASSERT_EQ(items.size(), 2u);
+    ViewOptions v;
+    EXPECT_EQ(v.vds_lods, 2);
+    EXPECT_FALSE(v.has_view("vds"));  // not a default view
+    EXPECT_TRUE(apply_view_option(items[0], v));
+    EXPECT_TRUE(v.has_view("vds"));
+    EXPECT_TRUE(apply_view_option(items[1], v));
+    EXPECT_EQ(v.vds_lods, 4);
+    EXPECT_THROW(apply_view_option("vds_lods=13", v), UsageError);
+    EXPECT_THROW(apply_view_option("vds_lods=-1", v), UsageError);
+    EXPECT_EQ(view_kind_of("vds"), ViewKind::Vds);
+}
+
 TEST(Options, MountCommandLine) {
     TempDir src, mnt;
     auto o = parse_mount_command_line({src.path.string(), mnt.path.string(), "-o", "allow_other,nofail,_netdev,x-gvfs-show,open_files=9"});

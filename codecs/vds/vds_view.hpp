@@ -1,0 +1,27 @@
+// The .vds view of a dataset: a VirtualFile holding an OpenVDS single-file
+// container (compression None) of the dataset's largest variable of rank
+// 2..6 and the variables of the same dimensions (vds_writer_plan.hpp). Size
+// and offsets come from metadata alone; each read produces only the chunk
+// objects it touches from the variables' ArraySources.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "codecs/dataset.hpp"
+#include "codecs/virtual_file.hpp"
+
+namespace ncafs {
+
+struct VdsViewOptions {
+    int lods = 2;  // stored LODs besides LOD0 (vds_lods=)
+    // Told about variables left out (a type with no VDS format); may be empty.
+    std::function<void(const std::string&)> note;
+};
+
+// Throws UsageError when the dataset has no variable a VDS can hold.
+std::shared_ptr<const VirtualFile> make_vds_view(std::shared_ptr<const Dataset> dataset,
+                                                 const VdsViewOptions& options = {});
+
+}  // namespace ncafs

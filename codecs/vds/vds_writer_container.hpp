@@ -1,0 +1,43 @@
+// The byte layout of a .vds view (notes §2.10, compression None): header,
+// the layout JSON, the file table, then per file its page directory and full
+// index pages, then the data chunk objects in layer and chunk order. Every
+// offset follows from the plan and the chunk kinds, which come from metadata
+// (uniform_value) alone, so the layout is built without reading any data.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "codecs/dataset.hpp"
+#include "codecs/vds/vds_geometry.hpp"
+#include "codecs/vds/vds_writer_plan.hpp"
+
+namespace ncafs::vds {
+
+struct WrittenLayer {
+    std::string name;  // §2.4: [channel name]Dimensions_<group>LOD<n>
+    size_t channel = 0;
+    LayerGeometry geometry;
+};
+
+struct DataObject {
+    uint64_t offset = 0, size = 0;  // in the container
+    uint32_t layer = 0;
+    uint64_t chunk = 0;
+};
+
+struct ContainerLayout {
+    std::vector<uint8_t> prefix;       // every byte before the first data object
+    std::vector<WrittenLayer> layers;
+    std::vector<DataObject> objects;   // sorted by offset, contiguous from prefix.size()
+    uint64_t size = 0;
+};
+
+// A view past this many chunks in all layers is refused (its index pages live in memory).
+constexpr uint64_t kMaxViewChunks = uint64_t{1} << 20;
+
+// Throws UsageError when the chunk count exceeds kMaxViewChunks.
+ContainerLayout build_container(const Dataset& ds, const WriterPlan& plan);
+
+}  // namespace ncafs::vds
