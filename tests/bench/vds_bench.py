@@ -13,8 +13,9 @@ and prints:
   (b) cat of vol.nc (the .nc view of vol.vds) vs decoding vol.vds with the
       independent Python decoder tests/vds/vds_decode.py (branch
       s3-vds-writer; SKIPPED when absent)
-  (c) cat of big.vds (the .vds view of the aggregation, branch
-      s3-vds-writer) vs cat of big.nc (SKIPPED when the mount has no .vds views)
+  (c) cat of mid.vds (the .vds view, branch s3-vds-writer, of mid.nca: the
+      first 12 partitions of big/, ~110 MB) vs cat of mid.nc (SKIPPED when
+      this ncafs has no .vds views)
 
 usage: vds_bench.py NCAFS_BINARY [WORK]
 """
@@ -117,19 +118,34 @@ def bench_vds_source(ncafs, folder):
     log("    time  %12.3f vs %12.3f s      ratio %.4f" % (t_view, best, t_view / best))
 
 
+def write_mid(big, parts=12):
+    """mid.nca: the first `parts` partitions of big/ (~110 MB), small enough for the .vds view's writer."""
+    entries = [{"index": [p], "location": [[p * fuse_bench.PER_PART, (p + 1) * fuse_bench.PER_PART - 1],
+                                           [0, fuse_bench.NY - 1], [0, fuse_bench.NX - 1]],
+                "subarray": {"file": "part_%03d.nc" % p, "ncvar": "tas",
+                             "shape": [fuse_bench.PER_PART, fuse_bench.NY, fuse_bench.NX]}} for p in range(parts)]
+    path = os.path.join(big, "mid.nca")
+    if not os.path.exists(path):
+        fuse_bench.nca(path, ["time", "lat", "lon"],
+                       {"time": parts * fuse_bench.PER_PART, "lat": fuse_bench.NY, "lon": fuse_bench.NX},
+                       "tas", "f4", entries, ["time"], [parts], None)
+
+
 def bench_vds_view(ncafs, big):
+    write_mid(big)
     try:
         m = fuse_bench.Mount(ncafs, big, "views=nc:vds")
     except SystemExit:
         log("(c) SKIPPED: this ncafs has no views=vds (the .vds view of every dataset, branch s3-vds-writer)")
         return
     try:
-        vds = os.path.join(m.mnt, "big.vds")
+        vds = os.path.join(m.mnt, "mid.vds")
         if not os.path.exists(vds):
-            log("(c) SKIPPED: the mount shows no big.vds (the .vds view of every dataset, branch s3-vds-writer)")
+            log("(c) SKIPPED: the mount shows no mid.vds (the .vds view of every dataset, branch s3-vds-writer)")
             return
-        t_vds, t_nc = cat_seconds(vds), cat_seconds(os.path.join(m.mnt, "big.nc"))
-        log("(c) cat of big.vds vs cat of big.nc (the same aggregation):")
+        t_vds, t_nc = cat_seconds(vds), cat_seconds(os.path.join(m.mnt, "mid.nc"))
+        log("(c) cat of mid.vds vs cat of mid.nc (the same aggregation of 12 partitions, %d bytes):"
+            % os.path.getsize(os.path.join(m.mnt, "mid.nc")))
         log("    time  %12.3f vs %12.3f s      ratio %.4f" % (t_vds, t_nc, t_vds / t_nc))
     finally:
         m.close()
