@@ -17,6 +17,7 @@
 #include "codecs/ncstream/ncstream_view.hpp"
 #include "codecs/open_dataset.hpp"
 #include "codecs/sniff.hpp"
+#include "codecs/vds/vds_reader.hpp"
 #include "codecs/vds/vds_view.hpp"
 #include "fs/log.hpp"
 
@@ -62,6 +63,16 @@ std::shared_ptr<const Dataset> open_plain_dataset(std::shared_ptr<const OpenFile
     throw SourceError(file->path(), "not a netCDF, ds or ncstream file (no known magic number)");
 }
 
+// An OpenVDS volume in the directory form, opened confined; its members are
+// then opened from that fd without following symlinks (codecs/vds).
+std::shared_ptr<const Dataset> open_vds_directory_dataset(const std::string& path, const ConfinedRoots& confined) {
+    OpenResult dir = confined.open(path, O_RDONLY | O_DIRECTORY);
+    if (!dir.fd)
+        throw SourceError(path, "cannot open the VDS directory: " +
+                                    (dir.reason.empty() ? std::string(std::strerror(dir.error)) : dir.reason));
+    return std::make_shared<const Dataset>(vds::open_vds_directory(std::move(dir.fd), path));
+}
+
 }  // namespace
 
 Backend make_backend(const ViewOptions& options, const std::vector<std::string>& allowed_roots) {
@@ -86,6 +97,8 @@ Backend make_backend(const ViewOptions& options, const std::vector<std::string>&
     b.open_dataset = [aggregation, confined](const std::string& path,
                                              bool is_aggregation) -> std::shared_ptr<const Dataset> {
         if (is_aggregation) return open_aggregation(path, aggregation);  // confined by its PathPolicy
+        struct stat st {};
+        if (confined->stat(path, st) && S_ISDIR(st.st_mode)) return open_vds_directory_dataset(path, *confined);
         return open_plain_dataset(OpenFile::open(path, confined.get()));
     };
     b.source_files = [](const Dataset& dataset) { return agg::files_drawn_on(dataset); };

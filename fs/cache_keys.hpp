@@ -33,6 +33,7 @@ struct ViewKey {
     DatasetKey dataset;
     ViewKind kind = ViewKind::Nc;
     std::string name;  // only the ncs view records its name; empty for nc and ds
+    int lod = 0;       // LOD level (fs options lods=): 0 is the full dataset
     bool operator==(const ViewKey&) const = default;
 };
 

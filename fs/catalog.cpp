@@ -16,6 +16,7 @@
 #include "aggregation/read/dataset_cache.hpp"
 #include "aggregation/read/precheck.hpp"
 #include "codecs/error.hpp"
+#include "codecs/lod_dataset.hpp"
 #include "codecs/sniff.hpp"
 #include "fs/log.hpp"
 
@@ -43,11 +44,24 @@ std::string join(const std::string& dir, const std::string& name) {
 
 FileKey file_key(const std::string& path, const struct stat& st) { return FileKey{path, identity_from_stat(st)}; }
 
-// The key of view `view` of the file; only the ncs view records its name.
+// The key of view `view` (LOD `lod`) of the file; only the ncs view records its name.
 ViewKey view_key(const std::string& path, const struct stat& st, bool aggregation, const std::string& view,
-                 const std::string& name) {
+                 const std::string& name, int lod) {
     ViewKind kind = view_kind_of(view);
-    return ViewKey{DatasetKey{file_key(path, st), aggregation}, kind, kind == ViewKind::Ncs ? name : std::string()};
+    return ViewKey{DatasetKey{file_key(path, st), aggregation}, kind, kind == ViewKind::Ncs ? name : std::string(), lod};
+}
+
+// N of a name STEM.lodN (1 <= N <= max, no leading zero) and STEM; nullopt otherwise.
+std::optional<std::pair<std::string, int>> lod_stem(const std::string& stem_lod, int max) {
+    const auto dot = stem_lod.rfind(".lod");
+    if (dot == std::string::npos || dot == 0) return std::nullopt;
+    const std::string digits = stem_lod.substr(dot + 4);
+    if (digits.empty() || digits.size() > 2 || digits[0] == '0' ||
+        digits.find_first_not_of("0123456789") != std::string::npos)
+        return std::nullopt;
+    const int n = std::stoi(digits);
+    if (n > max) return std::nullopt;
+    return std::make_pair(stem_lod.substr(0, dot), n);
 }
 
 }  // namespace
@@ -120,6 +134,13 @@ std::optional<std::pair<std::string, int>> source_stem(const std::string& name) 
 
 }  // namespace
 
+bool Catalog::is_vds_directory(const std::string& name, const std::string& path) const {
+    // Only folders named *.vds are looked into (one stat): other folders cost nothing more.
+    struct stat st {};
+    return name.size() > 4 && ends_with(name, ".vds") && stat_within_source(path + "/VolumeDataLayout", st) &&
+           S_ISREG(st.st_mode);
+}
+
 bool Catalog::stat_within_source(const std::string& path, struct stat& st) const {
     // Every component walked from SOURCE's fd; symlinks followed only while
     // they stay inside: the mount must not become a window onto the machine.
@@ -155,7 +176,8 @@ Classification Catalog::classify(const std::string& path, const struct stat& st)
     Classification c;
     std::shared_ptr<const VirtualFile> view;
     std::shared_ptr<const Dataset> data;
-    SourceFormat format = sniff(path, st);
+    // A VDS directory (found by is_vds_directory) is read like a .vds container.
+    SourceFormat format = S_ISDIR(st.st_mode) ? SourceFormat::Netcdf : sniff(path, st);
     if (format != SourceFormat::None) c.kind = Classification::Dataset;
     if (format == SourceFormat::Netcdf && agg::has_aggregation_name(path) && agg::precheck_aggregation(path, confined_.get()) == agg::Precheck::Maybe) {
         try {
@@ -205,14 +227,16 @@ std::shared_ptr<const Dataset> Catalog::dataset(const std::string& path, const s
 }
 
 std::shared_ptr<const VirtualFile> Catalog::view_of(const std::string& path, const struct stat& st, bool aggregation,
-                                                    const std::string& view, const std::string& name) {
+                                                    const std::string& view, const std::string& name, int lod) {
     // Only the ncs view records its name; nc and ds views are the same for any name.
-    const ViewKey key = view_key(path, st, aggregation, view, name);
+    const ViewKey key = view_key(path, st, aggregation, view, name, lod);
     {
         std::lock_guard lock(mutex_);
         if (auto hit = views_.get(key)) return *hit;
     }
-    auto vf = backend_.make_view(dataset(path, st, aggregation), view, name);
+    std::shared_ptr<const Dataset> data = dataset(path, st, aggregation);
+    if (lod > 0) data = std::make_shared<const Dataset>(make_lod_dataset(*data, lod, options_.lod_keep));
+    auto vf = backend_.make_view(std::move(data), view, name);
     uint64_t size = vf->size();
     std::lock_guard lock(mutex_);
     views_.put(key, vf);
@@ -240,6 +264,7 @@ std::optional<Entry> Catalog::resolve_in(const std::string& real_dir, const std:
     e.real_path = join(real_dir, name);
     if (stat_within_source(e.real_path, e.st)) {
         if (S_ISDIR(e.st.st_mode)) {
+            if (is_vds_directory(name, e.real_path)) return std::nullopt;  // shown as its views, not as a folder
             e.kind = EntryKind::Directory;
             return e;
         }
@@ -284,40 +309,92 @@ std::optional<Entry> Catalog::resolve_twin(const std::string& real_dir, const st
     if (view.empty() || !options_.has_view(view)) return std::nullopt;
     if (auto classic = resolve_classic_view(real_dir, name)) return classic;
     std::string stem = name.substr(0, name.size() - view.size() - 1);
+    auto found = find_dataset_source(real_dir, stem, name);
+    if (!found) return resolve_lod_view(real_dir, name, view);
+    auto& [v, c] = *found;
+    v.view = view;
+    v.name = name;
+    if (v.aggregation && view == "nc") {
+        v.size = c.nc_size;
+        return v;
+    }
+    const ViewKey size_key = view_key(v.real_path, v.st, v.aggregation, view, name, 0);
+    {
+        std::lock_guard lock(mutex_);
+        if (auto hit = view_sizes_.get(size_key)) {
+            v.size = *hit;
+            return v;
+        }
+    }
+    if (!size_view(v)) return std::nullopt;
+    return v;
+}
+
+std::optional<std::pair<Entry, Classification>> Catalog::find_dataset_source(const std::string& real_dir,
+                                                                              const std::string& stem,
+                                                                              const std::string& except) {
     for (const char* suffix : kSourceSuffixes) {
         std::string candidate = stem + suffix;
-        if (candidate == name) continue;
+        if (candidate == except) continue;
         Entry v;
         v.real_path = join(real_dir, candidate);
-        if (!stat_within_source(v.real_path, v.st) || !S_ISREG(v.st.st_mode)) continue;
+        if (!stat_within_source(v.real_path, v.st)) continue;
+        if (!S_ISREG(v.st.st_mode) && !(S_ISDIR(v.st.st_mode) && is_vds_directory(candidate, v.real_path))) continue;
         auto c = classify(v.real_path, v.st);
         if (!c.is_dataset()) continue;
         v.kind = EntryKind::View;
-        v.view = view;
-        v.name = name;
         v.aggregation = c.kind == Classification::Aggregation;
-        if (v.aggregation && view == "nc") {
-            v.size = c.nc_size;
-            return v;
-        }
-        const ViewKey size_key = view_key(v.real_path, v.st, v.aggregation, view, name);
-        {
-            std::lock_guard lock(mutex_);
-            if (auto hit = view_sizes_.get(size_key)) {
-                v.size = *hit;
-                return v;
-            }
-        }
-        if (!size_view(v)) return std::nullopt;
-        return v;
+        return std::make_pair(std::move(v), c);
     }
     return std::nullopt;
+}
+
+std::optional<Entry> Catalog::resolve_lod_view(const std::string& real_dir, const std::string& name,
+                                               const std::string& view) {
+    if (options_.lods == 0) return std::nullopt;
+    auto stem_level = lod_stem(name.substr(0, name.size() - view.size() - 1), options_.lods);
+    if (!stem_level) return std::nullopt;
+    auto found = find_dataset_source(real_dir, stem_level->first, name);
+    if (!found) return std::nullopt;
+    Entry& v = found->first;
+    v.view = view;
+    v.name = name;
+    v.lod = stem_level->second;
+    if (!dataset_has_lods(v.real_path, v.st, v.aggregation)) return std::nullopt;
+    {
+        std::lock_guard lock(mutex_);
+        if (auto hit = view_sizes_.get(view_key(v.real_path, v.st, v.aggregation, view, name, v.lod))) {
+            v.size = *hit;
+            return v;
+        }
+    }
+    if (!size_view(v)) return std::nullopt;
+    return v;
+}
+
+std::vector<std::string> Catalog::lod_names(const std::string& stem, const std::string& path, const struct stat& st,
+                                           bool aggregation) {
+    std::vector<std::string> out;
+    if (options_.lods == 0 || !dataset_has_lods(path, st, aggregation)) return out;
+    for (int n = 1; n <= options_.lods; ++n)
+        for (const char* v : kViewNames)
+            if (options_.has_view(v)) out.push_back(stem + ".lod" + std::to_string(n) + "." + v);
+    return out;
+}
+
+bool Catalog::dataset_has_lods(const std::string& path, const struct stat& st, bool aggregation) {
+    try {
+        return has_lod_views(*dataset(path, st, aggregation));
+    } catch (const std::exception& ex) {
+        log_once(LogLevel::Warning, path + ": no LOD views: " + ex.what());
+        return false;
+    }
 }
 
 // The size of view entry v (building the view); false, logged, when the view cannot be made.
 bool Catalog::size_view(Entry& v) {
     try {
-        v.size = view_of(v.real_path, v.st, v.aggregation, v.view, v.name)->size();
+        v.size = view_of(v.real_path, v.st, v.aggregation, v.view, v.name, v.lod)->size();
     } catch (const std::exception& ex) {
         log_once(LogLevel::Warning, v.real_path + ": no " + v.name + " view: " + ex.what());
         return false;
@@ -400,6 +477,7 @@ std::vector<DirEntry> Catalog::list(const std::string& virtual_dir) {
         std::string name;
         std::string path;
         struct stat st;
+        bool aggregation;
     };
     std::vector<Source> sources;
     for (auto& r : raw) {
@@ -413,7 +491,10 @@ std::vector<DirEntry> Catalog::list(const std::string& virtual_dir) {
             type = S_ISDIR(st.st_mode) ? DT_DIR : S_ISREG(st.st_mode) ? DT_REG : DT_UNKNOWN;
         }
         if (type == DT_DIR) {
-            out.push_back({r.name, true});
+            if (is_vds_directory(r.name, path) && (have_stat || stat_within_source(path, st)))
+                sources.push_back({source_stem(r.name)->second, r.name, path, st, false});  // its views only
+            else
+                out.push_back({r.name, true});
             continue;
         }
         if (type != DT_REG) continue;
@@ -427,22 +508,27 @@ std::vector<DirEntry> Catalog::list(const std::string& virtual_dir) {
             // except when it is a broken aggregation (no twins): a NAME.nc
             // passing the header pre-check is classified to find out.
             bool is_dataset;
+            bool aggregation = false;
             if (rank == 1) {
                 auto c = classify(path, st);
                 is_dataset = c.is_dataset();
+                aggregation = c.kind == Classification::Aggregation;
                 if (c.kind == Classification::Aggregation && nc_view_enabled() && !names.count(stem + ".nc"))
                     shown = false;  // appears as its twin NAME.nc
             } else {
                 is_dataset = sniff(path, st) != SourceFormat::None;
-                if (is_dataset && rank == 0 && agg::precheck_aggregation(path) == agg::Precheck::Maybe)
-                    is_dataset = classify(path, st).is_dataset();
+                if (is_dataset && rank == 0 && agg::precheck_aggregation(path) == agg::Precheck::Maybe) {
+                    auto c = classify(path, st);
+                    is_dataset = c.is_dataset();
+                    aggregation = c.kind == Classification::Aggregation;
+                }
             }
-            if (is_dataset) sources.push_back({rank, r.name, path, st});
+            if (is_dataset) sources.push_back({rank, r.name, path, st, aggregation});
         }
         if (shown) out.push_back({r.name, false});
     }
     std::stable_sort(sources.begin(), sources.end(), [](const Source& a, const Source& b) { return a.rank < b.rank; });
-    std::set<std::string> twins;
+    std::set<std::string> twins, lod_stems;
     for (const auto& s : sources) {
         std::string stem = source_stem(s.name)->first;
         for (const char* v : kViewNames) {
@@ -456,6 +542,10 @@ std::vector<DirEntry> Catalog::list(const std::string& virtual_dir) {
             }
             if (twins.insert(twin).second) out.push_back({twin, false});
         }
+        // LOD names from the first source of a stem only, as resolve_lod_view finds it.
+        if (lod_stems.insert(stem).second)
+            for (const auto& lod_name : lod_names(stem, s.path, s.st, s.aggregation))
+                if (!names.count(lod_name) && twins.insert(lod_name).second) out.push_back({lod_name, false});
         std::string classic = stem + kClassicSuffix;
         if (s.rank == 0 && nc_view_enabled() && !names.count(classic) && is_netcdf4(s.path, s.st) &&
             twins.insert(classic).second)
@@ -465,7 +555,7 @@ std::vector<DirEntry> Catalog::list(const std::string& virtual_dir) {
 }
 
 std::shared_ptr<const VirtualFile> Catalog::open_view(const Entry& entry) {
-    return view_of(entry.real_path, entry.st, entry.aggregation, entry.view, entry.name);
+    return view_of(entry.real_path, entry.st, entry.aggregation, entry.view, entry.name, entry.lod);
 }
 
 std::optional<std::string> Catalog::absent_partition(const Entry& entry) {

@@ -7,8 +7,13 @@
 // several sources could give a twin, the first of NAME.nc, NAME.nca, NAME.ds,
 // NAME.ncs, NAME.nc4, NAME.h5, NAME.hdf5 that is a dataset gives it. A
 // netCDF-4 NAME.nc (kept as its own bytes) has its classic view
-// NAME.classic.nc. Listing reads magic numbers only (and classifies *.nca
-// fully); datasets are parsed when a twin is looked up.
+// NAME.classic.nc. A folder NAME.vds holding a VolumeDataLayout (an OpenVDS
+// volume in the object-store directory form) is not shown as a folder but
+// as NAME.nc/.ds/.ncs like a NAME.vds container. Listing reads magic numbers only (and classifies *.nca
+// fully); datasets are parsed when a twin is looked up. With lods=N, every
+// dataset with a variable of rank >= 2 also has NAME.lod1.EXT ...
+// NAME.lodN.EXT for each enabled view EXT (codecs/lod_dataset.hpp); listing
+// then parses each dataset's metadata to know whether it has them.
 // Everything is cached by (path, device, inode, size, mtime, ctime), bounded.
 // Every lookup, listing and open walks from an fd of SOURCE with every
 // component confined (codecs/confined_open.hpp): symlinks are followed only
@@ -41,6 +46,7 @@ struct Entry {
     std::string view;       // for View: "nc", "ds" or "ncs"
     std::string name;       // for View: the virtual file name (NAME.ncs records it)
     bool aggregation = false;  // for View: real_path is an aggregation file
+    int lod = 0;            // for View: LOD level of NAME.lodN.EXT (0: the full dataset)
     struct stat st {};      // stat of real_path (symlinks followed)
     uint64_t size = 0;      // bytes served (the view's size for View)
     FileIdentity identity() const;
@@ -102,14 +108,29 @@ public:
 
 private:
     std::optional<Entry> resolve_in(const std::string& real_dir, const std::string& name);
+    // A folder NAME.vds holding a VolumeDataLayout file: an OpenVDS volume in
+    // the object-store directory form, shown as NAME.nc/.ds/.ncs, not as a folder.
+    bool is_vds_directory(const std::string& name, const std::string& path) const;
     // stat following symlinks, but only when the final target lies inside SOURCE.
     bool stat_within_source(const std::string& path, struct stat& st) const;
     Classification classify(const std::string& path, const struct stat& st);
     SourceFormat sniff(const std::string& path, const struct stat& st);
     std::shared_ptr<const Dataset> dataset(const std::string& path, const struct stat& st, bool aggregation);
     std::shared_ptr<const VirtualFile> view_of(const std::string& path, const struct stat& st, bool aggregation,
-                                               const std::string& view, const std::string& name);
+                                               const std::string& view, const std::string& name, int lod);
     std::optional<Entry> resolve_twin(const std::string& real_dir, const std::string& name);
+    // The first dataset file STEM.nc, STEM.nca, ... (kSourceSuffixes order)
+    // other than `except`, as a View entry (view fields unset), and its classification.
+    std::optional<std::pair<Entry, Classification>> find_dataset_source(const std::string& real_dir,
+                                                                       const std::string& stem,
+                                                                       const std::string& except);
+    // NAME.lodN.EXT (lods=): LOD N of the dataset a twin NAME.EXT would show.
+    std::optional<Entry> resolve_lod_view(const std::string& real_dir, const std::string& name, const std::string& view);
+    // True when the dataset at path has LOD views (a variable of rank >= 2); false, logged, when it cannot be read.
+    bool dataset_has_lods(const std::string& path, const struct stat& st, bool aggregation);
+    // STEM.lodN.EXT for every level and enabled view, when the dataset at path has LOD views.
+    std::vector<std::string> lod_names(const std::string& stem, const std::string& path, const struct stat& st,
+                                       bool aggregation);
     std::optional<Entry> resolve_classic_view(const std::string& real_dir, const std::string& name);
     bool size_view(Entry& view_entry);
     // HDF5 signature at offset 0 (cached like the sniff).

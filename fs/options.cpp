@@ -11,6 +11,7 @@
 
 #include "codecs/error.hpp"
 #include "fs/remote_options.hpp"
+#include "codecs/lod_dataset.hpp"
 
 namespace ncafs::fs {
 
@@ -164,6 +165,22 @@ bool apply_view_option(const std::string& item, ViewOptions& options) {
         return true;
     }
     if (has_value && apply_remote_option(key, value, options.remote)) return true;
+    if (key == "lods") {
+        const uint64_t n = parse_unsigned(value, key);
+        if (n > kMaxLodLevel) throw UsageError("option lods: expected 0.." + std::to_string(kMaxLodLevel));
+        options.lods = static_cast<int>(n);
+        return true;
+    }
+    if (key == "lod_keep") {  // lod_keep=DIM:DIM, repeatable (commas separate -o items)
+        std::string::size_type begin = 0;
+        while (begin <= value.size()) {
+            auto colon = value.find(':', begin);
+            if (colon == std::string::npos) colon = value.size();
+            if (colon > begin) options.lod_keep.push_back(value.substr(begin, colon - begin));
+            begin = colon + 1;
+        }
+        return true;
+    }
     if (key == "splice" || key == "nosplice") {
         options.splice = key == "splice" && value != "0" && value != "no";
         return true;
@@ -281,6 +298,11 @@ std::string usage_text(const std::string& program) {
       << "  cache_dir=DIR      keep fetched remote objects on disk in DIR (netCDF-4\n"
       << "                     partitions need it: they are read from a whole copy)\n"
       << "  cache_size=SIZE    bound of cache_dir, bytes or K, M, G (default 1G)\n"
+      << "  lods=N             (mount) also show NAME.lod1.nc ... NAME.lodN.nc (and .ds,\n"
+      << "                     .ncs) of datasets with a variable of rank >= 2: every 2^n-th\n"
+      << "                     sample along each dimension but the record one (0..16,\n"
+      << "                     default 0)\n"
+      << "  lod_keep=DIM[:DIM] (mount) dimensions the LOD views leave whole (repeatable)\n"
       << "\n"
       << "FUSE/mount options passed on: allow_other (forces default_permissions),\n"
       << "  allow_root, default_permissions, fsname=, subtype=, max_read=, dev, nodev,\n"

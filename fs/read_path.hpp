@@ -36,7 +36,8 @@ namespace ncafs::fs {
 // Blocks of computed (not file-extent) view bytes, 1 MiB aligned, most
 // recently used kept. The kernel asks in readahead-sized pieces (128 KiB);
 // computing a view range has a fixed cost per call (partition lookup, library
-// calls), so one call per MiB serves the next seven requests from memory.
+// calls), so one call per MiB serves the next seven requests from memory;
+// requests for a block being computed wait for it instead of computing it again.
 class BlockCache {
 public:
     static constexpr uint64_t kBlockSize = 1u << 20;

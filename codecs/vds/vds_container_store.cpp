@@ -101,11 +101,15 @@ std::shared_ptr<const VolumeStore> open_volume_store(const std::string& path) {
 }
 
 std::vector<uint8_t> read_small_file(const std::string& path, uint64_t max_bytes) {
-    auto f = OpenFile::open(path);
-    if (f->size() > max_bytes)
-        throw FormatError(path, 0, "file of " + std::to_string(f->size()) + " bytes exceeds the limit of " + std::to_string(max_bytes));
-    std::vector<uint8_t> b(f->size());
-    if (!b.empty()) f->pread_exact(b.data(), b.size(), 0);
+    return read_small_file(*OpenFile::open(path), max_bytes);
+}
+
+std::vector<uint8_t> read_small_file(const OpenFile& f, uint64_t max_bytes) {
+    if (f.size() > max_bytes)
+        throw FormatError(f.path(), 0,
+                          "file of " + std::to_string(f.size()) + " bytes exceeds the limit of " + std::to_string(max_bytes));
+    std::vector<uint8_t> b(f.size());
+    if (!b.empty()) f.pread_exact(b.data(), b.size(), 0);
     return b;
 }
 

@@ -2,9 +2,16 @@
 // §2.9): VolumeDataLayout and LayerStatus JSON, chunk objects in
 // <layer>/<index>, hashes in raw pages <layer>/ChunkMetadata/<page> of
 // chunkMetadataPageSize x chunkMetadataByteSize bytes. LayerStatus is the
-// only list of layers; layer names must be plain file names.
+// only list of layers; layer names must be plain file names. Every member is
+// opened from the volume directory's fd, one component at a time, never
+// following a symlink (O_NOFOLLOW), and must be a regular file: a member
+// cannot lead out of the directory the catalog opened confined.
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <nlohmann/json.hpp>
 
+#include <cerrno>
 #include <cstring>
 
 #include "codecs/error.hpp"
@@ -17,6 +24,40 @@ namespace {
 using Json = nlohmann::json;
 constexpr uint64_t kMaxJsonBytes = 16u << 20;
 constexpr uint64_t kMaxObjectBytes = 1ull << 30;
+
+using SharedDirFd = std::shared_ptr<const UniqueFd>;
+
+// dir/components[0]/.../components[n-1], opened from dir's fd without
+// following any symlink; the last must be a regular file. SourceError naming
+// the member otherwise.
+std::shared_ptr<const OpenFile> open_member(const SharedDirFd& dir, const std::string& dir_path,
+                                            const std::vector<std::string>& components) {
+    std::string path = dir_path;
+    for (const auto& c : components) path += "/" + c;
+    UniqueFd current;
+    int at = dir->get();
+    for (size_t i = 0; i < components.size(); ++i) {
+        const bool last = i + 1 == components.size();
+        const int flags = O_RDONLY | O_CLOEXEC | O_NOFOLLOW | (last ? O_NONBLOCK : O_DIRECTORY);
+        const int fd = ::openat(at, components[i].c_str(), flags);
+        if (fd < 0) {
+            const int e = errno;
+            const std::string why = e == ELOOP || e == ENOTDIR
+                                        ? "a symlink or not a directory: members are not followed through symlinks"
+                                        : std::strerror(e);
+            throw SourceError(path, "VDS directory member cannot be opened: " + why);
+        }
+        if (last) return OpenFile::adopt(fd, path);  // refuses anything but a regular file
+        current = UniqueFd(fd);
+        at = current.get();
+    }
+    throw UsageError("open_member: no member named");
+}
+
+std::vector<uint8_t> read_member(const SharedDirFd& dir, const std::string& dir_path,
+                                 const std::vector<std::string>& components, uint64_t max_bytes) {
+    return read_small_file(*open_member(dir, dir_path, components), max_bytes);
+}
 
 struct LayerStatus {
     std::string name;
@@ -75,15 +116,16 @@ LayerStatus parse_status(const Json& o, const std::string& file) {
 
 class DirectoryLayer final : public LayerStore {
 public:
-    DirectoryLayer(std::string dir, LayerStatus s) : dir_(std::move(dir)), status_(std::move(s)) {}
+    DirectoryLayer(SharedDirFd fd, std::string dir, LayerStatus s)
+        : fd_(std::move(fd)), dir_(std::move(dir)), status_(std::move(s)) {}
     uint64_t chunk_count() const override { return status_.chunk_count; }
     Compression compression() const override { return status_.compression; }
     uint64_t hash(uint64_t index) const override {
         if (index >= status_.chunk_count) throw UsageError("layer " + status_.name + ": chunk index out of range");
         const int64_t page = status_.page_directory[index / status_.page_size];
         if (page < 0) return 0;  // page never written
-        const std::string path = dir_ + "/" + status_.name + "/ChunkMetadata/" + std::to_string(page);
-        auto f = OpenFile::open(path);
+        auto f = open_member(fd_, dir_, {status_.name, "ChunkMetadata", std::to_string(page)});
+        const std::string& path = f->path();
         const uint64_t at = (index % status_.page_size) * status_.entry_size;
         if (f->size() < at + 8)
             throw FormatError(path, at, "layer " + status_.name + " chunk " + std::to_string(index) + ": metadata page too short");
@@ -92,20 +134,22 @@ public:
         return h;
     }
     StoredObject read(uint64_t index) const override {
-        const std::string path = dir_ + "/" + status_.name + "/" + std::to_string(index);
-        return {read_small_file(path, kMaxObjectBytes), path, 0};
+        return {read_member(fd_, dir_, {status_.name, std::to_string(index)}, kMaxObjectBytes),
+                dir_ + "/" + status_.name + "/" + std::to_string(index), 0};
     }
 
 private:
+    SharedDirFd fd_;
     std::string dir_;
     LayerStatus status_;
 };
 
 class DirectoryStore final : public VolumeStore {
 public:
-    explicit DirectoryStore(std::string dir) : dir_(std::move(dir)) {
+    DirectoryStore(SharedDirFd fd, std::string dir) : fd_(std::move(fd)), dir_(std::move(dir)) {
         const std::string file = dir_ + "/LayerStatus";
-        const auto bytes = read_small_file(file, kMaxJsonBytes);
+        const auto status_file = open_member(fd_, dir_, {"LayerStatus"});
+        const auto bytes = read_small_file(*status_file, kMaxJsonBytes);
         const std::string_view text(reinterpret_cast<const char*>(bytes.data()), bytes.size());
         check_json_depth(text, file);
         const Json doc = Json::parse(text.begin(), text.end(), nullptr, false);
@@ -116,22 +160,24 @@ public:
                 throw FormatError(file, 0, "LayerStatus: an entry without a layerName");
             names_.push_back(o["layerName"].get<std::string>());
         }
-        identity_ = identity_of(file).value_or(FileIdentity{});
+        identity_ = status_file->identity();
     }
     const std::string& path() const override { return dir_; }
     FileIdentity identity() const override { return identity_; }
     std::string layout_text() const override {
-        const auto bytes = read_small_file(dir_ + "/VolumeDataLayout", kMaxJsonBytes);
+        const auto bytes = read_member(fd_, dir_, {"VolumeDataLayout"}, kMaxJsonBytes);
         return std::string(bytes.begin(), bytes.end());
     }
     std::vector<std::string> layer_names() const override { return names_; }
     std::shared_ptr<const LayerStore> layer(const std::string& name) const override {
         for (size_t i = 0; i < names_.size(); ++i)
-            if (names_[i] == name) return std::make_shared<const DirectoryLayer>(dir_, parse_status(raw_[i], dir_ + "/LayerStatus"));
+            if (names_[i] == name)
+                return std::make_shared<const DirectoryLayer>(fd_, dir_, parse_status(raw_[i], dir_ + "/LayerStatus"));
         return nullptr;
     }
 
 private:
+    SharedDirFd fd_;
     std::string dir_;
     std::vector<Json> raw_;
     std::vector<std::string> names_;
@@ -141,7 +187,13 @@ private:
 }  // namespace
 
 std::shared_ptr<const VolumeStore> open_directory_store(const std::string& path) {
-    return std::make_shared<const DirectoryStore>(path);
+    const int fd = ::open(path.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0) throw SourceError(path, std::string("cannot open the VDS directory: ") + std::strerror(errno));
+    return open_directory_store(UniqueFd(fd), path);
+}
+
+std::shared_ptr<const VolumeStore> open_directory_store(UniqueFd directory, const std::string& path) {
+    return std::make_shared<const DirectoryStore>(std::make_shared<const UniqueFd>(std::move(directory)), path);
 }
 
 }  // namespace ncafs::vds

@@ -77,6 +77,10 @@ Dataset open_vds_dataset(std::shared_ptr<const OpenFile> file) {
     return dataset_of_volume(open_container_store(std::move(file)));
 }
 
+Dataset open_vds_directory(UniqueFd directory, const std::string& path) {
+    return dataset_of_volume(open_directory_store(std::move(directory), path));
+}
+
 Dataset dataset_of_volume(const std::shared_ptr<const VolumeStore>& volume) {
     const std::string path = volume->path();
     const std::string text = volume->layout_text();

@@ -22,6 +22,7 @@
 #include <string>
 
 #include "codecs/dataset.hpp"
+#include "codecs/confined_open.hpp"
 #include "codecs/open_file.hpp"
 
 namespace ncafs::vds {
@@ -33,5 +34,8 @@ bool has_vds_signature(std::span<const uint8_t> first_bytes);
 Dataset open_vds_dataset(const std::string& path);
 // A container already opened (confined, by the catalog or the dataset cache).
 Dataset open_vds_dataset(std::shared_ptr<const OpenFile> file);
+// A directory-form volume already opened (confined, by the catalog); its
+// members are opened from that fd without following symlinks.
+Dataset open_vds_directory(UniqueFd directory, const std::string& path);
 
 }  // namespace ncafs::vds

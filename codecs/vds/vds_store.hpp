@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "codecs/confined_open.hpp"
 #include "codecs/open_file.hpp"
 #include "codecs/vds/vds_chunk.hpp"
 
@@ -48,8 +49,12 @@ std::shared_ptr<const VolumeStore> open_volume_store(const std::string& path);
 std::shared_ptr<const VolumeStore> open_container_store(const std::string& path);
 std::shared_ptr<const VolumeStore> open_container_store(std::shared_ptr<const OpenFile> file);
 std::shared_ptr<const VolumeStore> open_directory_store(const std::string& path);
+// A directory already opened (confined, by the catalog): every member is
+// opened from this fd without following symlinks, regular files only.
+std::shared_ptr<const VolumeStore> open_directory_store(UniqueFd directory, const std::string& path);
 
 // Reads a whole small file (at most max_bytes) with its identity checked.
 std::vector<uint8_t> read_small_file(const std::string& path, uint64_t max_bytes);
+std::vector<uint8_t> read_small_file(const OpenFile& file, uint64_t max_bytes);
 
 }  // namespace ncafs::vds

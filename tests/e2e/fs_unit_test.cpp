@@ -249,6 +249,16 @@ TEST(Options, LimitsAndDeadMountpoint) {
     }
 }
 
+TEST(Options, LodLevelsAndKeptDimensions) {
+    TempDir src, mnt;
+    auto o = parse_mount_command_line({src.path.string(), mnt.path.string(), "-o", "lods=3,lod_keep=time:depth,lod_keep=x"});
+    EXPECT_EQ(o.view.lods, 3);
+    EXPECT_EQ(o.view.lod_keep, (std::vector<std::string>{"time", "depth", "x"}));
+    EXPECT_EQ(parse_mount_command_line({src.path.string(), mnt.path.string()}).view.lods, 0);
+    EXPECT_THROW(parse_mount_command_line({src.path.string(), mnt.path.string(), "-o", "lods=17"}), UsageError);
+    EXPECT_THROW(parse_mount_command_line({src.path.string(), mnt.path.string(), "-o", "lods=-1"}), UsageError);
+}
+
 TEST(Log, ControlBytesCannotForgeOrCutLines) {
     EXPECT_EQ(escape_log_text(std::string("a.nc\nncafs: error: forged\0tail", 30)),
               "a.nc\\x0ancafs: error: forged\\x00tail");

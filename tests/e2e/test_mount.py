@@ -54,6 +54,17 @@ def fuse_usable():
     return None
 
 
+def require_fuse():
+    """Returns when FUSE mounts can work here; else exits 77 (SKIPPED, with
+    NCAFS_SKIP_FUSE=1) or fails naming the reason."""
+    reason = fuse_usable()
+    if reason:
+        if os.environ.get("NCAFS_SKIP_FUSE") == "1":
+            print("SKIPPED: " + reason)
+            sys.exit(SKIP)
+        fail(reason + " (the end-to-end tests mount real file systems; set NCAFS_SKIP_FUSE=1 to skip them)")
+
+
 class Mount:
     """ncafs SOURCE MNT -f in the background of this process; always unmounted."""
 

@@ -20,7 +20,9 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 DATA = os.path.join(HERE, "..", "data")
 CORPUS = os.path.join(HERE, "corpus")
 sys.path.insert(0, os.path.join(HERE, "..", "ds"))
+sys.path.insert(0, os.path.join(HERE, "..", "vds"))
 import expected_ds  # noqa: E402  (the independent ds writer of the ds tests)
+import make_vds  # noqa: E402  (the independent OpenVDS container writer of the vds tests)
 
 CDF_SEEDS = ["scalars", "attribute_types", "char_variables", "fill_values", "multidim",
              "several_record_vars", "record_zero", "special_names", "cf_timeseries"]
@@ -164,6 +166,45 @@ def nca_seeds():
             f.write(text)
 
 
+def vds_layout(shape, fmt, brick, margin, mult, lods, compression_name):
+    """A VolumeDataLayout dict (notes section 2.2) for make_vds.write_vds."""
+    names = ["Sample", "Crossline", "Inline"][:len(shape)]
+    axes = [{"name": n, "numSamples": k, "unit": "ms" if i == 0 else "", "coordinateMin": 0, "coordinateMax": k - 1}
+            for i, (n, k) in enumerate(zip(names, reversed(shape)))]
+    channel = {"name": "Amplitude", "format": "Format_" + fmt, "components": "Components_1", "unit": "",
+               "channelMapping": "Direct", "mappedValues": 1, "useNoValue": fmt == "U8", "noValue": 255.0,
+               "integerScale": 0.5 if fmt == "U8" else 1.0, "integerOffset": -3.0 if fmt == "U8" else 0.0,
+               "valueRange": [0.0, 1.0], "discrete": False, "renderable": True, "allowLossyCompression": False}
+    desc = {"brickSize": "BrickSize_%d" % brick, "negativeMargin": margin, "positiveMargin": margin,
+            "brickSize2DMultiplier": mult, "lodLevels": "LODLevels_%s" % (lods if lods else "None"),
+            "create2DLODs": False, "forceFullResolutionDimension": False, "fullResolutionDimension": -1}
+    return {"layoutDescriptor": desc, "axisDescriptors": axes, "channelDescriptors": [channel],
+            "metadata": [{"category": "Test", "name": "Label", "type": "String", "value": "seed"}]}
+
+
+def vds_seeds():
+    """Small containers by make_vds.py (kept small: libFuzzer sizes its inputs
+    from the corpus) and their VolumeDataLayout texts (the JSON branch)."""
+    out = target_dir("vds_reader_fuzz")
+    import numpy as np
+    cases = {  # name: (C-order shape, format, brick, margin, multiplier, lods, compression, group)
+        "r32_zip_lod1": ((5, 6, 40), "R32", 32, 2, 4, 1, "Zip", [0, 1, 2]),
+        "u8_none": ((3, 4, 9), "U8", 32, 0, 4, 0, "None", [0, 1, 2]),
+        "r64_2d_zip": ((7, 70), "R64", 32, 0, 2, 1, "Zip", [0, 1]),
+        "bits_2d": ((5, 20), "1Bit", 32, 0, 2, 0, "None", [0, 1]),
+    }
+    for name, (shape, fmt, brick, margin, mult, lods, compression, group) in cases.items():
+        values = (np.arange(np.prod(shape)) % 7).reshape(shape)
+        if fmt == "1Bit":
+            values = (values % 2).astype(np.uint8)
+        layout = vds_layout(shape, fmt, brick, margin, mult, lods, compression)
+        make_vds.write_vds(os.path.join(out, name + ".vds"), layout,
+                           [(layout["channelDescriptors"][0], values, group, compression, lambda b: None)],
+                           page_entries=4)
+        with open(os.path.join(out, name + ".layout.json"), "w") as f:
+            json.dump(layout, f)
+
+
 def main():
     tool = sys.argv[1]
     with tempfile.TemporaryDirectory() as tmp:
@@ -172,6 +213,7 @@ def main():
         ncstream_seeds(tmp, tool)
         cf_seeds(tmp)
     nca_seeds()
+    vds_seeds()
 
 
 if __name__ == "__main__":

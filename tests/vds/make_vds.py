@@ -101,8 +101,9 @@ def write_container(path, files):
         f.write(bytes(body))
 
 
-def write_vds(path, layout, channels):
-    """layout: the VolumeDataLayout dict; channels: [(channel dict, array, group, compression, constant_of)]."""
+def write_vds(path, layout, channels, page_entries=1024):
+    """layout: the VolumeDataLayout dict; channels: [(channel dict, array, group, compression, constant_of)];
+    page_entries: chunk entries per index page (small ones make small files, e.g. fuzz seeds)."""
     desc = layout["layoutDescriptor"]
     brick = int(desc["brickSize"].split("_")[1])
     lods = 0 if desc["lodLevels"] == "LODLevels_None" else int(desc["lodLevels"].split("_")[1])
@@ -115,5 +116,5 @@ def write_vds(path, layout, channels):
                                   desc["positiveMargin"], desc["brickSize2DMultiplier"], compression, constant_of)
             name = "%sDimensions_%sLOD%d" % (prefix, "".join(str(d) for d in group), lod)
             metadata = struct.pack("<ifi", COMPRESSION[compression], 0.0, len(chunks))
-            files.append((name, b"VDS ", metadata, chunks, 1024, 8))
+            files.append((name, b"VDS ", metadata, chunks, page_entries, 8))
     write_container(path, files)

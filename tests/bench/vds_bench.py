@@ -1,0 +1,173 @@
+#!/usr/bin/python3
+"""Benchmark of LOD views and VDS views of an ncafs mount (a program, not a
+test). Every figure is a ratio to a baseline measured in the same run.
+
+Uses WORK (default /tmp/ncafs-bench, shared with fuse_bench.py, reused when
+present): big/ (fuse_bench's aggregation big.nca of 120 classic partitions,
+~1 GiB, tas(time, lat, lon) float) and vds/ (a 3-D R32 Zip volume written by
+tests/vds/make_vds.py). Mounts WORK with the given ncafs (a Release build)
+and prints:
+  (a) big.lod2.nc (lods=2, lod_keep=time: 1/16 of the elements) read whole
+      vs big.nc read whole: time (cat, kernel cache dropped, best of 3) and
+      bytes the daemon read from the partitions (its rchar, nosplice mounts)
+  (b) cat of vol.nc (the .nc view of vol.vds) vs decoding vol.vds with the
+      independent Python decoder tests/vds/vds_decode.py (branch
+      s3-vds-writer; SKIPPED when absent)
+  (c) cat of mid.vds (the .vds view, branch s3-vds-writer, of mid.nca: the
+      first 12 partitions of big/, ~110 MB) vs cat of mid.nc (SKIPPED when
+      this ncafs has no .vds views)
+
+usage: vds_bench.py NCAFS_BINARY [WORK]
+"""
+import os
+import re
+import subprocess
+import sys
+import time
+
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.join(HERE, "..", "vds"))
+import fuse_bench  # noqa: E402  (generate_big, Mount, timed, drop_cache)
+import make_vds  # noqa: E402  (the independent OpenVDS container writer)
+
+VDS_SHAPE = (160, 192, 256)  # C order: Inline, Crossline, Sample (30 MiB of float32)
+
+
+def log(msg):
+    print(msg, flush=True)
+
+
+def rchar(pid):
+    with open("/proc/%d/io" % pid) as f:
+        return int(re.search(r"rchar: (\d+)", f.read()).group(1))
+
+
+def cat_seconds(path):
+    return fuse_bench.timed(["cat", path], repeat=3, before=fuse_bench.drop_cache(path))
+
+
+def bytes_read(ncafs, source, name, options):
+    """Bytes the daemon of a fresh nosplice mount reads while `name` is read once."""
+    m = fuse_bench.Mount(ncafs, source, options + ",nosplice")
+    try:
+        os.stat(os.path.join(m.mnt, name))
+        before = rchar(m.proc.pid)
+        subprocess.run(["cat", os.path.join(m.mnt, name)], check=True, stdout=subprocess.DEVNULL)
+        return rchar(m.proc.pid) - before
+    finally:
+        m.close()
+
+
+def bench_lod(ncafs, big):
+    options = "lods=2,lod_keep=time,views=nc"
+    m = fuse_bench.Mount(ncafs, big, options)
+    try:
+        full, lod = os.path.join(m.mnt, "big.nc"), os.path.join(m.mnt, "big.lod2.nc")
+        t_full, t_lod = cat_seconds(full), cat_seconds(lod)
+        s_full, s_lod = os.path.getsize(full), os.path.getsize(lod)
+    finally:
+        m.close()
+    b_full, b_lod = bytes_read(ncafs, big, "big.nc", options), bytes_read(ncafs, big, "big.lod2.nc", options)
+    log("(a) LOD2 view (time kept) vs full view of big.nca:")
+    log("    size  %12d vs %12d bytes  ratio %.4f" % (s_lod, s_full, s_lod / s_full))
+    log("    time  %12.3f vs %12.3f s      ratio %.4f" % (t_lod, t_full, t_lod / t_full))
+    log("    read  %12d vs %12d bytes  ratio %.4f (from the partitions, daemon rchar)" % (b_lod, b_full, b_lod / b_full))
+
+
+def generate_volume(path):
+    if os.path.exists(path):
+        return
+    i2, i1, i0 = np.meshgrid(*(np.arange(n) for n in VDS_SHAPE), indexing="ij")
+    values = (np.sin(i0 * 0.05) * 100 + i1 * 0.5 - i2 * 0.25).astype(np.float32)
+    names = ["Sample", "Crossline", "Inline"]
+    axes = [{"name": names[d], "numSamples": VDS_SHAPE[2 - d], "unit": "ms" if d == 0 else "", "coordinateMin": 0,
+             "coordinateMax": VDS_SHAPE[2 - d] - 1} for d in range(3)]
+    channel = {"name": "Amplitude", "format": "Format_R32", "components": "Components_1", "unit": "",
+               "channelMapping": "Direct", "mappedValues": 1, "useNoValue": False, "noValue": 0.0,
+               "integerScale": 1.0, "integerOffset": 0.0, "valueRange": [-200.0, 200.0], "discrete": False,
+               "renderable": True, "allowLossyCompression": False}
+    desc = {"brickSize": "BrickSize_64", "negativeMargin": 4, "positiveMargin": 4, "brickSize2DMultiplier": 4,
+            "lodLevels": "LODLevels_None", "create2DLODs": False, "forceFullResolutionDimension": False,
+            "fullResolutionDimension": -1}
+    layout = {"layoutDescriptor": desc, "axisDescriptors": axes, "channelDescriptors": [channel], "metadata": []}
+    make_vds.write_vds(path + ".tmp", layout, [(channel, values, [0, 1, 2], "Zip", lambda b: None)])
+    os.rename(path + ".tmp", path)
+
+
+def bench_vds_source(ncafs, folder):
+    try:
+        import vds_decode  # noqa: F401  (branch s3-vds-writer)
+    except ImportError:
+        log("(b) SKIPPED: tests/vds/vds_decode.py (the independent Python decoder, branch s3-vds-writer) is absent")
+        return
+    path = os.path.join(folder, "vol.vds")
+    best = None
+    for _ in range(3):
+        t = time.perf_counter()
+        vds_decode.Vds(path).read_lod(0, 0)
+        best = min(best or 1e9, time.perf_counter() - t)
+    m = fuse_bench.Mount(ncafs, folder, "views=nc")
+    try:
+        t_view = cat_seconds(os.path.join(m.mnt, "vol.nc"))
+    finally:
+        m.close()
+    log("(b) cat of vol.nc (the .nc view of vol.vds) vs vds_decode.py decoding vol.vds:")
+    log("    time  %12.3f vs %12.3f s      ratio %.4f" % (t_view, best, t_view / best))
+
+
+def write_mid(big, parts=12):
+    """mid.nca: the first `parts` partitions of big/ (~110 MB), small enough for the .vds view's writer."""
+    entries = [{"index": [p], "location": [[p * fuse_bench.PER_PART, (p + 1) * fuse_bench.PER_PART - 1],
+                                           [0, fuse_bench.NY - 1], [0, fuse_bench.NX - 1]],
+                "subarray": {"file": "part_%03d.nc" % p, "ncvar": "tas",
+                             "shape": [fuse_bench.PER_PART, fuse_bench.NY, fuse_bench.NX]}} for p in range(parts)]
+    path = os.path.join(big, "mid.nca")
+    if not os.path.exists(path):
+        fuse_bench.nca(path, ["time", "lat", "lon"],
+                       {"time": parts * fuse_bench.PER_PART, "lat": fuse_bench.NY, "lon": fuse_bench.NX},
+                       "tas", "f4", entries, ["time"], [parts], None)
+
+
+def bench_vds_view(ncafs, big):
+    write_mid(big)
+    try:
+        m = fuse_bench.Mount(ncafs, big, "views=nc:vds")
+    except SystemExit:
+        log("(c) SKIPPED: this ncafs has no views=vds (the .vds view of every dataset, branch s3-vds-writer)")
+        return
+    try:
+        vds = os.path.join(m.mnt, "mid.vds")
+        if not os.path.exists(vds):
+            log("(c) SKIPPED: the mount shows no mid.vds (the .vds view of every dataset, branch s3-vds-writer)")
+            return
+        t_vds, t_nc = cat_seconds(vds), cat_seconds(os.path.join(m.mnt, "mid.nc"))
+        log("(c) cat of mid.vds vs cat of mid.nc (the same aggregation of 12 partitions, %d bytes):"
+            % os.path.getsize(os.path.join(m.mnt, "mid.nc")))
+        log("    time  %12.3f vs %12.3f s      ratio %.4f" % (t_vds, t_nc, t_vds / t_nc))
+    finally:
+        m.close()
+
+
+def main():
+    if len(sys.argv) < 2:
+        print(__doc__)
+        return 2
+    ncafs = os.path.abspath(sys.argv[1])
+    work = sys.argv[2] if len(sys.argv) > 2 else "/tmp/ncafs-bench"
+    log("generating in %s (reused when present) ..." % work)
+    big = os.path.join(work, "big")
+    fuse_bench.generate_big(big)
+    vds_folder = os.path.join(work, "vds")
+    os.makedirs(vds_folder, exist_ok=True)
+    generate_volume(os.path.join(vds_folder, "vol.vds"))
+    bench_lod(ncafs, big)
+    bench_vds_source(ncafs, vds_folder)
+    bench_vds_view(ncafs, big)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
