@@ -20,10 +20,10 @@ packages=(
   dpkg-dev groff-base systemd
   # fuzzing (libFuzzer comes with clang); tests/run.sh links its clang tree with lld
   clang lld
-  # remote/: libcurl (the GnuTLS flavour: libnetcdf-dev already pulls it in and
-  # it conflicts with libcurl4-openssl-dev); tests/remote: nginx, botocore's signer,
-  # openssl for a self-signed HTTPS certificate
-  libcurl4-gnutls-dev nginx-light python3-botocore openssl
+  # remote/: libcurl, OpenSSL flavour (libnetcdf-dev accepts it in place of the
+  # GnuTLS one); tests/remote: nginx, botocore's signer, openssl for a
+  # self-signed HTTPS certificate
+  libcurl4-openssl-dev nginx-light python3-botocore openssl
   # tests/bench/remote_bench.py: xarray over the same URLs (fsspec's HTTP), curl
   python3-fsspec python3-aiohttp curl
 )
