@@ -272,7 +272,7 @@ std::string usage_text(const std::string& program) {
       << "  cdf_version=1|2|5  format of the virtual netCDF files (default: the smallest\n"
       << "                     that holds the data: 1, else 2, else 5)\n"
       << "  views=nc[,ds,ncs,vds]  which views of each dataset appear (also\n"
-      << "                     views=nc:ds; default: nc,ds,ncs; vds: OpenVDS container)\n"
+      << "                     views=nc:ds; default: nc,ds,ncs,vds; vds: OpenVDS container)\n"
       << "  vds_lods=N         LODs stored in the .vds views besides LOD0 (0..12,\n"
       << "                     default 2)\n"
       << "  ds_values=raw|cf   values of the .ds views: raw as stored (default), or cf:\n"

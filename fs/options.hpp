@@ -16,7 +16,7 @@ namespace ncafs::fs {
 // Options that shape what the views contain; shared by mount and export.
 struct ViewOptions {
     std::optional<int> cdf_version;             // 1, 2 or 5; nullopt: smallest that fits
-    std::vector<std::string> views = {"nc", "ds", "ncs"};  // view names in the order given
+    std::vector<std::string> views = {"nc", "ds", "ncs", "vds"};  // view names in the order given
     bool ds_values_cf = false;                  // ds_values=cf: .ds views hold netCDF4-python's values
     int vds_lods = 2;                           // vds_lods=N: stored LODs of the .vds views
     std::vector<std::string> extra_allowed_roots;  // allow_root=DIR (absolute, repeatable)

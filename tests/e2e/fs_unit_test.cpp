@@ -151,7 +151,9 @@ TEST(Options, VdsViewAndLods) {
     ASSERT_EQ(items.size(), 2u);
     ViewOptions v;
     EXPECT_EQ(v.vds_lods, 2);
-    EXPECT_FALSE(v.has_view("vds"));  // not a default view
+    EXPECT_TRUE(v.has_view("vds"));  // a default view
+    EXPECT_TRUE(apply_view_option("views=nc", v));
+    EXPECT_FALSE(v.has_view("vds"));
     EXPECT_TRUE(apply_view_option(items[0], v));
     EXPECT_TRUE(v.has_view("vds"));
     EXPECT_TRUE(apply_view_option(items[1], v));
@@ -225,7 +227,7 @@ TEST(Options, MountCommandLine) {
     auto rw = parse_mount_command_line({src.path.string(), mnt.path.string(), "-o", "rw,ds_values=cf"});
     EXPECT_TRUE(rw.fuse_options.empty());
     EXPECT_TRUE(rw.view.ds_values_cf);
-    EXPECT_EQ(rw.view.views, (std::vector<std::string>{"nc", "ds", "ncs"}));  // the default
+    EXPECT_EQ(rw.view.views, (std::vector<std::string>{"nc", "ds", "ncs", "vds"}));  // the default
     EXPECT_THROW(parse_mount_command_line({src.path.string(), mnt.path.string(), "-o", "ds_values=x"}), UsageError);
     EXPECT_THROW(parse_mount_command_line({src.path.string()}), UsageError);
 }
@@ -347,7 +349,7 @@ TEST(Catalog, TwinViewsByNameAndMagicRealFilesWin) {
         EXPECT_TRUE(names.count(n)) << n;
     for (const char* n : {"text.nc", "a.nca", "p7.nc.ds", "h.nc.ds", "p7.classic.nc", "k.classic.nc"})
         EXPECT_FALSE(names.count(n)) << n;
-    EXPECT_EQ(names.size(), 100u * 3 + 4 + 4 + 3 + 3 + 3 + 1);  // p*, h.*, k.*, s.*, n.*, a.*, text.ds
+    EXPECT_EQ(names.size(), 100u * 4 + 5 + 5 + 4 + 4 + 4 + 1);  // p*, h.*, k.*, s.*, n.*, a.*, text.ds
     EXPECT_EQ(catalog.dataset_open_count(), 1u);  // listing parsed only the aggregation
     EXPECT_EQ(full_tests.load(), 1);
 
@@ -385,7 +387,8 @@ TEST(Catalog, BrokenNcAggregationListsNoTwins) {
     Catalog catalog(d.path, ViewOptions{}, fake_backend(full_tests));
     std::set<std::string> names;
     for (auto& e : catalog.list("")) names.insert(e.name);
-    EXPECT_EQ(names, (std::set<std::string>{"bad.nc", "good.nc", "good.ds", "good.ncs", "p.nc", "p.ds", "p.ncs"}));
+    EXPECT_EQ(names, (std::set<std::string>{"bad.nc", "good.nc", "good.ds", "good.ncs", "good.vds", "p.nc", "p.ds",
+                                            "p.ncs", "p.vds"}));
     EXPECT_FALSE(catalog.resolve("bad.ds"));  // listed names and lookups agree
     EXPECT_TRUE(catalog.resolve("good.ds"));
     EXPECT_EQ(catalog.classification_count(), 2u);  // the partition p.nc was pre-checked only
