@@ -1,6 +1,9 @@
 #include "fs/read_path.hpp"
 
 #include <cstring>
+#include <exception>
+#include <functional>
+#include <future>
 #include <map>
 
 #include "codecs/error.hpp"
@@ -33,10 +36,30 @@ namespace {
 // The remote extents of one object that a read needs: fetched together.
 using RemoteRanges = std::map<const OpenFile*, std::vector<RemoteBytes::Range>>;
 
+void read_one_object(const OpenFile& file, const std::vector<RemoteBytes::Range>& wanted) {
+    if (wanted.size() == 1) file.pread_exact(wanted[0].buffer, wanted[0].n, wanted[0].offset);
+    else file.remote_bytes()->read_many(wanted);
+}
+
+// Objects of one read are fetched side by side, a bounded number at a time:
+// each costs a round trip, and a read of a point series spans many objects.
 void read_remote_ranges(const RemoteRanges& ranges) {
-    for (const auto& [file, wanted] : ranges) {
-        if (wanted.size() == 1) file->pread_exact(wanted[0].buffer, wanted[0].n, wanted[0].offset);
-        else file->remote_bytes()->read_many(wanted);
+    constexpr size_t kObjectsAtOnce = 16;
+    if (ranges.size() == 1) return read_one_object(*ranges.begin()->first, ranges.begin()->second);
+    std::exception_ptr first_error;
+    auto it = ranges.begin();
+    while (it != ranges.end()) {
+        std::vector<std::future<void>> running;
+        for (; it != ranges.end() && running.size() < kObjectsAtOnce; ++it)
+            running.push_back(std::async(std::launch::async, read_one_object, std::cref(*it->first), std::cref(it->second)));
+        for (auto& r : running) {  // every fetch ends before the buffers may go
+            try {
+                r.get();
+            } catch (...) {
+                if (!first_error) first_error = std::current_exception();
+            }
+        }
+        if (first_error) std::rethrow_exception(first_error);
     }
 }
 
