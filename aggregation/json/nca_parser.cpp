@@ -486,8 +486,9 @@ const json& parse_subarray(NcaParse& st, const std::string& P, const json& pj, F
         // The reader is chosen by the file's magic number (codecs/open_dataset);
         // `format` only rules out what no reader here understands (PP, UM...).
         if (fl != "netcdf" && fl != "nc" && fl != "netcdf3" && fl != "netcdf4" && fl != "cdf" && fl != "hdf5" &&
-            fl != "ds")
-            cx.fail(format_path, "unsupported format \"" + *format + "\" (only netCDF and ds sub-arrays can be read)");
+            fl != "ds" && fl != "vds")
+            cx.fail(format_path,
+                    "unsupported format \"" + *format + "\" (only netCDF, ds and vds sub-arrays can be read)");
     }
 
     auto file_name = as_opt_string(cx, find_key(*sub, {"file"}), S + ".file");

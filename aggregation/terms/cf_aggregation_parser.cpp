@@ -615,8 +615,8 @@ std::string fill_file_fragment(CfParse& st, uint64_t fi, Fragment& f,
         auto fv = text_versions(*st.format, st.format_l, fi);
         std::optional<std::string> fmt =
             st.format_l == Layout::Versions ? (version < fv.size() ? fv[version] : std::nullopt) : fv[0];
-        if (fmt && lower(*fmt) != "nc" && lower(*fmt) != "netcdf")
-            problem = "fragment format \"" + *fmt + "\" is not supported (only nc)";
+        if (fmt && lower(*fmt) != "nc" && lower(*fmt) != "netcdf" && lower(*fmt) != "vds")
+            problem = "fragment format \"" + *fmt + "\" is not supported (only nc and vds)";
     }
     return problem;
 }

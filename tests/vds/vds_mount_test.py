@@ -12,6 +12,7 @@ Environment: NCAFS_BIN, NCAFS_SOURCE_DIR; exit 77 = skipped (NCAFS_SKIP_FUSE=1
 and /dev/fuse unusable).
 """
 import hashlib
+import json
 import os
 import shutil
 import sys
@@ -168,6 +169,43 @@ def check_generated(mnt, codes, quality, count, bits):
         test_mount.check(flag.dimensions == ("Trace", "Sample") and np.array_equal(flag[...], bits), "1-bit values differ")
 
 
+def generate_partitions(source):
+    """Two R32 volumes (Inline x Crossline x Sample = 6x5x40 and 4x5x40) and an
+    NCA aggregation of their Amplitude along Inline, one partition declared
+    format "vds", one known by its .vds name. Returns the master array,
+    computed here from the formula."""
+    parts = []
+    for k, inlines in enumerate((6, 4)):
+        i2, i1, i0 = np.meshgrid(np.arange(inlines), np.arange(5), np.arange(40), indexing="ij")
+        values = ((i2 + 6 * k) * 1000 + i1 * 40 + i0).astype(np.float32)
+        chan = channel("Amplitude", "R32")
+        layout = {"layoutDescriptor": descriptor(32, 0, 4, 0), "metadata": [], "channelDescriptors": [chan],
+                  "axisDescriptors": [axis("Sample", 40, "ms", 0, 39), axis("Crossline", 5, "", 0, 4),
+                                      axis("Inline", inlines, "", 0, inlines - 1)]}
+        make_vds.write_vds(os.path.join(source, "part%d.vds" % k), layout, [(chan, values, [0, 1, 2], "Zip", lambda b: None)])
+        parts.append(values)
+    partitions = [{"index": [0], "location": [[0, 5], [0, 4], [0, 39]],
+                   "subarray": {"file": "part0.vds", "format": "vds", "ncvar": "Amplitude", "shape": [6, 5, 40]}},
+                  {"index": [1], "location": [[6, 9], [0, 4], [0, 39]],
+                   "subarray": {"file": "part1.vds", "ncvar": "Amplitude", "shape": [4, 5, 40]}}]
+    with netCDF4.Dataset(os.path.join(source, "joined.nca"), "w", format="NETCDF3_CLASSIC") as ds:
+        ds.Conventions = "CF-1.5 NCA"
+        for name, n in (("Inline", 10), ("Crossline", 5), ("Sample", 40)):
+            ds.createDimension(name, n)
+        v = ds.createVariable("Amplitude", "f4", ())
+        v.cf_role = "nca_variable"
+        v.nca_dimensions = "Inline Crossline Sample"
+        v.nca_array = json.dumps({"pmdimensions": ["Inline"], "pmshape": [2], "Partitions": partitions})
+    return np.concatenate(parts)
+
+
+def check_partitions(mnt, master):
+    with netCDF4.Dataset(os.path.join(mnt, "joined.nc")) as ds:
+        got = ds["Amplitude"][:]
+    test_mount.check(got.shape == master.shape and np.array_equal(np.asarray(got), master),
+                     "joined.nc: VDS partitions read back other values")
+
+
 def main():
     reason = test_mount.fuse_usable()
     if reason:
@@ -182,7 +220,9 @@ def main():
             shutil.copy(os.path.join(data, name + ".vds"), source)
         codes, quality, count = generate_u8(os.path.join(source, "gen_u8.vds"))
         bits = generate_bits(os.path.join(source, "gen_bits.vds"))
+        master = generate_partitions(source)
         with test_mount.Mount(source) as m:
+            check_partitions(m.mnt, master)
             listing = set(os.listdir(m.mnt))
             for name in EXPECTED:
                 for view in ("nc", "ds", "ncs"):
