@@ -1,4 +1,6 @@
-// RemoteStore::probe: one small range GET, its outcome sorted for `ncafs check`.
+// RemoteStore::probe: one range GET (open()'s first block), its outcome sorted for `ncafs check`.
+#include <vector>
+
 #include "codecs/error.hpp"
 #include "remote/store_impl.hpp"
 
@@ -18,8 +20,10 @@ RemoteStore::Probe RemoteStore::probe(const std::string& url) {
     if (!impl_->core->config.allowed) return {Status::Error, "remote partitions are not allowed (-o remote=no)"};
     try {
         ObjectAddress address = impl_->address(url);
-        char byte = 0;
-        std::vector<RangeRequest> request{{&address, 0, 1, "", &byte}};
+        // The same first request as open() makes: some S3-compatible stores
+        // (s3rver) answer a one-byte range with the whole object.
+        std::vector<char> first(kBlockSize);
+        std::vector<RangeRequest> request{{&address, 0, kBlockSize, "", first.data()}};
         std::vector<RangeResponse> responses;
         LogFunction quiet;  // the caller reports the outcome
         fetch_ranges(FetchContext{impl_->core->client, impl_->core->config, quiet}, url, Expected{}, request, &responses);
