@@ -463,6 +463,15 @@ std::vector<RawEntry> read_directory(const ConfinedRoots& confined, const std::s
 
 }  // namespace
 
+// Dataset files by stem, in kSourceSuffixes order, for the twins.
+struct Catalog::ListedSource {
+    int rank;
+    std::string name;
+    std::string path;
+    struct stat st;
+    bool aggregation;
+};
+
 std::vector<DirEntry> Catalog::list(const std::string& virtual_dir) {
     std::string real_dir = join(root_, virtual_dir);
     std::vector<RawEntry> raw = read_directory(*confined_, real_dir);
@@ -471,15 +480,7 @@ std::vector<DirEntry> Catalog::list(const std::string& virtual_dir) {
 
     std::vector<DirEntry> out;
     out.reserve(raw.size());
-    // Dataset files by stem, in kSourceSuffixes order, for the twins.
-    struct Source {
-        int rank;
-        std::string name;
-        std::string path;
-        struct stat st;
-        bool aggregation;
-    };
-    std::vector<Source> sources;
+    std::vector<ListedSource> sources;
     for (auto& r : raw) {
         std::string path = join(real_dir, r.name);
         unsigned char type = r.type;
@@ -495,39 +496,49 @@ std::vector<DirEntry> Catalog::list(const std::string& virtual_dir) {
                 sources.push_back({source_stem(r.name)->second, r.name, path, st, false});  // its views only
             else
                 out.push_back({r.name, true});
-            continue;
+        } else if (type == DT_REG && list_regular_file(r.name, path, st, have_stat, names, sources)) {
+            out.push_back({r.name, false});
         }
-        if (type != DT_REG) continue;
-        bool shown = true;
-        if (auto stem_rank = source_stem(r.name)) {
-            const auto& [stem, rank] = *stem_rank;
-            if (!have_stat && !stat_within_source(path, st)) continue;
-            // NAME.nca is classified fully (it may be shown as NAME.nc); any
-            // other dataset name costs one magic sniff: a NAME.nc keeps its
-            // name whatever it holds. Its twins exist for any netCDF magic,
-            // except when it is a broken aggregation (no twins): a NAME.nc
-            // passing the header pre-check is classified to find out.
-            bool is_dataset;
-            bool aggregation = false;
-            if (rank == 1) {
-                auto c = classify(path, st);
-                is_dataset = c.is_dataset();
-                aggregation = c.kind == Classification::Aggregation;
-                if (c.kind == Classification::Aggregation && nc_view_enabled() && !names.count(stem + ".nc"))
-                    shown = false;  // appears as its twin NAME.nc
-            } else {
-                is_dataset = sniff(path, st) != SourceFormat::None;
-                if (is_dataset && rank == 0 && agg::precheck_aggregation(path) == agg::Precheck::Maybe) {
-                    auto c = classify(path, st);
-                    is_dataset = c.is_dataset();
-                    aggregation = c.kind == Classification::Aggregation;
-                }
-            }
-            if (is_dataset) sources.push_back({rank, r.name, path, st, aggregation});
-        }
-        if (shown) out.push_back({r.name, false});
     }
-    std::stable_sort(sources.begin(), sources.end(), [](const Source& a, const Source& b) { return a.rank < b.rank; });
+    list_twins(sources, names, out);
+    return out;
+}
+
+bool Catalog::list_regular_file(const std::string& name, const std::string& path, struct stat& st, bool have_stat,
+                                const std::set<std::string>& names, std::vector<ListedSource>& sources) {
+    auto stem_rank = source_stem(name);
+    if (!stem_rank) return true;
+    const auto& [stem, rank] = *stem_rank;
+    if (!have_stat && !stat_within_source(path, st)) return false;
+    // NAME.nca is classified fully (it may be shown as NAME.nc); any
+    // other dataset name costs one magic sniff: a NAME.nc keeps its
+    // name whatever it holds. Its twins exist for any netCDF magic,
+    // except when it is a broken aggregation (no twins): a NAME.nc
+    // passing the header pre-check is classified to find out.
+    bool shown = true;
+    bool is_dataset;
+    bool aggregation = false;
+    if (rank == 1) {
+        auto c = classify(path, st);
+        is_dataset = c.is_dataset();
+        aggregation = c.kind == Classification::Aggregation;
+        if (aggregation && nc_view_enabled() && !names.count(stem + ".nc")) shown = false;  // appears as its twin NAME.nc
+    } else {
+        is_dataset = sniff(path, st) != SourceFormat::None;
+        if (is_dataset && rank == 0 && agg::precheck_aggregation(path) == agg::Precheck::Maybe) {
+            auto c = classify(path, st);
+            is_dataset = c.is_dataset();
+            aggregation = c.kind == Classification::Aggregation;
+        }
+    }
+    if (is_dataset) sources.push_back({rank, name, path, st, aggregation});
+    return shown;
+}
+
+void Catalog::list_twins(std::vector<ListedSource>& sources, const std::set<std::string>& names,
+                         std::vector<DirEntry>& out) {
+    std::stable_sort(sources.begin(), sources.end(),
+                     [](const ListedSource& a, const ListedSource& b) { return a.rank < b.rank; });
     std::set<std::string> twins, lod_stems;
     for (const auto& s : sources) {
         std::string stem = source_stem(s.name)->first;
@@ -551,7 +562,6 @@ std::vector<DirEntry> Catalog::list(const std::string& virtual_dir) {
             twins.insert(classic).second)
             out.push_back({classic, false});
     }
-    return out;
 }
 
 std::shared_ptr<const VirtualFile> Catalog::open_view(const Entry& entry) {

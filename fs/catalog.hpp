@@ -25,6 +25,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -107,6 +108,14 @@ public:
     size_t dataset_open_count() const;
 
 private:
+    struct ListedSource;  // a dataset file of a folder being listed (catalog.cpp)
+    // Whether the regular file `name` of a listed folder shows under its own
+    // name; a dataset file is added to `sources` for its twins.
+    bool list_regular_file(const std::string& name, const std::string& path, struct stat& st, bool have_stat,
+                           const std::set<std::string>& names, std::vector<ListedSource>& sources);
+    // The twin views (and LOD and classic names) of the listed dataset files.
+    void list_twins(std::vector<ListedSource>& sources, const std::set<std::string>& names,
+                    std::vector<DirEntry>& out);
     std::optional<Entry> resolve_in(const std::string& real_dir, const std::string& name);
     // A folder NAME.vds holding a VolumeDataLayout file: an OpenVDS volume in
     // the object-store directory form, shown as NAME.nc/.ds/.ncs, not as a folder.

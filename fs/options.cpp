@@ -7,6 +7,7 @@
 #include <climits>
 #include <cstdlib>
 #include <filesystem>
+#include <algorithm>
 #include <sstream>
 
 #include "codecs/error.hpp"
@@ -88,11 +89,33 @@ std::vector<std::string> split_option_list(const std::string& list) {
     return items;
 }
 
-bool apply_view_option(const std::string& item, ViewOptions& options) {
-    auto eq = item.find('=');
-    std::string key = item.substr(0, eq);
-    std::string value = eq == std::string::npos ? std::string() : item.substr(eq + 1);
-    bool has_value = eq != std::string::npos;
+namespace {
+
+// "a:b::c" -> {a, b, c}: the list form of views= and lod_keep= (commas separate -o items).
+std::vector<std::string> colon_list(const std::string& value) {
+    std::vector<std::string> items;
+    std::string::size_type begin = 0;
+    while (begin <= value.size()) {
+        auto colon = value.find(':', begin);
+        if (colon == std::string::npos) colon = value.size();
+        if (colon > begin) items.push_back(value.substr(begin, colon - begin));
+        begin = colon + 1;
+    }
+    return items;
+}
+
+std::vector<std::string> parse_views(const std::string& value) {
+    std::vector<std::string> views;
+    for (const auto& v : colon_list(value)) {
+        if (!is_known_view_name(v)) throw UsageError("option views: unknown view '" + v + "' (known: nc, ds, ncs, vds)");
+        if (std::find(views.begin(), views.end(), v) == views.end()) views.push_back(v);
+    }
+    if (views.empty()) throw UsageError("option views: give at least one view (nc, ds, ncs, vds)");
+    return views;
+}
+
+// Options that shape the views' contents (formats, views, levels of detail).
+bool apply_layout_option(const std::string& key, const std::string& value, ViewOptions& options) {
     if (key == "cdf_version") {
         if (value == "1" || value == "2" || value == "5") {
             options.cdf_version = std::stoi(value);
@@ -101,91 +124,68 @@ bool apply_view_option(const std::string& item, ViewOptions& options) {
         } else {
             throw UsageError("option cdf_version: expected 1, 2 or 5, got '" + value + "'");
         }
-        return true;
-    }
-    if (key == "views") {
-        std::vector<std::string> views;
-        std::string::size_type begin = 0;
-        while (begin <= value.size()) {
-            auto colon = value.find(':', begin);
-            if (colon == std::string::npos) colon = value.size();
-            std::string v = value.substr(begin, colon - begin);
-            begin = colon + 1;
-            if (v.empty()) continue;
-            if (!is_known_view_name(v)) throw UsageError("option views: unknown view '" + v + "' (known: nc, ds, ncs, vds)");
-            bool seen = false;
-            for (auto& w : views) seen = seen || w == v;
-            if (!seen) views.push_back(v);
-        }
-        if (views.empty()) throw UsageError("option views: give at least one view (nc, ds, ncs, vds)");
-        options.views = views;
-        return true;
-    }
-    if (key == "ds_values") {
+    } else if (key == "views") {
+        options.views = parse_views(value);
+    } else if (key == "ds_values") {
         if (value != "raw" && value != "cf")
             throw UsageError("option ds_values: expected raw or cf, got '" + value + "'");
         options.ds_values_cf = value == "cf";
-        return true;
-    }
-    if (key == "vds_lods") {
+    } else if (key == "vds_lods") {
         const uint64_t n = parse_unsigned(value, key);
         if (n > 12) throw UsageError("option vds_lods: expected 0..12");
         options.vds_lods = static_cast<int>(n);
-        return true;
+    } else if (key == "lods") {
+        const uint64_t n = parse_unsigned(value, key);
+        if (n > kMaxLodLevel) throw UsageError("option lods: expected 0.." + std::to_string(kMaxLodLevel));
+        options.lods = static_cast<int>(n);
+    } else if (key == "lod_keep") {  // repeatable
+        for (auto& d : colon_list(value)) options.lod_keep.push_back(std::move(d));
+    } else {
+        return false;
     }
+    return true;
+}
+
+// Options on where files come from and what reading them may cost.
+bool apply_source_option(const std::string& key, const std::string& value, bool has_value, const std::string& item,
+                         ViewOptions& options) {
     if (key == "allow_root" && has_value) {  // bare allow_root is libfuse's own option
         options.extra_allowed_roots.push_back(absolute_directory(value, "allow_root:"));
-        return true;
-    }
-    if (key == "rewrite") {
+    } else if (key == "rewrite") {
         auto second = value.find('=');
         if (second == std::string::npos || second == 0)
             throw UsageError("option rewrite: expected rewrite=OLD=NEW, got '" + item + "'");
         options.path_rewrites.emplace_back(value.substr(0, second), value.substr(second + 1));
-        return true;
-    }
-    if (key == "open_files") {
+    } else if (key == "open_files") {
         uint64_t n = parse_unsigned(value, key);
         if (n < 1 || n > 1'000'000) throw UsageError("option open_files: expected 1..1000000");
         options.open_files = n;
-        return true;
-    }
-    if (key == "cache_timeout") {
+    } else if (key == "cache_timeout") {
         char* end = nullptr;
         double t = std::strtod(value.c_str(), &end);
         if (value.empty() || *end != '\0' || !(t >= 0) || t > 1e6)
             throw UsageError("option cache_timeout: expected seconds >= 0, got '" + value + "'");
         options.cache_timeout = t;
-        return true;
-    }
-    if (key == "max_fragments" || key == "max_metadata") {
+    } else if (key == "max_fragments" || key == "max_metadata") {
         const uint64_t n = parse_unsigned(value, key);
         if (n < 1) throw UsageError("option " + key + ": expected a positive integer");
         (key == "max_fragments" ? options.limits.max_fragments : options.limits.max_metadata_bytes) = n;
-        return true;
-    }
-    if (has_value && apply_remote_option(key, value, options.remote)) return true;
-    if (key == "lods") {
-        const uint64_t n = parse_unsigned(value, key);
-        if (n > kMaxLodLevel) throw UsageError("option lods: expected 0.." + std::to_string(kMaxLodLevel));
-        options.lods = static_cast<int>(n);
-        return true;
-    }
-    if (key == "lod_keep") {  // lod_keep=DIM:DIM, repeatable (commas separate -o items)
-        std::string::size_type begin = 0;
-        while (begin <= value.size()) {
-            auto colon = value.find(':', begin);
-            if (colon == std::string::npos) colon = value.size();
-            if (colon > begin) options.lod_keep.push_back(value.substr(begin, colon - begin));
-            begin = colon + 1;
-        }
-        return true;
-    }
-    if (key == "splice" || key == "nosplice") {
+    } else if (key == "splice" || key == "nosplice") {
         options.splice = key == "splice" && value != "0" && value != "no";
-        return true;
+    } else {
+        return has_value && apply_remote_option(key, value, options.remote);
     }
-    return false;
+    return true;
+}
+
+}  // namespace
+
+bool apply_view_option(const std::string& item, ViewOptions& options) {
+    auto eq = item.find('=');
+    std::string key = item.substr(0, eq);
+    std::string value = eq == std::string::npos ? std::string() : item.substr(eq + 1);
+    return apply_layout_option(key, value, options) ||
+           apply_source_option(key, value, eq != std::string::npos, item, options);
 }
 
 MountOptions parse_mount_command_line(const std::vector<std::string>& args) {
