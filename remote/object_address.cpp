@@ -4,6 +4,7 @@
 #include <cctype>
 
 #include "codecs/error.hpp"
+#include "codecs/percent_encode.hpp"
 #include "remote/remote_store.hpp"
 
 namespace ncafs::remote {
@@ -64,20 +65,8 @@ std::string remote_scheme(std::string_view name) {
 
 bool is_remote_url(std::string_view name) { return !remote_scheme(name).empty(); }
 
-std::string encode_key(std::string_view key) {
-    static const char* hex = "0123456789ABCDEF";
-    std::string out;
-    for (unsigned char c : key) {
-        if (std::isalnum(c) || c == '-' || c == '_' || c == '.' || c == '~' || c == '/') {
-            out += static_cast<char>(c);
-        } else {
-            out += '%';
-            out += hex[c >> 4];
-            out += hex[c & 15];
-        }
-    }
-    return out;
-}
+// SigV4 canonical URIs encode all but the unreserved characters (and '/').
+std::string encode_key(std::string_view key) { return percent_encode(key, "-_.~/"); }
 
 ObjectAddress address_of(const std::string& url, const std::string& s3_endpoint, const std::string& s3_region,
                          const AwsCredentials& credentials) {

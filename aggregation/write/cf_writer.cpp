@@ -21,6 +21,7 @@
 #include "codecs/dataset.hpp"
 #include "codecs/netcdf/netcdf_library.hpp"
 #include "codecs/open_dataset.hpp"
+#include "codecs/percent_encode.hpp"
 
 namespace ncafs::agg {
 
@@ -34,20 +35,7 @@ namespace ncafs::agg {
 
 namespace fs = std::filesystem;
 
-std::string uri_path_encode(const std::string& path) {
-    static const char* hex = "0123456789ABCDEF";
-    std::string out;
-    for (unsigned char c : path) {
-        if (std::isalnum(c) || std::strchr("-._~!$&'()*+,;=:@/", c)) {
-            out += static_cast<char>(c);
-        } else {
-            out += '%';
-            out += hex[c >> 4];
-            out += hex[c & 15];
-        }
-    }
-    return out;
-}
+std::string uri_path_encode(const std::string& path) { return percent_encode(path, "-._~!$&'()*+,;=:@/"); }
 
 namespace {
 
