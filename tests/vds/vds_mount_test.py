@@ -207,12 +207,7 @@ def check_partitions(mnt, master):
 
 
 def main():
-    reason = test_mount.fuse_usable()
-    if reason:
-        if os.environ.get("NCAFS_SKIP_FUSE") == "1":
-            print("SKIPPED: " + reason)
-            return test_mount.SKIP
-        test_mount.fail(reason)
+    test_mount.require_fuse()
     data = os.path.join(os.environ.get("NCAFS_SOURCE_DIR", os.path.join(HERE, "..", "..")), "tests", "data", "vds")
     source = tempfile.mkdtemp(prefix="ncafs-vds-src-")
     try:

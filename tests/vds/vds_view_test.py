@@ -258,12 +258,7 @@ def check_bad_partition():
 
 
 def main():
-    reason = test_mount.fuse_usable()
-    if reason:
-        if os.environ.get("NCAFS_SKIP_FUSE") == "1":
-            print("SKIPPED: " + reason)
-            return test_mount.SKIP
-        test_mount.fail(reason)
+    test_mount.require_fuse()
     source = tempfile.mkdtemp(prefix="ncafs-vdsw-src-")
     try:
         make_plain(os.path.join(source, "plain.nc"))
