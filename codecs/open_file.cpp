@@ -13,6 +13,7 @@
 
 #include "codecs/confined_open.hpp"
 #include "codecs/error.hpp"
+#include "codecs/writer_probe.hpp"
 
 namespace ncafs {
 
@@ -113,18 +114,35 @@ void OpenFile::pread_unchecked(void* buffer, size_t n, uint64_t offset) const {
 
 void OpenFile::pread_exact(void* buffer, size_t n, uint64_t offset) const {
     pread_unchecked(buffer, n, offset);
+    check_after_read(buffer, n, [&](void* again) { pread_unchecked(again, n, offset); });
+}
+
+void OpenFile::check_after_read(const void* first, size_t n, const std::function<void(void*)>& read_again) const {
     if (remote_) return;  // each read names the version it wants (If-Match)
-    if (!changed_within_last_second(check_unchanged_stat())) return;
+    if (!changed_within_last_second(check_unchanged_stat()) || n == 0) return;
     // A write may be in progress without moving the timestamps again (they
-    // moved when it began, maybe before this file was opened): the same
-    // bytes twice, a moment apart, or an error.
+    // moved when it began, maybe before this file was opened): once no
+    // writer holds the file, the same bytes again, or an error.
+    wait_for_writers();
     std::vector<char> again(n);
-    ::usleep(2000);
-    pread_unchecked(again.data(), n, offset);
+    read_again(again.data());
     check_unchanged();
-    if (n > 0 && std::memcmp(again.data(), buffer, n) != 0)
-        throw SourceError(path_, "changing while being read (" + std::to_string(n) + " bytes at offset " +
-                                     std::to_string(offset) + "): not served");
+    if (n > 0 && std::memcmp(again.data(), first, n) != 0)
+        throw SourceError(path_, "changing while being read (" + std::to_string(n) + " bytes): not served");
+}
+
+void OpenFile::wait_for_writers() const {
+    // Bounded: a process that keeps the file open for writing makes the
+    // read fail rather than hang.
+    constexpr int kTries = 100;
+    for (int i = 0; i < kTries; ++i) {
+        switch (writers_of(fd_)) {
+            case Writers::None: return;
+            case Writers::Unknown: ::usleep(2000); return;  // no lease here: a moment for the write to end
+            case Writers::Some: ::usleep(static_cast<useconds_t>(500 + 50 * i)); break;
+        }
+    }
+    throw SourceError(path_, "being written by another process (changed within the last second): not served");
 }
 
 void OpenFile::check_unchanged() const {

@@ -13,6 +13,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -79,9 +80,15 @@ public:
     // second); throws SourceError on I/O error, when the file is shorter
     // than expected or when it changed while (or since) being opened.
     void pread_exact(void* buffer, size_t n, uint64_t offset) const;
-    // pread_exact without the check: for a loop of reads followed by one
-    // check_unchanged().
+    // pread_exact without the checks: for a loop of reads followed by one
+    // check_after_read().
     void pread_unchecked(void* buffer, size_t n, uint64_t offset) const;
+    // The check after reading n bytes into `first`: check_unchanged(), and
+    // when the file changed within the last second (a write may still be
+    // under way and may have torn them) a wait, bounded, until no process
+    // holds the file open for writing (writer_probe.hpp), then read_again
+    // into a second buffer: SourceError when the two differ.
+    void check_after_read(const void* first, size_t n, const std::function<void(void*)>& read_again) const;
     // Throws SourceError when fstat of the fd no longer gives the identity
     // (a remote file checks its version on every read instead: no-op).
     void check_unchanged() const;
@@ -95,6 +102,7 @@ public:
 
 private:
     struct stat check_unchanged_stat() const;
+    void wait_for_writers() const;
     OpenFile(int fd, std::string path, FileIdentity identity)
         : fd_(fd), path_(std::move(path)), identity_(identity) {}
     int fd_;

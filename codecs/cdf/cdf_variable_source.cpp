@@ -11,11 +11,12 @@ CdfVariableSource::CdfVariableSource(std::shared_ptr<const OpenFile> file, std::
                                      size_t variable, std::string name)
     : file_(std::move(file)), layout_(std::move(layout)), index_(variable), name_(std::move(name)) {}
 
-void CdfVariableSource::check_unchanged() const {
+void CdfVariableSource::check_unchanged(const void* read, size_t n,
+                                        const std::function<void(void*)>& read_again) const {
     // One fstat per read, after it: a file rewritten in place (same inode)
     // must give an error, not bytes of a different layout or of two versions.
     try {
-        file_->check_unchanged();
+        file_->check_after_read(read, n, read_again);
     } catch (const SourceError& e) {
         throw SourceError(file_->path(), std::string(e.what()).substr(file_->path().size() + 2) + "; variable '" +
                                              name_ + "' not read");
@@ -34,10 +35,12 @@ void CdfVariableSource::read(std::span<const uint64_t> start, std::span<const ui
     try {
         read_runs(start, count, static_cast<uint8_t*>(out));
     } catch (const SourceError&) {
-        check_unchanged();  // a file that shrank: say so (and mark it changed)
+        check_unchanged(nullptr, 0, {});  // a file that shrank: say so (and mark it changed)
         throw;
     }
-    check_unchanged();  // after reading: the bytes all come from the version opened
+    // After reading: the bytes all come from the version opened, untorn.
+    check_unchanged(out, total * vl.element_size,
+                    [&](void* again) { read_runs(start, count, static_cast<uint8_t*>(again)); });
     if (order == ByteOrder::Native) swap_from_big_endian(vl.type, out, total);
 }
 

@@ -311,9 +311,16 @@ def case_rewrite(work):
             i = 0
             while not stop.is_set():
                 before = os.stat(part)
-                fd = os.open(part, os.O_WRONLY)  # in place: same inode, one write(2)
+                fd = os.open(part, os.O_WRONLY)  # in place: same inode
                 try:
-                    check(os.pwrite(fd, contents[(i + 1) % 2], 0) == len(contents[0]), "one write")
+                    data = contents[(i + 1) % 2]
+                    if i % 2:  # one write(2)
+                        check(os.pwrite(fd, data, 0) == len(data), "one write")
+                    else:  # two, with a pause: half a version stays readable for 10 ms
+                        half = len(data) // 2
+                        check(os.pwrite(fd, data[:half], 0) == half, "first half written")
+                        time.sleep(0.01)
+                        check(os.pwrite(fd, data[half:], half) == len(data) - half, "second half written")
                 finally:
                     os.close(fd)
                 if i % 3 == 0:  # restore the old mtime: only ctime tells

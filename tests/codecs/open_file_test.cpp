@@ -1,0 +1,88 @@
+// OpenFile's check after a read of a file changed within the last second:
+// bytes are served only once no process holds the file open for writing and
+// a second read gives the same bytes (the test runs as root or as the files'
+// owner, so read leases are available).
+#include "codecs/open_file.hpp"
+
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstring>
+#include <filesystem>
+#include <string>
+#include <thread>
+
+#include "codecs/error.hpp"
+
+namespace {
+
+namespace stdfs = std::filesystem;
+
+class SettlingRead : public ::testing::Test {
+protected:
+    void SetUp() override {
+        path_ = (stdfs::temp_directory_path() / ("ncafs-settling-" + std::to_string(::getpid()))).string();
+        writer_ = ::open(path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        ASSERT_GE(writer_, 0);
+        ASSERT_EQ(::write(writer_, "version one", 11), 11);  // just now: within the settling window
+        file_ = ncafs::OpenFile::open(path_);
+    }
+    void TearDown() override {
+        if (writer_ >= 0) ::close(writer_);
+        ncafs::set_settling_window(std::chrono::seconds(1));
+        ::unlink(path_.c_str());
+    }
+    std::string read_all() const {
+        std::string text(11, '\0');
+        file_->pread_exact(text.data(), text.size(), 0);
+        return text;
+    }
+    std::string path_;
+    int writer_ = -1;
+    std::shared_ptr<const ncafs::OpenFile> file_;
+};
+
+TEST_F(SettlingRead, AFileHeldOpenForWritingIsNotServed) {
+    try {
+        read_all();
+        FAIL() << "served while a writer holds the file";
+    } catch (const ncafs::SourceError& e) {
+        EXPECT_NE(std::string(e.what()).find(path_), std::string::npos) << e.what();
+        EXPECT_NE(std::string(e.what()).find("being written by another process"), std::string::npos) << e.what();
+    }
+}
+
+TEST_F(SettlingRead, AWriterThatClosesSoonIsWaitedFor) {
+    std::thread closer([this] {
+        std::this_thread::sleep_for(std::chrono::milliseconds(30));
+        ::close(writer_);
+        writer_ = -1;
+    });
+    EXPECT_EQ(read_all(), "version one");
+    closer.join();
+}
+
+TEST_F(SettlingRead, TwoReadsThatDifferAreNotServed) {
+    ::close(writer_);
+    writer_ = -1;
+    const char first[] = "torn";
+    try {
+        file_->check_after_read(first, 4, [](void* again) { std::memcpy(again, "TORN", 4); });
+        FAIL() << "two different reads were accepted";
+    } catch (const ncafs::SourceError& e) {
+        EXPECT_NE(std::string(e.what()).find("changing while being read"), std::string::npos) << e.what();
+    }
+    file_->check_after_read(first, 4, [](void* again) { std::memcpy(again, "torn", 4); });
+}
+
+TEST_F(SettlingRead, ASettledFileIsReadOnce) {
+    ncafs::set_settling_window(std::chrono::nanoseconds(0));
+    int second_reads = 0;
+    const char first[] = "x";
+    file_->check_after_read(first, 1, [&](void*) { ++second_reads; });  // writer open, yet settled
+    EXPECT_EQ(second_reads, 0);
+}
+
+}  // namespace
