@@ -19,7 +19,7 @@ constexpr size_t kObjectCacheBytes = 16 << 20;
 class VdsView final : public VirtualFile {
 public:
     VdsView(std::shared_ptr<const Dataset> ds, vds::WriterPlan plan)
-        : ds_(std::move(ds)), plan_(std::move(plan)), layout_(vds::build_container(*ds_, plan_)) {}
+        : ds_(std::move(ds)), plan_(std::move(plan)), layout_(vds::build_container(plan_)) {}
 
     uint64_t size() const override { return layout_.size; }
 
@@ -53,7 +53,7 @@ private:
         const vds::WrittenLayer& l = layout_.layers[o.layer];
         auto bytes = std::make_shared<std::vector<uint8_t>>(o.size);
         const vds::WriterChannel& w = plan_.channels[l.channel];
-        vds::serialize_chunk(plan_.layout.channels[l.channel], w, *ds_->variables[w.variable].source, l.geometry,
+        vds::serialize_chunk(plan_.layout.channels[l.channel], w, *w.source, l.geometry,
                              vds::chunk_box(l.geometry, o.chunk), bytes->data());
         std::lock_guard lock(mutex_);
         cache_.put(index, bytes);

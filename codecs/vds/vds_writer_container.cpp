@@ -50,12 +50,12 @@ std::vector<WrittenLayer> plan_layers(const WriterPlan& plan) {
 
 // Index pages of one layer: entries {offset, length, reserved, hash}; data
 // objects appended to `objects` from offset `*next`.
-void write_layer_pages(const Dataset& ds, const WriterPlan& plan, const WrittenLayer& l, uint32_t layer_index,
+void write_layer_pages(const WriterPlan& plan, const WrittenLayer& l, uint32_t layer_index,
                        std::vector<uint8_t>& b, uint64_t pages_at, std::vector<DataObject>& objects,
                        uint64_t* next) {
     const Channel& c = plan.layout.channels[l.channel];
     const WriterChannel& w = plan.channels[l.channel];
-    const ArraySource& src = *ds.variables[w.variable].source;
+    const ArraySource& src = *w.source;
     for (uint64_t i = 0; i < l.geometry.chunk_count; ++i) {
         const ChunkBox box = chunk_box(l.geometry, i);
         const uint64_t at = pages_at + i * kLayerEntrySize;
@@ -75,7 +75,7 @@ void write_layer_pages(const Dataset& ds, const WriterPlan& plan, const WrittenL
 
 }  // namespace
 
-ContainerLayout build_container(const Dataset& ds, const WriterPlan& plan) {
+ContainerLayout build_container(const WriterPlan& plan) {
     ContainerLayout out;
     out.layers = plan_layers(plan);
     const std::string json = layout_json(plan);
@@ -116,7 +116,7 @@ ContainerLayout build_container(const Dataset& ds, const WriterPlan& plan) {
         const uint64_t pages_at = dir + 28 + 8 * pages;
         for (uint64_t p = 0; p < pages; ++p)
             put<int64_t>(b, dir + 28 + 8 * p, static_cast<int64_t>(pages_at + p * kPageEntries * kLayerEntrySize));
-        write_layer_pages(ds, plan, l, static_cast<uint32_t>(i), b, pages_at, out.objects, &next);
+        write_layer_pages(plan, l, static_cast<uint32_t>(i), b, pages_at, out.objects, &next);
     }
     out.size = next;
     return out;

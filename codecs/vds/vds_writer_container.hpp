@@ -38,6 +38,6 @@ struct ContainerLayout {
 constexpr uint64_t kMaxViewChunks = uint64_t{1} << 20;
 
 // Throws UsageError when the chunk count exceeds kMaxViewChunks.
-ContainerLayout build_container(const Dataset& ds, const WriterPlan& plan);
+ContainerLayout build_container(const WriterPlan& plan);
 
 }  // namespace ncafs::vds

@@ -5,6 +5,7 @@
 #include <limits>
 
 #include "codecs/array_source.hpp"
+#include "codecs/vds/unit_axis_source.hpp"
 
 namespace ncafs::vds {
 namespace {
@@ -30,8 +31,8 @@ std::optional<TypeMapping> mapping_of(NcType t) {
     }
 }
 
-bool representable_shape(const Dataset& ds, const Variable& v) {
-    if (v.dimids.size() < 2 || v.dimids.size() > kMaxAxes || !v.source) return false;
+bool representable_shape(const Dataset& ds, const Variable& v, size_t min_rank) {
+    if (v.dimids.size() < min_rank || v.dimids.size() > kMaxAxes || !v.source) return false;
     for (size_t id : v.dimids) {
         const uint64_t n = ds.dimensions[id].length;
         if (n == 0 || n > static_cast<uint64_t>(std::numeric_limits<int32_t>::max())) return false;
@@ -109,7 +110,7 @@ std::pair<Channel, WriterChannel> make_channel(const Variable& v, size_t index, 
     if (const Attribute* u = v.find_attribute("units"); u && u->type == NcType::Char) c.unit = u->as_text();
     c.format = m.format;
     c.offset = m.offset;
-    WriterChannel w{index, v.type, std::nullopt};
+    WriterChannel w{index, v.source, v.type, std::nullopt};
     set_value_range(v, c, w);
     const Attribute* fill = v.find_attribute("_FillValue");
     if (fill && fill->type == v.type && fill->length() == 1) {
@@ -126,16 +127,37 @@ std::pair<Channel, WriterChannel> make_channel(const Variable& v, size_t index, 
     return {c, w};
 }
 
+// The largest variable of rank 2..6 with a VDS type; without one, the
+// largest of rank 1 (held with a unit axis, see kUnitAxis).
 std::optional<size_t> primary_variable(const Dataset& ds) {
-    std::optional<size_t> best;
-    uint64_t best_count = 0;
-    for (size_t i = 0; i < ds.variables.size(); ++i) {
-        const Variable& v = ds.variables[i];
-        if (!representable_shape(ds, v) || !mapping_of(v.type)) continue;
-        const uint64_t n = element_count(ds.shape(v));
-        if (!best || n > best_count) best = i, best_count = n;
+    for (size_t min_rank : {2, 1}) {
+        std::optional<size_t> best;
+        uint64_t best_count = 0;
+        for (size_t i = 0; i < ds.variables.size(); ++i) {
+            const Variable& v = ds.variables[i];
+            if (!representable_shape(ds, v, min_rank) || !mapping_of(v.type)) continue;
+            const uint64_t n = element_count(ds.shape(v));
+            if (!best || n > best_count) best = i, best_count = n;
+        }
+        if (best) return best;
     }
-    return best;
+    return std::nullopt;
+}
+
+// VDS dimension 1 of a volume made from 1-D variables: one sample.
+constexpr const char* kUnitAxis = "ncafs_unit_axis";
+
+Axis unit_axis() {
+    Axis a;
+    a.name = kUnitAxis;
+    a.samples = 1;
+    a.min = a.max = 0;
+    return a;
+}
+
+std::shared_ptr<const ArraySource> channel_source(const Variable& v) {
+    if (v.dimids.size() == 1) return std::make_shared<UnitAxisSource>(v.source);
+    return v.source;
 }
 
 }  // namespace
@@ -143,7 +165,7 @@ std::optional<size_t> primary_variable(const Dataset& ds) {
 std::optional<WriterPlan> plan_vds(const Dataset& ds, int lods, std::string* why) {
     const auto primary = primary_variable(ds);
     if (!primary) {
-        if (why) *why = "no variable of rank 2 to 6 with a VDS type";
+        if (why) *why = "no variable of rank 1 to 6 with a VDS type";
         return std::nullopt;
     }
     const Variable& pv = ds.variables[*primary];
@@ -155,7 +177,11 @@ std::optional<WriterPlan> plan_vds(const Dataset& ds, int lods, std::string* why
     plan.layout.axes = make_axes(ds, pv, &index_dims);
     if (!index_dims.empty())
         plan.layout.metadata.push_back({"ncafs", "IndexCoordinates", "String", index_dims});
-    plan.group = pv.dimids.size() == 2 ? std::vector<int>{0, 1} : std::vector<int>{0, 1, 2};
+    if (pv.dimids.size() == 1) {
+        plan.layout.axes.push_back(unit_axis());
+        plan.layout.metadata.push_back({"ncafs", "UnitAxis", "String", kUnitAxis});
+    }
+    plan.group = plan.layout.axes.size() == 2 ? std::vector<int>{0, 1} : std::vector<int>{0, 1, 2};
     for (size_t i = 0; i < ds.variables.size(); ++i) {
         const Variable& v = ds.variables[i];
         if (i != *primary && v.dimids != pv.dimids) continue;
@@ -165,6 +191,7 @@ std::optional<WriterPlan> plan_vds(const Dataset& ds, int lods, std::string* why
             continue;
         }
         auto [channel, writer] = make_channel(v, i, *m);
+        writer.source = channel_source(v);
         plan.layout.channels.push_back(channel);
         plan.channels.push_back(writer);
         if (i == *primary) {  // the primary channel first

@@ -1,12 +1,14 @@
 // What a .vds view of a dataset holds (docs/formats/vds-writer.md): the
-// largest variable of rank 2..6 with a VDS type as the primary channel, the
-// variables of the same dimensions as further channels, one axis per
-// dimension (reversed: VDS dim 0 = last netCDF dim), brick 64 without
-// margins, LODs 1..N by decimation. Decided from metadata alone (plus the
+// largest variable of rank 2..6 with a VDS type as the primary channel (or,
+// when there is none, the largest of rank 1, with a second axis of one
+// sample), the variables of the same dimensions as further channels, one
+// axis per dimension (reversed: VDS dim 0 = last netCDF dim), brick 64
+// without margins, LODs 1..N by decimation. Decided from metadata alone (plus the
 // 1-D coordinate variables, to test for even spacing).
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -18,6 +20,7 @@ namespace ncafs::vds {
 
 struct WriterChannel {
     size_t variable = 0;                      // index into Dataset::variables
+    std::shared_ptr<const ArraySource> source;  // its values, over the volume's axes (netCDF order)
     NcType source_type = NcType::Float;
     std::optional<std::vector<uint8_t>> fill;  // the variable's _FillValue element (native), when NoValue is used
     float range_min = -1, range_max = 1;       // valueRange: valid_range/actual_range, else the codes' range

@@ -81,6 +81,19 @@ def make_small_ranks(source):
             3, 5, 40, 70)
 
 
+def make_series(source):
+    """Only 1-D variables: the .vds view holds them with a unit axis."""
+    with netCDF4.Dataset(os.path.join(source, "series.nc"), "w", format="NETCDF3_CLASSIC") as ds:
+        ds.createDimension("time", 1000)
+        ds.createVariable("time", "f8", ("time",))[:] = np.arange(1000) * 0.5
+        v = ds.createVariable("level", "f4", ("time",), fill_value=-1.0)
+        v.set_auto_maskandscale(False)
+        values = np.sin(np.arange(1000) / 10.0).astype("f4")
+        values[100:130] = -1.0
+        v[:] = values
+        ds.createVariable("count", "i2", ("time",))[:] = (np.arange(1000) % 300 - 150).astype("i2")
+
+
 def make_aggregation(source):
     """CF-1.13 over time (4 fragments of 64): temp from files; quality from
     unique values 7.5, missing, 0.1 (not a float32), 3.25."""
@@ -134,6 +147,8 @@ def check_dataset(mnt, stem, lods):
     names = []
     for c, ch in enumerate(vds.channels):
         want = expected_values(os.path.join(mnt, stem + ".nc"), ch["name"])
+        if want.ndim == 1:  # held over (unit axis, the variable's dimension)
+            want = want.reshape(1, -1)
         for lod in range(lods + 1):
             got = vds.read_values(c, lod)
             dec = want[tuple(slice(None, None, 1 << lod) for _ in range(want.ndim))]
@@ -263,10 +278,11 @@ def main():
     try:
         make_plain(os.path.join(source, "plain.nc"))
         make_small_ranks(source)
+        make_series(source)
         make_aggregation(source)
         with test_mount.Mount(source, "views=nc,vds,vds_lods=%d" % LODS) as m:
             listing = set(os.listdir(m.mnt))
-            for stem in ("plain", "image", "four", "agg"):
+            for stem in ("plain", "image", "four", "series", "agg"):
                 check(stem + ".vds" in listing, "no %s.vds in %s" % (stem, sorted(listing)))
             check("plain.ds" not in listing, "views=nc,vds shows a .ds view")
             check_concurrent_reads(m.path("plain.vds"))
@@ -274,6 +290,8 @@ def main():
             check_aggregation(m.mnt)
             for stem in ("image", "four"):
                 check_dataset(m.mnt, stem, LODS)
+            series, names = check_dataset(m.mnt, "series", LODS)
+            check(sorted(names) == ["count", "level", "time"], "series.vds channels: %s" % names)
             check_round_trip(m.mnt, ["plain", "agg", "image"])
             check_export(m.mnt, source, "agg", "agg.nca")
             check_export(m.mnt, source, "plain", "plain.nc")

@@ -94,12 +94,17 @@ TEST(VdsWriter, RefusesDatasetsItCannotHold) {
     ds->variables.push_back(Variable{"v", NcType::Float, {0}, {},
                                      std::make_shared<MemorySource>(NcType::Float, std::vector<uint64_t>{4},
                                                                     std::vector<uint8_t>(16), "v")});
+    EXPECT_GT(make_vds_view(ds)->size(), 0u);  // 1-D: held with a unit axis
+    ds->origin = "/x/int64_only.nc";
+    ds->variables = {Variable{"v", NcType::Int64, {0}, {},
+                              std::make_shared<MemorySource>(NcType::Int64, std::vector<uint64_t>{4},
+                                                             std::vector<uint8_t>(32), "v")}};
     try {
         make_vds_view(ds);
-        FAIL() << "a 1-D dataset made a .vds view";
+        FAIL() << "an int64-only dataset made a .vds view";
     } catch (const UsageError& e) {
-        EXPECT_NE(std::string(e.what()).find("/x/one_d.nc"), std::string::npos) << e.what();
-        EXPECT_NE(std::string(e.what()).find("rank 2 to 6"), std::string::npos) << e.what();
+        EXPECT_NE(std::string(e.what()).find("/x/int64_only.nc"), std::string::npos) << e.what();
+        EXPECT_NE(std::string(e.what()).find("rank 1 to 6"), std::string::npos) << e.what();
     }
     // 2049 x 2049 tiles of 256 at LOD0 alone: more than 2^20 chunks.
     ds->origin = "/x/huge.nc";
