@@ -62,6 +62,18 @@ std::string_view unpad(std::string_view s, std::optional<char> fill) {
     return s;
 }
 
+// The CDF magic of netCDF classic files (CDF-1, -2, -5); false when unreadable.
+bool is_classic_file(const OpenFile& file, uint64_t size) {
+    char magic[3] = {};
+    if (size < sizeof magic) return false;
+    try {
+        file.pread_exact(magic, sizeof magic, 0);
+    } catch (const SourceError&) {
+        return false;
+    }
+    return std::memcmp(magic, "CDF", sizeof magic) == 0;
+}
+
 }  // namespace
 
 uint64_t TermArray::size() const {
@@ -97,10 +109,12 @@ TermFile::TermFile(const std::string& path, const ConfinedRoots* within) : path_
     // (the dataset cache holds it) makes string reads fail with "HDF error"
     // while a third file is open. An in-memory image is a separate HDF5
     // file, so aggregation files up to kMaxImage are read from a copy.
+    // Classic files (CDF magic) do not go through HDF5 and are read in
+    // place: a copy of a million fragments' names would only add to the peak.
     constexpr std::uintmax_t kMaxImage = std::uintmax_t{256} << 20;
     auto file = OpenFile::open(path, within);  // O_NONBLOCK, regular files only: a FIFO cannot hang us
     const uint64_t size = file->size();
-    if (size > 0 && size <= kMaxImage) {
+    if (!is_classic_file(*file, size) && size > 0 && size <= kMaxImage) {
         image_.resize(static_cast<size_t>(size));
         try {
             file->pread_exact(image_.data(), image_.size(), 0);
