@@ -104,12 +104,12 @@ uint32_t PartitionTable::intern_transform(const Fragment& f) {
     return it->second;
 }
 
-void PartitionTable::store_row(size_t row, const Fragment& f) {
+void PartitionTable::store_row(size_t row, const Fragment& f, uint32_t transform) {
     kind_[row] = static_cast<uint8_t>(f.kind);
     const size_t slash = f.path.rfind('/');
     const size_t name_at = slash == std::string::npos ? 0 : slash + 1;
     directory_[row] = intern_directory(std::string_view(f.path).substr(0, name_at));
-    transform_[row] = intern_transform(f);
+    transform_[row] = transform;
     if (f.where.empty() || (where_of_ && where_of_(row) == f.where)) {
         if (!where_.empty()) where_.erase(row);
     } else {
@@ -124,7 +124,9 @@ void PartitionTable::set_rank(size_t rank) {
     rank_ = rank, rank_known_ = true;
 }
 
-void PartitionTable::push_back(const Fragment& f) {
+void PartitionTable::push_back(const Fragment& f) { push_back(f, intern_transform(f)); }
+
+void PartitionTable::push_back(const Fragment& f, uint32_t transform) {
     if (!rank_known_ && !f.start.empty()) set_rank(f.start.size());
     const size_t row = size();
     kind_.push_back(0);
@@ -134,7 +136,7 @@ void PartitionTable::push_back(const Fragment& f) {
     names_.append(f.path, slash == std::string::npos ? 0 : slash + 1);
     name_end_.push_back(names_.size());
     wide_ ? box64_.resize(box64_.size() + 2 * rank_) : box32_.resize(box32_.size() + 2 * rank_);
-    store_row(row, f);
+    store_row(row, f, transform);
 }
 
 void PartitionTable::set(size_t row, const Fragment& f) {
@@ -144,7 +146,7 @@ void PartitionTable::set(size_t row, const Fragment& f) {
     const uint64_t begin = row ? name_end_[row - 1] : 0;
     if (std::string_view(names_).substr(begin, name_end_[row] - begin) != name)
         throw std::invalid_argument("partition table: a partition's file name cannot change");
-    store_row(row, f);
+    store_row(row, f, intern_transform(f));
 }
 
 void PartitionTable::set_box(size_t row, std::span<const uint64_t> start, std::span<const uint64_t> count) {

@@ -42,6 +42,11 @@ public:
     // empty `where` stands for where_of's.
     // Throws std::invalid_argument when the rank differs from earlier rows.
     void push_back(const Fragment& f);
+    // The same for a partition whose transform (everything but box, kind,
+    // path and where) is `transform`, an id transform_id gave for an equal
+    // transform: loops over many partitions that share one build no key.
+    void push_back(const Fragment& f, uint32_t transform);
+    uint32_t transform_id(const Fragment& f) { return intern_transform(f); }
     // Replaces the partition in `row` (its box included).
     void set(size_t row, const Fragment& f);
     void set_box(size_t row, std::span<const uint64_t> start, std::span<const uint64_t> count);
@@ -92,7 +97,7 @@ private:
     void store_box(size_t row, std::span<const uint64_t> start, std::span<const uint64_t> count);
     uint32_t intern_directory(std::string_view dir);
     uint32_t intern_transform(const Fragment& f);
-    void store_row(size_t row, const Fragment& f);
+    void store_row(size_t row, const Fragment& f, uint32_t transform);
 
     size_t rank_ = 0;
     bool rank_known_ = false;

@@ -38,6 +38,18 @@ bool is_cf_aggregation_variable(const Variable& v) {
     return v.find_attribute("aggregated_dimensions") && v.find_attribute("aggregated_data");
 }
 
+void FragmentProblems::push_back(std::string problem) {
+    if (!problem.empty()) problems_.emplace_back(size_, std::move(problem));
+    ++size_;
+}
+
+const std::string& FragmentProblems::operator[](uint64_t fragment) const {
+    static const std::string none;
+    auto it = std::lower_bound(problems_.begin(), problems_.end(), fragment,
+                               [](const auto& p, uint64_t f) { return p.first < f; });
+    return it != problems_.end() && it->first == fragment ? it->second : none;
+}
+
 namespace {
 
 std::string lower(std::string s) {
@@ -117,6 +129,7 @@ std::vector<std::pair<std::string, std::string>> parse_substitutions(const std::
 }
 
 std::string substitute(std::string s, const std::vector<std::pair<std::string, std::string>>& subs) {
+    if (s.find("${") == std::string::npos) return s;
     for (const auto& [key, value] : subs) {
         for (size_t at = s.find(key); at != std::string::npos; at = s.find(key, at + value.size()))
             s.replace(at, key.size(), value);
@@ -125,6 +138,7 @@ std::string substitute(std::string s, const std::vector<std::pair<std::string, s
 }
 
 std::string percent_decode(const std::string& s) {
+    if (s.find('%') == std::string::npos) return s;
     std::string out;
     for (size_t i = 0; i < s.size(); ++i) {
         if (s[i] == '%' && i + 2 < s.size() && std::isxdigit(static_cast<unsigned char>(s[i + 1])) &&
@@ -286,12 +300,14 @@ Layout term_layout(const TermArray& t, const std::vector<uint64_t>& nf, bool all
                                (allow_versions ? " (optionally with a trailing versions dimension)" : ""));
 }
 
-// The values of a text term for fragment f (all versions, missing ones included).
-std::vector<std::optional<std::string>> text_versions(const TermArray& t, Layout l, uint64_t f) {
-    if (l == Layout::Scalar) return {t.text.empty() ? std::nullopt : t.text[0]};
-    if (l == Layout::PerFragment) return {t.text[f]};
-    const uint64_t k = t.shape.back();
-    return {t.text.begin() + static_cast<std::ptrdiff_t>(f * k), t.text.begin() + static_cast<std::ptrdiff_t>((f + 1) * k)};
+// How many values (versions) a text term holds for each fragment.
+uint64_t version_count(const TermArray& t, Layout l) { return l == Layout::Versions ? t.shape.back() : 1; }
+
+// Version k of a text term for fragment f (nullopt: missing).
+std::optional<std::string_view> text_version(const TermArray& t, Layout l, uint64_t f, uint64_t k) {
+    if (l == Layout::Scalar) return t.text_at(0);
+    if (l == Layout::PerFragment) return t.text_at(f);
+    return t.text_at(f * t.shape.back() + k);
 }
 
 // The master's fill value: _FillValue, else missing_value, else the type's default.
@@ -347,6 +363,7 @@ struct CfParse {
     const TermArray* format = nullptr;
     Layout names_l{}, ids_l{}, format_l{};
     std::vector<std::pair<std::string, std::string>> subs;
+    std::vector<std::pair<size_t, std::string>> candidates;  // the fragment being built: (version, location)
 
     Aggregate& agg() { return out.aggregate; }
     std::string where_of(Role r) const { return base_where + " " + ts.roles.at(r).first; }
@@ -413,7 +430,7 @@ std::vector<uint64_t> size_row(const CfParse& st, const TermArray& sizes, uint64
     std::vector<uint64_t> row;
     bool padding = false;
     for (uint64_t c = 0; c < ncols; ++c) {
-        const auto& v = sizes.integers[r * ncols + c];
+        const auto v = sizes.integer_at(r * ncols + c);
         if (!v) {
             padding = true;
             continue;
@@ -438,7 +455,7 @@ void parse_size_rows(CfParse& st) {
         st.fail(st.sizes_where, "variable " + sizes.path + " must hold integers");
     if (ndim == 0) {
         // A11: scalar aggregated data: G5 scalar map = 1, G3/G4a 1-D of size 1 holding 1.
-        if (sizes.size() != 1 || sizes.integers[0].value_or(0) != 1)
+        if (sizes.size() != 1 || sizes.integer_at(0).value_or(0) != 1)
             st.fail(st.sizes_where, "scalar aggregated data needs a single size equal to 1");
         return;
     }
@@ -520,6 +537,15 @@ void check_term_layouts(CfParse& st) {
     }
 }
 
+// "tas:aggregated_data fragment [3,0,0]": the place of fragment fi in an array of fragments of shape nf.
+std::string fragment_where(const std::string& base_where, const std::vector<uint64_t>& nf, uint64_t fi) {
+    std::vector<uint64_t> at(nf.size());
+    for (size_t d = nf.size(); d-- > 0;) at[d] = fi % nf[d], fi /= nf[d];
+    return base_where + " fragment " + index_text(at);
+}
+
+std::string fragment_where(const CfParse& st, uint64_t fi) { return fragment_where(st.base_where, st.nf, fi); }
+
 // A fragment given by a unique value: constant, or missing.
 void fill_value_fragment(CfParse& st, uint64_t fi, Fragment& f) {
     Aggregate& a = st.agg();
@@ -527,27 +553,26 @@ void fill_value_fragment(CfParse& st, uint64_t fi, Fragment& f) {
     if (values.is_text) {
         if (a.type != NcType::Char)
             st.fail(st.where_of(Role::Values), "text unique values for a numeric aggregation variable");
-        const auto& v = values.text[fi];
+        const auto v = values.text_at(fi);
         if (!v) f.kind = FragmentKind::Missing;
         else f.kind = FragmentKind::Constant, f.constant = {static_cast<uint8_t>((*v)[0])};
-    } else if (values.raw[fi].empty()) {
+    } else if (const uint8_t* raw = values.raw_at(fi); !raw) {
         f.kind = FragmentKind::Missing;  // a wholly missing fragment
     } else {
         f.kind = FragmentKind::Constant;
         f.constant.resize(type_size(a.type));
-        if (convert_elements(*values.numeric_type, values.raw[fi].data(), a.type, f.constant.data(), 1, a.fill.data()) != 0)
-            a.warnings.push_back(f.where + ": unique value out of range of " + std::string(type_name(a.type)) +
-                                 "; reads as the fill value");
+        if (convert_elements(*values.numeric_type, raw, a.type, f.constant.data(), 1, a.fill.data()) != 0)
+            a.warnings.push_back(fragment_where(st, fi) + ": unique value out of range of " +
+                                 std::string(type_name(a.type)) + "; reads as the fill value");
     }
     f.path = st.path;
 }
 
 // Fragment fi's identifier for a location version (nullopt: none given).
-std::optional<std::string> identifier_of(const CfParse& st, uint64_t fi, size_t version) {
+std::optional<std::string_view> identifier_of(const CfParse& st, uint64_t fi, size_t version) {
     if (!st.ids) return std::nullopt;
-    auto vs = text_versions(*st.ids, st.ids_l, fi);
-    if (st.ids_l == Layout::Scalar || st.ids_l == Layout::PerFragment) return vs[0];
-    return version < vs.size() ? vs[version] : std::nullopt;
+    if (st.ids_l == Layout::Scalar || st.ids_l == Layout::PerFragment) return text_version(*st.ids, st.ids_l, fi, 0);
+    return version < version_count(*st.ids, st.ids_l) ? text_version(*st.ids, st.ids_l, fi, version) : std::nullopt;
 }
 
 // A fragment with no location: G3 reads a variable of this file (or missing data); else a problem.
@@ -574,37 +599,52 @@ std::string fill_unlocated_fragment(CfParse& st, uint64_t fi, Fragment& f) {
     // it and the fragments in /aggregation).
     const std::string& ap = st.arrays.at(Role::Ids).path;
     const std::string group = ap.substr(0, ap.rfind('/'));
-    if (addr->find('/') == std::string::npos && !group.empty())
-        if (auto full = st.terms.find(group + "/" + *addr)) f.variable = *full;
+    if (addr->find('/') == std::string_view::npos && !group.empty())
+        if (auto full = st.terms.find(group + "/" + std::string(*addr))) f.variable = *full;
     return {};
 }
 
-// A fragment in a file: the version picked, its identifier and format. Returns its problem, if any.
-std::string fill_file_fragment(CfParse& st, uint64_t fi, Fragment& f,
-                               const std::vector<std::pair<size_t, std::string>>& candidates) {
-    // A13: with several versions, the first whose local file exists wins;
-    // else the first that resolves locally; else the first.
+// A13: with several versions, the first whose local file exists wins; else
+// the first that resolves locally; else the first. Sets `version` to the pick.
+ResolvedName pick_location(const CfParse& st, size_t& version) {
+    const auto& candidates = st.candidates;
+    if (candidates.size() == 1) {
+        version = candidates[0].first;
+        return resolve_fragment_name(candidates[0].second, st.paths, st.uri_references);
+    }
     std::vector<std::pair<size_t, ResolvedName>> resolved;
     for (const auto& [k, name] : candidates)
         resolved.emplace_back(k, resolve_fragment_name(name, st.paths, st.uri_references));
     size_t pick = 0;
-    if (resolved.size() > 1) {
-        bool found = false;
-        for (size_t c = 0; c < resolved.size() && !found; ++c)
-            if (resolved[c].second.problem.empty() && exists(resolved[c].second.path)) pick = c, found = true;
-        for (size_t c = 0; c < resolved.size() && !found; ++c)
-            if (resolved[c].second.problem.empty()) pick = c, found = true;
-    }
-    const auto& [version, chosen] = resolved[pick];
+    bool found = false;
+    for (size_t c = 0; c < resolved.size() && !found; ++c)
+        if (resolved[c].second.problem.empty() && exists(resolved[c].second.path)) pick = c, found = true;
+    for (size_t c = 0; c < resolved.size() && !found; ++c)
+        if (resolved[c].second.problem.empty()) pick = c, found = true;
+    version = resolved[pick].first;
+    return std::move(resolved[pick].second);
+}
+
+// The format of fragment fi's location version (nullopt: none given).
+std::optional<std::string_view> format_of(const CfParse& st, uint64_t fi, size_t version) {
+    if (st.format_l != Layout::Versions) return text_version(*st.format, st.format_l, fi, 0);
+    return version < version_count(*st.format, st.format_l) ? text_version(*st.format, st.format_l, fi, version)
+                                                             : std::nullopt;
+}
+
+// A fragment in a file (st.candidates): the version picked, its identifier and format. Returns its problem, if any.
+std::string fill_file_fragment(CfParse& st, uint64_t fi, Fragment& f) {
+    size_t version = 0;
+    ResolvedName chosen = pick_location(st, version);
     f.kind = FragmentKind::File;
-    f.path = chosen.path;
-    std::string problem = chosen.problem;
+    f.path = std::move(chosen.path);
+    std::string problem = std::move(chosen.problem);
     auto id = identifier_of(st, fi, version);
     if (!id) {
         if (st.g3) {  // CFA-0.6.2: a missing address makes the fragment missing
             f.kind = FragmentKind::Missing;
             f.path = st.path;
-            st.agg().warnings.push_back(f.where + ": file given but no address: read as missing data");
+            st.agg().warnings.push_back(fragment_where(st, fi) + ": file given but no address: read as missing data");
         } else if (problem.empty()) {
             problem = "the fragment has no identifier (missing value in " + st.arrays.at(Role::Ids).path + ")";
         }
@@ -612,11 +652,10 @@ std::string fill_file_fragment(CfParse& st, uint64_t fi, Fragment& f,
         f.variable = *id;
     }
     if (st.format && f.kind == FragmentKind::File && problem.empty()) {
-        auto fv = text_versions(*st.format, st.format_l, fi);
-        std::optional<std::string> fmt =
-            st.format_l == Layout::Versions ? (version < fv.size() ? fv[version] : std::nullopt) : fv[0];
-        if (fmt && lower(*fmt) != "nc" && lower(*fmt) != "netcdf" && lower(*fmt) != "vds")
-            problem = "fragment format \"" + *fmt + "\" is not supported (only nc and vds)";
+        auto fmt = format_of(st, fi, version);
+        std::string l = fmt ? lower(std::string(*fmt)) : std::string();
+        if (fmt && l != "nc" && l != "netcdf" && l != "vds")
+            problem = "fragment format \"" + std::string(*fmt) + "\" is not supported (only nc and vds)";
     }
     return problem;
 }
@@ -630,17 +669,33 @@ std::string fill_fragment(CfParse& st, uint64_t fi, Fragment& f) {
         return {};
     }
     // Candidate locations (versions), after substitution.
-    std::vector<std::pair<size_t, std::string>> candidates;
-    if (st.names) {
-        auto vs = text_versions(*st.names, st.names_l, fi);
-        for (size_t k = 0; k < vs.size(); ++k)
-            if (vs[k]) candidates.emplace_back(k, substitute(*vs[k], st.subs));
-    }
-    if (candidates.empty()) return fill_unlocated_fragment(st, fi, f);
-    return fill_file_fragment(st, fi, f, candidates);
+    st.candidates.clear();
+    if (st.names)
+        for (uint64_t k = 0; k < version_count(*st.names, st.names_l); ++k)
+            if (auto v = text_version(*st.names, st.names_l, fi, k))
+                st.candidates.emplace_back(k, substitute(std::string(*v), st.subs));
+    if (st.candidates.empty()) return fill_unlocated_fragment(st, fi, f);
+    return fill_file_fragment(st, fi, f);
+}
+
+// The partition table's id of f's transform. The fragments of one CF
+// aggregation differ in nothing of it but variable and constant, so the
+// last one is remembered and no key is built per fragment.
+struct LastTransform {
+    bool known = false;
+    std::string variable;
+    std::vector<uint8_t> constant;
+    uint32_t id = 0;
+};
+
+uint32_t transform_of(PartitionTable& table, const Fragment& f, LastTransform& last) {
+    if (!last.known || last.variable != f.variable || last.constant != f.constant)
+        last = {true, f.variable, f.constant, table.transform_id(f)};
+    return last.id;
 }
 
 // Fragments, in C order over the array of fragments, boxed by the size rows.
+// One Fragment is reused for every row; its `where` is left to where_of.
 void build_fragments(CfParse& st) {
     Aggregate& a = st.agg();
     const size_t ndim = a.dims.size();
@@ -650,27 +705,22 @@ void build_fragments(CfParse& st) {
         for (uint64_t s : st.rows[d]) offsets[d].push_back(o), o += s;
     }
     a.fragments.set_rank(ndim);
-    a.fragments.set_where_of([base = st.base_where, nf = st.nf](size_t fi) {
-        std::vector<uint64_t> at(nf.size());
-        for (size_t d = nf.size(); d-- > 0;) at[d] = fi % nf[d], fi /= nf[d];
-        return base + " fragment " + index_text(at);
-    });
+    a.fragments.set_where_of(
+        [base = st.base_where, nf = st.nf](size_t fi) { return fragment_where(base, nf, fi); });
     a.fragments.reserve(st.nfrag);
-    st.out.fragment_problems.reserve(st.nfrag);
     std::vector<uint64_t> idx(ndim, 0);
+    Fragment f;
+    f.start.resize(ndim), f.count.resize(ndim), f.reverse.assign(ndim, false);
+    LastTransform last;
     for (uint64_t fi = 0; fi < st.nfrag; ++fi) {
         uint64_t rest = fi;
         for (size_t d = ndim; d-- > 0;) idx[d] = rest % st.nf[d], rest /= st.nf[d];
-        Fragment f;
-        for (size_t d = 0; d < ndim; ++d) {
-            f.start.push_back(offsets[d][idx[d]]);
-            f.count.push_back(st.rows[d][idx[d]]);
-        }
-        f.reverse.assign(ndim, false);
-        f.where = st.base_where + " fragment " + index_text(idx);
+        for (size_t d = 0; d < ndim; ++d) f.start[d] = offsets[d][idx[d]], f.count[d] = st.rows[d][idx[d]];
+        f.kind = FragmentKind::File;
+        f.path.clear(), f.variable.clear(), f.constant.clear();
         std::string problem = fill_fragment(st, fi, f);
-        a.fragments.push_back(f);
-        st.out.fragment_problems.push_back(problem);
+        a.fragments.push_back(f, transform_of(a.fragments, f, last));
+        st.out.fragment_problems.push_back(std::move(problem));
     }
 }
 

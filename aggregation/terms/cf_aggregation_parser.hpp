@@ -9,8 +9,10 @@
 // (partition_model.hpp).
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "aggregation/model/limits.hpp"
@@ -31,6 +33,20 @@ std::string_view generation_label(CfGeneration g);
 // A variable carrying both aggregated_dimensions and aggregated_data.
 bool is_cf_aggregation_variable(const Variable& v);
 
+// Per fragment: why it cannot be read ("" when nothing is known to be
+// wrong). Only the fragments with a problem are stored: a million good
+// ones cost nothing here.
+class FragmentProblems {
+public:
+    void push_back(std::string problem);  // the next fragment's
+    uint64_t size() const { return size_; }
+    const std::string& operator[](uint64_t fragment) const;
+
+private:
+    uint64_t size_ = 0;
+    std::vector<std::pair<uint64_t, std::string>> problems_;  // by fragment, increasing
+};
+
 struct CfAggregate {
     Aggregate aggregate;
     CfGeneration generation = CfGeneration::Cf113;
@@ -38,7 +54,7 @@ struct CfAggregate {
     // wrong). Raised when the fragment is read or checked, never while
     // listing: unsupported URI schemes, non-netCDF formats, paths outside the
     // allowed roots, missing uris/identifiers values.
-    std::vector<std::string> fragment_problems;
+    FragmentProblems fragment_problems;
     std::vector<std::string> term_variables;  // full paths ("/aggregation/location")
 };
 

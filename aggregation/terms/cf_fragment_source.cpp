@@ -88,7 +88,12 @@ void CfFragmentResolver::complete(Fragment& f, const Dataset& ds) const {
 
 std::shared_ptr<const AggregatedSource> make_cf_source(const CfAggregate& aggregate,
                                                        std::shared_ptr<const PathPolicy> paths, DatasetCache& cache) {
-    auto cf = std::make_shared<CfAggregate>(aggregate);
+    return make_cf_source(CfAggregate(aggregate), std::move(paths), cache);
+}
+
+std::shared_ptr<const AggregatedSource> make_cf_source(CfAggregate&& aggregate, std::shared_ptr<const PathPolicy> paths,
+                                                       DatasetCache& cache) {
+    auto cf = std::make_shared<CfAggregate>(std::move(aggregate));
     // "/temp1" is a root variable; "/aggregation/temp1" lies in a group,
     // opened as a dataset of its own.
     cf->aggregate.fragments.rewrite_transforms([](Fragment& f) {

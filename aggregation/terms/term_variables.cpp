@@ -3,6 +3,7 @@
 #include <netcdf.h>
 #include <netcdf_mem.h>
 
+#include <algorithm>
 #include <cstring>
 #include <filesystem>
 #include <mutex>
@@ -54,12 +55,23 @@ std::vector<double> numeric_att(int gid, int varid, const char* name) {
 }
 
 // Strips what pads a fixed-width char string: NULs, the variable's fill char, blanks.
-std::string unpad(std::string s, std::optional<char> fill) {
+std::string_view unpad(std::string_view s, std::optional<char> fill) {
     auto pad = [&](char c) { return c == '\0' || c == ' ' || (fill && c == *fill); };
-    size_t end = s.find('\0');
-    if (end != std::string::npos) s.resize(end);
-    while (!s.empty() && pad(s.back())) s.pop_back();
+    if (size_t end = s.find('\0'); end != std::string_view::npos) s = s.substr(0, end);
+    while (!s.empty() && pad(s.back())) s.remove_suffix(1);
     return s;
+}
+
+// The CDF magic of netCDF classic files (CDF-1, -2, -5); false when unreadable.
+bool is_classic_file(const OpenFile& file, uint64_t size) {
+    char magic[3] = {};
+    if (size < sizeof magic) return false;
+    try {
+        file.pread_exact(magic, sizeof magic, 0);
+    } catch (const SourceError&) {
+        return false;
+    }
+    return std::memcmp(magic, "CDF", sizeof magic) == 0;
 }
 
 }  // namespace
@@ -68,6 +80,22 @@ uint64_t TermArray::size() const {
     uint64_t n = 1;
     for (uint64_t s : shape) n *= s;
     return n;
+}
+
+std::optional<std::string_view> TermArray::text_at(uint64_t i) const {
+    if (i >= text_end.size() || masked[i]) return std::nullopt;
+    const uint64_t begin = i ? text_end[i - 1] : 0;
+    return std::string_view(text_bytes).substr(begin, text_end[i] - begin);
+}
+
+std::optional<int64_t> TermArray::integer_at(uint64_t i) const {
+    if (i >= ints.size() || masked[i]) return std::nullopt;
+    return ints[i];
+}
+
+const uint8_t* TermArray::raw_at(uint64_t i) const {
+    if (!numeric_type || i >= masked.size() || masked[i]) return nullptr;
+    return bytes.data() + i * type_size(*numeric_type);
 }
 
 std::optional<std::string> TermArray::text_attribute(const std::string& name) const {
@@ -81,10 +109,12 @@ TermFile::TermFile(const std::string& path, const ConfinedRoots* within) : path_
     // (the dataset cache holds it) makes string reads fail with "HDF error"
     // while a third file is open. An in-memory image is a separate HDF5
     // file, so aggregation files up to kMaxImage are read from a copy.
+    // Classic files (CDF magic) do not go through HDF5 and are read in
+    // place: a copy of a million fragments' names would only add to the peak.
     constexpr std::uintmax_t kMaxImage = std::uintmax_t{256} << 20;
     auto file = OpenFile::open(path, within);  // O_NONBLOCK, regular files only: a FIFO cannot hang us
     const uint64_t size = file->size();
-    if (size > 0 && size <= kMaxImage) {
+    if (!is_classic_file(*file, size) && size > 0 && size <= kMaxImage) {
         image_.resize(static_cast<size_t>(size));
         try {
             file->pread_exact(image_.data(), image_.size(), 0);
@@ -161,21 +191,41 @@ uint64_t read_term_header(const TermVar& tv, const std::vector<int>& dimids, Ter
     return total;
 }
 
+// Appends one text element (masked: missing).
+void push_text(TermArray& out, std::string_view v, bool masked) {
+    if (!masked) out.text_bytes.append(v);
+    out.text_end.push_back(out.text_bytes.size());
+    out.masked.push_back(masked);
+}
+
 // NC_STRING values; empty, _FillValue and missing_value strings are missing.
+// Read in slabs along the first dimension: netcdf-c allocates one string
+// per element, so a million of them at once would double the peak.
 void read_string_values(const TermVar& tv, uint64_t total, TermArray& out) {
     out.is_text = true;
     auto fill = text_att(tv.gid, tv.varid, "_FillValue");
     auto missing = text_att(tv.gid, tv.varid, "missing_value");
-    std::vector<char*> values(total, nullptr);
-    if (total > 0)
-        if (int s = nc_get_var_string(tv.gid, tv.varid, values.data()); s != NC_NOERR) throw tv.fail(nc_message(s));
-    out.text.reserve(total);
-    for (char* p : values) {
-        std::string v = p ? p : "";
-        bool masked = !p || v.empty() || (fill && v == *fill) || (missing && v == *missing);
-        out.text.push_back(masked ? std::nullopt : std::optional<std::string>(v));
+    out.text_end.reserve(total);
+    out.masked.reserve(total);
+    if (total == 0) return;
+    const size_t rank = out.shape.size();
+    const uint64_t row = rank == 0 ? 1 : total / out.shape[0];  // elements per index of the first dimension
+    const uint64_t rows_per_slab = std::max<uint64_t>(1, (uint64_t{1} << 16) / std::max<uint64_t>(row, 1));
+    const uint64_t nrows = rank == 0 ? 1 : out.shape[0];
+    std::vector<size_t> start(rank, 0), count(out.shape.begin(), out.shape.end());
+    std::vector<char*> values;
+    for (uint64_t r = 0; r < nrows; r += rows_per_slab) {
+        const uint64_t n = std::min(rows_per_slab, nrows - r);
+        if (rank > 0) start[0] = r, count[0] = n;
+        values.assign(n * row, nullptr);
+        if (int s = nc_get_vara_string(tv.gid, tv.varid, start.data(), count.data(), values.data()); s != NC_NOERR)
+            throw tv.fail(nc_message(s));
+        for (char* p : values) {
+            const std::string_view v = p ? std::string_view(p) : std::string_view();
+            push_text(out, v, !p || v.empty() || (fill && v == *fill) || (missing && v == *missing));
+        }
+        nc_free_string(values.size(), values.data());
     }
-    if (total > 0) nc_free_string(total, values.data());
 }
 
 // NC_CHAR values, netCDF-3 storage: the last dimension is the string length.
@@ -194,13 +244,17 @@ void read_char_values(const TermVar& tv, uint64_t total, TermArray& out) {
     if (total > 0)
         if (int s = nc_get_var_text(tv.gid, tv.varid, bytes.data()); s != NC_NOERR) throw tv.fail(nc_message(s));
     const uint64_t n = width == 0 ? 0 : total / width;
+    const std::string missing_text = missing ? std::string(unpad(*missing, fill_char)) : std::string();
+    out.text_end.reserve(n);
+    out.masked.reserve(n);
     for (uint64_t i = 0; i < n; ++i) {
-        std::string v = unpad(bytes.substr(i * width, width), fill_char);
-        bool masked = v.empty() || (missing && v == unpad(*missing, fill_char));
-        out.text.push_back(masked ? std::nullopt : std::optional<std::string>(v));
+        const std::string_view v = unpad(std::string_view(bytes).substr(i * width, width), fill_char);
+        push_text(out, v, v.empty() || (missing && v == missing_text));
     }
-    if (width == 0)  // zero-width strings: every element missing
-        out.text.assign(out.size(), std::nullopt);
+    if (width == 0) {  // zero-width strings: every element missing
+        out.text_end.assign(out.size(), 0);
+        out.masked.assign(out.size(), true);
+    }
 }
 
 // Numeric values: raw bytes and, for integer types, exact integers; masked elements are empty.
@@ -209,34 +263,26 @@ void read_numeric_values(const TermVar& tv, nc_type xtype, uint64_t total, TermA
     const NcType type = static_cast<NcType>(xtype);
     out.numeric_type = type;
     const size_t esize = type_size(type);
-    std::vector<uint8_t> bytes(total * esize);
+    out.bytes.resize(total * esize);
     if (total > 0)
-        if (int s = nc_get_var(tv.gid, tv.varid, bytes.data()); s != NC_NOERR) throw tv.fail(nc_message(s));
+        if (int s = nc_get_var(tv.gid, tv.varid, out.bytes.data()); s != NC_NOERR) throw tv.fail(nc_message(s));
     // Masking as netCDF4-python does: _FillValue, else the default fill; plus missing_value.
     std::vector<double> masks = numeric_att(tv.gid, tv.varid, "_FillValue");
     if (masks.empty()) masks.push_back(default_fill_as_double(type));
     for (double m : numeric_att(tv.gid, tv.varid, "missing_value")) masks.push_back(m);
     const bool integer = is_integer_type(type);
-    std::vector<long long> ints;
     if (integer && total > 0) {
-        ints.resize(total);
+        std::vector<long long> ints(total);
         // Exact for every integer type but uint64 beyond int64 (range error: masked below).
         int s = nc_get_var_longlong(tv.gid, tv.varid, ints.data());
         if (s != NC_NOERR && s != NC_ERANGE) throw tv.fail(nc_message(s));
+        out.ints.assign(ints.begin(), ints.end());
     }
+    out.masked.assign(total, false);
     for (uint64_t i = 0; i < total; ++i) {
-        double v = element_as_double(type, bytes.data(), i);
-        bool masked = false;
+        double v = element_as_double(type, out.bytes.data(), i);
         for (double m : masks)
-            if (v == m || (v != v && m != m)) masked = true;
-        out.raw.emplace_back(bytes.begin() + static_cast<std::ptrdiff_t>(i * esize),
-                             bytes.begin() + static_cast<std::ptrdiff_t>((i + 1) * esize));
-        if (masked) {
-            out.raw.back().clear();
-            out.integers.push_back(std::nullopt);
-        } else {
-            out.integers.push_back(integer ? std::optional<int64_t>(ints[i]) : std::nullopt);
-        }
+            if (v == m || (v != v && m != m)) out.masked[i] = true;
     }
 }
 

@@ -11,6 +11,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "codecs/confined_open.hpp"
@@ -18,19 +19,30 @@
 
 namespace ncafs::agg {
 
-// One term variable's values, flattened in C order, missing elements nullopt.
+// One term variable's values, flattened in C order, missing elements masked.
+// Stored column-wise (one buffer per kind, no object per element): a term
+// variable of a million fragments costs a few bytes an element to hold.
 struct TermArray {
     std::string path;                      // full path, "/aggregation/location" or "/fragment_map"
     std::vector<std::string> dims;         // dimension names (string-length dim of char storage removed)
     std::vector<uint64_t> shape;           // matching dims
     bool is_text = false;                  // string or char storage
     std::optional<NcType> numeric_type;    // the netCDF type of numeric storage
-    std::vector<std::optional<std::string>> text;    // is_text: one per element
-    std::vector<std::optional<int64_t>> integers;    // integer storage: one per element
-    std::vector<std::vector<uint8_t>> raw;           // numeric storage: one element each, native order
+    // is_text: element i is text_bytes[text_end[i-1], text_end[i]).
+    std::string text_bytes;
+    std::vector<uint64_t> text_end;
+    // Numeric storage: one element of numeric_type each, native order;
+    // integer types also as exact integers.
+    std::vector<uint8_t> bytes;
+    std::vector<int64_t> ints;
+    std::vector<bool> masked;              // per element (text or numeric): missing
     std::vector<std::pair<std::string, std::string>> text_attributes;  // char/string attributes
 
-    uint64_t size() const;
+    uint64_t size() const;                 // product of shape
+    uint64_t elements() const { return masked.size(); }  // elements read
+    std::optional<std::string_view> text_at(uint64_t i) const;  // nullopt: missing
+    std::optional<int64_t> integer_at(uint64_t i) const;        // nullopt: missing or not an integer type
+    const uint8_t* raw_at(uint64_t i) const;                    // nullptr: missing
     std::optional<std::string> text_attribute(const std::string& name) const;
 };
 

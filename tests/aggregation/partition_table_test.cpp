@@ -143,3 +143,26 @@ TEST(PartitionTable, CompactForManyPartitions) {
     EXPECT_LT(per_partition, 60.0);  // box 16 + kind 1 + directory 4 + name 8+~12 + transform 4
     expect_same(t[n - 1], tiny(n - 1));
 }
+
+// push_back(f, transform_id): partitions given an interned transform read
+// back exactly as those pushed one by one, and share its one stored copy.
+TEST(PartitionTable, PushBackWithTransformIdMatchesPlainPushBack) {
+    PartitionTable plain, shared;
+    for (auto* t : {&plain, &shared})
+        t->set_where_of([](size_t i) { return "tas:nca_array Partitions[" + std::to_string(i) + "]"; });
+    const uint32_t id = shared.transform_id(tiny(0));
+    for (uint64_t i = 0; i < 50; ++i) {
+        Fragment f = tiny(i);
+        f.where.clear();  // where_of's
+        plain.push_back(f);
+        shared.push_back(f, id);
+    }
+    Fragment other = tiny(50);
+    other.variable = "pr";
+    shared.push_back(other, shared.transform_id(other));
+    plain.push_back(other);
+    ASSERT_EQ(shared.size(), plain.size());
+    for (size_t i = 0; i < plain.size(); ++i) expect_same(shared[i], plain[i]);
+    EXPECT_EQ(shared[50].variable, "pr");
+    EXPECT_EQ(shared.memory_bytes(), plain.memory_bytes());
+}
