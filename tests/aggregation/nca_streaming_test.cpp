@@ -139,23 +139,64 @@ TEST(NcaStreaming, PlainRelativeNamesResolveLikeTheGeneralPath) {
 // order and whole, and builds everything else as nlohmann::json::parse would.
 TEST(NcaStreaming, StreamedJsonHandsOnTopLevelListElementsOnly) {
     const std::string text =
-        R"({"a": {"Partitions": [1, 2]}, "Partitions": [{"x": [1, [2, {"y": null}]]}, 3, "s", [], {}], "z": [4]})";
+        R"({"a": {"Partitions": [1, 2]}, "Partitions": [{"x": [1, [2, {"y": null}]]}, 3, "s", [], {}, )"
+        R"({"k": 1, "b": [-2, 2.5, true, false], "k": {"r": "\u00e9\n"}}], "z": [4]})";
     std::vector<nlohmann::json> seen;
     agg::StreamedList list;
     agg::StreamCallbacks callbacks{[&](const nlohmann::json& root) { EXPECT_EQ(root.size(), 2u) << root.dump(); },
-                                   [&](uint64_t i, const nlohmann::json& e) {
+                                   [&](uint64_t i, agg::FlatJson::Ref e) {
                                        EXPECT_EQ(i, seen.size());
-                                       seen.push_back(e);
+                                       seen.push_back(e.to_json());
                                    }};
     nlohmann::json root = agg::parse_json_streaming(text, "Partitions", callbacks, list);
     nlohmann::json whole = nlohmann::json::parse(text);
     EXPECT_EQ(nlohmann::json(seen), whole["Partitions"]);
     EXPECT_TRUE(list.seen);
     EXPECT_FALSE(list.repeated);
-    EXPECT_EQ(list.count, 5u);
+    EXPECT_EQ(list.count, 6u);
     whole["Partitions"] = nlohmann::json::array();
     EXPECT_EQ(root, whole);
-    agg::StreamCallbacks ignore{nullptr, [](uint64_t, const nlohmann::json&) {}};
+    agg::StreamCallbacks ignore{nullptr, [](uint64_t, agg::FlatJson::Ref) {}};
     EXPECT_THROW(agg::parse_json_streaming(R"({"Partitions": [1, }")", "Partitions", ignore, list),
                  nlohmann::json::parse_error);
+}
+
+// A flat value answers as nlohmann::json::parse's tree of the same text does:
+// kinds, numbers as cast, the last of a repeated key, members in its order.
+TEST(NcaStreaming, FlatJsonAnswersAsNlohmannsTree) {
+    const std::string text =
+        R"({"z": 1, "n": null, "u": 18446744073709551615, "i": -3, "f": 2.0, "s": "a\"b", "z": [1, {"q": []}],)"
+        R"( "o": {"b": true, "a": false}, "e": {}})";
+    const nlohmann::json tree = nlohmann::json::parse(text);
+    auto check = [&](agg::FlatJson::Ref root) {
+        EXPECT_EQ(root.to_json(), tree);
+        EXPECT_EQ(root.dump(), tree.dump());
+        EXPECT_EQ(root.size(), 9u);  // members in the text, the repeated key twice
+        EXPECT_TRUE(root.find("z").is_array());  // the last "z"
+        EXPECT_EQ(root.find("z").size(), 2u);
+        EXPECT_FALSE(root.find("missing"));
+        EXPECT_TRUE(root.find("n").is_null());
+        EXPECT_TRUE(root.find("u").is_number_unsigned());
+        EXPECT_EQ(root.find("u").get_uint64(), tree["u"].get<uint64_t>());
+        EXPECT_TRUE(root.find("i").is_number_integer() && !root.find("i").is_number_unsigned());
+        EXPECT_EQ(root.find("i").get_int64(), -3);
+        EXPECT_EQ(root.find("i").get_uint64(), tree["i"].get<uint64_t>());  // cast as nlohmann casts
+        EXPECT_TRUE(root.find("f").is_number_float());
+        EXPECT_EQ(root.find("f").get_double(), 2.0);
+        EXPECT_EQ(root.find("s").str(), tree["s"].get<std::string>());
+        std::vector<std::string> keys;
+        for (auto m : root.sorted_members()) keys.emplace_back(m.key());
+        std::vector<std::string> tree_keys;
+        for (auto it = tree.begin(); it != tree.end(); ++it) tree_keys.push_back(it.key());
+        EXPECT_EQ(keys, tree_keys);
+        EXPECT_EQ(root.sorted_members().back().size(), 2u);  // "z": the last value of the repeated key
+    };
+    // Streamed twice in one list: the second element reuses the first's storage.
+    agg::StreamedList list;
+    agg::StreamCallbacks callbacks{nullptr, [&](uint64_t, agg::FlatJson::Ref e) { check(e); }};
+    agg::parse_json_streaming("{\"L\": [" + text + ", " + text + "]}", "L", callbacks, list);
+    EXPECT_EQ(list.count, 2u);
+    agg::FlatJson copy;  // and built from a tree
+    copy.assign(tree);
+    EXPECT_EQ(copy.root().to_json(), tree);
 }
