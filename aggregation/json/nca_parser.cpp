@@ -359,6 +359,7 @@ struct NcaParse {
     size_t first_no_index_warning_at = 0;
     std::exception_ptr partition_error;  // the first partition that failed (reported after the JSON-wide checks)
     bool context_ok = false;  // ctx holds for the partitions being streamed
+    uint64_t text_bytes = 0;  // of the JSON
     // Reused from partition to partition (no allocation each once warm).
     Fragment fragment;
     std::vector<uint64_t> index, pair;
@@ -826,9 +827,24 @@ void start_partitions(NcaParse& st, const json& root_so_far) {
     }
 }
 
+// Room for the partitions pmshape promises, as far as the text can hold them
+// (a partition takes kMinPartitionText bytes at least, whatever a hostile
+// pmshape says): a million partitions grow no column by doubling.
+void reserve_partitions(NcaParse& st) {
+    constexpr uint64_t kMinPartitionText = 32;
+    const uint64_t n = std::min({element_count(st.ctx.matrix_shape), st.text_bytes / kMinPartitionText,
+                                 st.limits.max_fragments});
+    st.agg.fragments.reserve(n);
+    st.convention.reserve(n);
+    st.raw_locations.reserve(2 * st.rank() * n);
+    st.indices.reserve(st.ctx.matrix_dims.size() * n);
+    st.has_index.reserve(n);
+}
+
 void on_partition(NcaParse& st, uint64_t i, JRef pj) {
     if (pj.is_object() && (pj.contains("pdirections") || pj.contains("directions"))) st.saw_partition_directions = true;
     if (!st.context_ok || st.partition_error || i >= st.limits.max_fragments) return;  // only counted
+    if (i == 0) reserve_partitions(st);
     try {
         parse_partition(st, i, pj);
     } catch (const std::exception&) {
@@ -867,6 +883,7 @@ void parse_json_and_partitions(NcaParse& st) {
         cx.fail("", std::to_string(at->length()) + " bytes of JSON exceed the limit max_metadata=" +
                         std::to_string(st.limits.max_metadata_bytes));
     const std::string_view text = text_attribute_view(st.carrier, st.json_attr.c_str());  // not copied
+    st.text_bytes = text.size();
     stream_pass(st, text, false);
     std::vector<std::string> partition_warnings = std::move(st.agg.warnings);
     st.agg.warnings.clear();
