@@ -44,8 +44,11 @@ void drop_repeats(std::vector<std::string>& files) {
         if (keyed[k].first == keyed[k - 1].first && files[keyed[k].second] == files[keyed[k - 1].second])
             repeat[keyed[k].second] = true;
     size_t kept = 0;
-    for (size_t i = 0; i < files.size(); ++i)
-        if (!repeat[i]) files[kept++] = std::move(files[i]);
+    for (size_t i = 0; i < files.size(); ++i) {
+        if (repeat[i]) continue;
+        if (kept != i) files[kept] = std::move(files[i]);  // never onto itself: a self-moved string empties
+        ++kept;
+    }
     files.resize(kept);
 }
 
