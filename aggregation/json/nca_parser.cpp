@@ -858,6 +858,8 @@ void stream_pass(NcaParse& st, std::string_view text, bool context_fixed) {
                               [&](uint64_t i, JRef pj) { on_partition(st, i, pj); }};
     auto parse = [&](std::string_view t) {
         reset_partitions(st, context_fixed);
+        if (auto root = parse_plain_json_streaming(t, "Partitions", callbacks, st.parts)) return std::move(*root);
+        reset_partitions(st, context_fixed);  // not plain JSON: nlohmann reads it (or says where it is wrong)
         return parse_json_streaming(t, "Partitions", callbacks, st.parts);
     };
     try {

@@ -2,6 +2,8 @@
 
 #include <vector>
 
+#include "aggregation/json/plain_json_reader.hpp"
+
 namespace ncafs::agg {
 
 using nlohmann::json;
@@ -121,6 +123,15 @@ private:
 };
 
 }  // namespace
+
+std::optional<json> parse_plain_json_streaming(std::string_view text, const std::string& list_key,
+                                               const StreamCallbacks& callbacks, StreamedList& list) {
+    list = StreamedList{};
+    StreamingBuilder builder(list_key, callbacks, list);
+    PlainJsonReader<StreamingBuilder> reader(text, builder);
+    if (!reader.read()) return std::nullopt;
+    return builder.take_root();
+}
 
 json parse_json_streaming(std::string_view text, const std::string& list_key, const StreamCallbacks& callbacks,
                           StreamedList& list) {
