@@ -350,7 +350,10 @@ struct NcaParse {
     uint64_t matrix_cells = 0;
     // Per partition, in order (flat: a million partitions must not cost a million vectors).
     std::vector<Convention> convention;
-    std::vector<uint64_t> raw_locations;  // [start, stop] per master dim
+    // The partition being read: its location's [start, stop] per master dim.
+    // Once read, a partition's pairs wait in the table's box columns (start,
+    // stop) until place_boxes: no column of its own (48 bytes a partition).
+    std::vector<uint64_t> raw_start, raw_stop;
     SeenCells seen_index;
     std::vector<uint64_t> indices;  // matrix_dims.size() per partition
     std::vector<bool> has_index;    // false: none or ignored
@@ -368,7 +371,7 @@ struct NcaParse {
 
     size_t rank() const { return agg.dims.size(); }
     std::pair<uint64_t, uint64_t> raw_location(size_t i, size_t d) const {
-        return {raw_locations[2 * (i * rank() + d)], raw_locations[2 * (i * rank() + d) + 1]};
+        return {agg.fragments.start(i, d), agg.fragments.count(i, d)};  // (start, stop) until place_boxes
     }
     int master_dim(std::string_view n) const {
         for (size_t d = 0; d < agg.dims.size(); ++d)
@@ -705,12 +708,12 @@ void parse_partition_units(const NcaParse& st, const JsonPath& P, JRef pj, Fragm
 }
 
 // The convention one location range reads as, given the partition's extent along it (A1).
-Convention range_convention(const NcaParse& st, size_t i, size_t d, uint64_t expected, const JsonPath& L) {
+Convention range_convention(const NcaParse& st, size_t d, uint64_t expected, const JsonPath& L) {
     // Per dimension, the extent of the partition's data (after part, size-1
     // alignment and permutation) matches exactly one of stop-start+1
     // (inclusive, the text and every real writer) and stop-start (half-open,
     // every CDL example).
-    const auto [a, b] = st.raw_location(i, d);
+    const uint64_t a = st.raw_start[d], b = st.raw_stop[d];
     if (b - a != UINT64_MAX && b - a + 1 == expected) return Convention::Inclusive;
     if (b - a == expected) return Convention::HalfOpen;
     st.cx.fail(L, "[" + std::to_string(a) + ", " + std::to_string(b) + "] spans " + std::to_string(b - a + 1) +
@@ -722,13 +725,13 @@ Convention range_convention(const NcaParse& st, size_t i, size_t d, uint64_t exp
 void parse_partition_location(NcaParse& st, size_t i, const JsonPath& P, JRef pj, const std::vector<uint64_t>& expected) {
     const Context& cx = st.cx;
     const size_t rank = st.rank();
-    auto& raw = st.raw_locations;
+    st.raw_start.clear(), st.raw_stop.clear();
     const JRef loc = pj.find("location");
     const JsonPath where = P / "location";
     if (!loc || loc.is_null()) {
         if (i > 0) cx.fail(where, "missing (only a single partition may omit it)");
         st.first_lacks_location = true;  // refused later should a second partition show up
-        for (size_t d = 0; d < rank; ++d) raw.push_back(0), raw.push_back(st.agg.shape[d]);
+        for (size_t d = 0; d < rank; ++d) st.raw_start.push_back(0), st.raw_stop.push_back(st.agg.shape[d]);
         st.convention[i] = Convention::HalfOpen;  // 0.4: one partition covering the whole master
         return;
     }
@@ -743,12 +746,12 @@ void parse_partition_location(NcaParse& st, size_t i, const JsonPath& P, JRef pj
         if (pair.size() != 2) cx.fail(where[d], "expected [start, stop], found " + range.dump());
         if (pair[1] < pair[0])
             cx.fail(where[d], "stop " + std::to_string(pair[1]) + " before start " + std::to_string(pair[0]));
-        raw.push_back(pair[0]), raw.push_back(pair[1]);
+        st.raw_start.push_back(pair[0]), st.raw_stop.push_back(pair[1]);
         ++d;
     }
     for (d = 0; d < rank; ++d) {
         if (expected[d] == 0) continue;
-        const Convention c = range_convention(st, i, d, expected[d], where[d]);
+        const Convention c = range_convention(st, d, expected[d], where[d]);
         if (st.convention[i] != Convention::Unknown && st.convention[i] != c)
             cx.fail(where[d], "reads as " + std::string(c == Convention::Inclusive ? "inclusive" : "half-open") +
                                   " while the partition's other ranges read the other way");
@@ -793,7 +796,8 @@ void parse_partition(NcaParse& st, size_t i, JRef pj) {
     parse_partition_reversal(st, P, pj, f);
     parse_partition_units(st, P, pj, f);
     parse_partition_location(st, i, P, pj, expected);
-    st.agg.fragments.push_back(f);
+    st.agg.fragments.push_back(f);  // box empty: the location's pairs go in until place_boxes
+    st.agg.fragments.set_box(st.agg.fragments.size() - 1, st.raw_start, st.raw_stop);
 }
 
 // Streaming (one pass, no tree of the Partitions list): each partition is
@@ -808,7 +812,7 @@ void reset_partitions(NcaParse& st, bool context_fixed) {
     fresh.set_where_of([where = st.cx.where](size_t i) { return partition_where(where, i); });
     st.agg.fragments = std::move(fresh);
     st.agg.warnings.clear();  // nothing before the JSON warns
-    st.convention.clear(), st.raw_locations.clear(), st.indices.clear(), st.has_index.clear();
+    st.convention.clear(), st.indices.clear(), st.has_index.clear();
     st.seen_index = SeenCells();
     st.first_lacks_index = st.first_lacks_location = false;
     st.partition_error = nullptr;
@@ -836,7 +840,6 @@ void reserve_partitions(NcaParse& st) {
                                  st.limits.max_fragments});
     st.agg.fragments.reserve(n);
     st.convention.reserve(n);
-    st.raw_locations.reserve(2 * st.rank() * n);
     st.indices.reserve(st.ctx.matrix_dims.size() * n);
     st.has_index.reserve(n);
 }
