@@ -33,7 +33,7 @@ from test_mount import NCAFS, SKIP, Mount, check, fuse_usable  # noqa: E402
 # ASan build (quarantine off): the partition table (~60 bytes), the
 # aggregation file's JSON text while it is parsed (~150 bytes a partition,
 # freed after the parse; the CF term arrays), the partition grid, the
-# per-partition read slot and the parse's temporaries. Measured 308 (NCA:
+# per-partition read slot and the parse's temporaries. Measured 303 (NCA:
 # 460 before the JSON was streamed flat and freed after the parse) and 900
 # (CF-1.13: two aggregated variables, time and tas, so two fragments a
 # partition).
