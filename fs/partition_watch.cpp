@@ -5,6 +5,7 @@
 #include <sys/inotify.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 
@@ -83,12 +84,36 @@ void PartitionWatch::drop_folder(int wd) {
     std::erase_if(wd_of_folder_, [wd](const auto& entry) { return entry.second == wd; });  // every path to it
 }
 
+void PartitionWatch::FolderNames::settle() {
+    std::sort(entries_.begin(), entries_.end());
+    entries_.erase(std::unique(entries_.begin(), entries_.end()), entries_.end());
+}
+
+void PartitionWatch::FolderNames::remove_inode(fuse_ino_t ino) {
+    std::erase_if(entries_, [ino](const auto& entry) { return entry.second == ino; });
+}
+
+std::vector<fuse_ino_t> PartitionWatch::FolderNames::inodes_of(std::string_view name) const {
+    const uint64_t h = hash(name);
+    auto first = std::lower_bound(entries_.begin(), entries_.end(), std::make_pair(h, fuse_ino_t{0}));
+    std::vector<fuse_ino_t> out;
+    for (; first != entries_.end() && first->first == h; ++first) out.push_back(first->second);
+    return out;
+}
+
+std::vector<fuse_ino_t> PartitionWatch::FolderNames::inodes() const {
+    std::vector<fuse_ino_t> out;
+    for (const auto& entry : entries_) out.push_back(entry.second);
+    return out;
+}
+
 bool PartitionWatch::track(fuse_ino_t ino, const std::shared_ptr<const std::vector<std::string>>& files) {
     std::lock_guard lock(mutex_);
     auto found = tracked_.find(ino);
     if (found != tracked_.end() && found->second.files == files) return found->second.all_watched;
     Tracked t;
     t.files = files;
+    std::set<int> added_to;
     for (const auto& file : *files) {
         auto [folder, name] = split_path(file);
         int wd = watch_folder(folder);
@@ -97,8 +122,10 @@ bool PartitionWatch::track(fuse_ino_t ino, const std::shared_ptr<const std::vect
             t.unwatched.emplace_back(file, stamp_of(file));
             continue;
         }
-        folders_[wd].names[name].insert(ino);
+        folders_[wd].names.add(name, ino);
+        added_to.insert(wd);
     }
+    for (int wd : added_to) folders_[wd].names.settle();
     bool all = t.all_watched;
     tracked_[ino] = std::move(t);
     return all;
@@ -108,14 +135,13 @@ void PartitionWatch::untrack(fuse_ino_t ino) {
     std::lock_guard lock(mutex_);
     auto found = tracked_.find(ino);
     if (found == tracked_.end()) return;
-    for (const auto& file : *found->second.files) {
-        auto [folder_path, name] = split_path(file);
+    std::set<std::string> folder_paths;  // each folder once (a million files may share one)
+    for (const auto& file : *found->second.files) folder_paths.insert(split_path(file).first);
+    for (const auto& folder_path : folder_paths) {
         auto wd = wd_of_folder_.find(folder_path);
         if (wd == wd_of_folder_.end()) continue;
         auto& folder = folders_[wd->second];
-        auto named = folder.names.find(name);
-        if (named != folder.names.end() && named->second.erase(ino) && named->second.empty())
-            folder.names.erase(named);
+        folder.names.remove_inode(ino);
         if (!folder.names.empty()) continue;
         // Forgotten at once, so that a track() before IN_IGNORED arrives watches it afresh.
         int dropped = wd->second;
@@ -170,19 +196,18 @@ void PartitionWatch::handle_events(const char* buffer, size_t length, std::set<f
             attributes = true;
             if (!(event->mask & kFolderGone)) continue;
             // The folder is gone or elsewhere: its files changed; tracking starts afresh at the next open.
-            for (const auto& [name, inodes] : folder->second.names)
-                for (fuse_ino_t ino : inodes) {
-                    changed.insert(ino);
-                    tracked_.erase(ino);
-                }
+            for (fuse_ino_t ino : folder->second.names.inodes()) {
+                changed.insert(ino);
+                tracked_.erase(ino);
+            }
             if (event->mask & IN_MOVE_SELF) ::inotify_rm_watch(inotify_fd_, event->wd);
             if (event->mask & IN_IGNORED) drop_folder(event->wd);
             continue;
         }
         if ((event->mask & IN_ISDIR) && (event->mask & kAttributeEvents)) attributes = true;
-        auto named = folder->second.names.find(event->name);
-        if (named == folder->second.names.end()) continue;
-        changed.insert(named->second.begin(), named->second.end());
+        const std::vector<fuse_ino_t> named = folder->second.names.inodes_of(event->name);
+        if (named.empty()) continue;
+        changed.insert(named.begin(), named.end());
         if (event->mask & kAttributeEvents) attributes = true;
     }
 }

@@ -14,6 +14,7 @@
 #include <mutex>
 #include <set>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <unordered_map>
 #include <utility>
@@ -49,9 +50,27 @@ public:
     size_t watched_folders() const;
 
 private:
+    // File names of one folder -> the inodes they feed, as (hash of the
+    // name, inode) pairs kept sorted: 16 bytes a partition file (a million
+    // partitions in one folder), not a hash node, a string and a set. Two
+    // names of one hash make an event on either refresh both's inodes: an
+    // extra refresh, never a missed one.
+    class FolderNames {
+    public:
+        void add(std::string_view name, fuse_ino_t ino) { entries_.emplace_back(hash(name), ino); }
+        void settle();  // sorts and drops repeats; after the adds of one track()
+        void remove_inode(fuse_ino_t ino);
+        bool empty() const { return entries_.empty(); }
+        std::vector<fuse_ino_t> inodes_of(std::string_view name) const;
+        std::vector<fuse_ino_t> inodes() const;
+
+    private:
+        static uint64_t hash(std::string_view name) { return std::hash<std::string_view>{}(name); }
+        std::vector<std::pair<uint64_t, fuse_ino_t>> entries_;
+    };
     struct Folder {
         std::string path;
-        std::unordered_map<std::string, std::set<fuse_ino_t>> names;  // file name -> inodes it feeds
+        FolderNames names;
     };
     struct Tracked {
         std::shared_ptr<const std::vector<std::string>> files;

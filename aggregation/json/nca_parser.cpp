@@ -6,10 +6,12 @@
 #include <cstring>
 #include <map>
 #include <set>
+#include <span>
 #include <sstream>
 #include <stdexcept>
 
 #include "aggregation/model/error.hpp"
+#include "aggregation/json/flat_json.hpp"
 #include "aggregation/json/lenient_json.hpp"
 #include "aggregation/json/streamed_json.hpp"
 #include "codecs/checked_math.hpp"
@@ -41,6 +43,33 @@ std::vector<std::string> split_blank(const std::string& s) {
     return out;
 }
 
+using JRef = FlatJson::Ref;
+
+// A JSON path for messages ("Partitions[3].subarray.file"), spelled out only
+// when a message needs it: a million partitions build no path strings.
+class JsonPath {
+public:
+    JsonPath(std::string_view name) : name_(name) {}  // NOLINT: a top-level key reads as its path
+    JsonPath(const char* name) : name_(name) {}       // NOLINT
+    JsonPath(std::string_view name, size_t index) : name_(name), index_(index), indexed_(true) {}
+    JsonPath operator/(std::string_view member) const { return JsonPath(this, member, 0, false); }
+    JsonPath operator[](size_t index) const { return JsonPath(this, {}, index, true); }
+    std::string str() const {
+        std::string s = parent_ ? parent_->str() : std::string();
+        if (!name_.empty()) s += (parent_ ? "." : "") + std::string(name_);
+        if (indexed_) s += "[" + std::to_string(index_) + "]";
+        return s;
+    }
+
+private:
+    JsonPath(const JsonPath* parent, std::string_view name, size_t index, bool indexed)
+        : parent_(parent), name_(name), index_(index), indexed_(indexed) {}
+    const JsonPath* parent_ = nullptr;  // outlives this (paths are temporaries or locals below it)
+    std::string_view name_;
+    size_t index_ = 0;
+    bool indexed_ = false;
+};
+
 // Everything a parse needs to say where it is.
 struct Context {
     const std::string& file;
@@ -48,65 +77,78 @@ struct Context {
     [[noreturn]] void fail(const std::string& path, const std::string& reason) const {
         throw AggregationError(file, path.empty() ? where : where + " " + path, reason);
     }
+    [[noreturn]] void fail(const JsonPath& path, const std::string& reason) const { fail(path.str(), reason); }
+    [[noreturn]] void fail(const char* path, const std::string& reason) const { fail(std::string(path), reason); }
 };
 
-const json* find_key(const json& obj, std::initializer_list<const char*> names) {
-    for (const char* n : names) {
-        auto it = obj.find(n);
-        if (it != obj.end()) return &*it;
-    }
-    return nullptr;
-}
-
-std::string key_used(const json& obj, std::initializer_list<const char*> names) {
+// The first of `names` that the object has (its value absent when none; name the first of names then).
+struct Keyed {
+    JRef value;
+    const char* name;
+};
+Keyed find_key(JRef obj, std::initializer_list<const char*> names) {
     for (const char* n : names)
-        if (obj.contains(n)) return n;
-    return *names.begin();
+        if (JRef v = obj.find(n)) return {v, n};
+    return {JRef(), *names.begin()};
 }
 
-uint64_t as_index(const Context& cx, const json& v, const std::string& path) {
-    if (v.is_number_unsigned()) return v.get<uint64_t>();
+uint64_t as_index(const Context& cx, JRef v, const JsonPath& path) {
+    if (v.is_number_unsigned()) return v.get_uint64();
     if (v.is_number_integer()) {
-        if (v.get<int64_t>() < 0) cx.fail(path, "negative value " + v.dump());
-        return static_cast<uint64_t>(v.get<int64_t>());
+        if (v.get_int64() < 0) cx.fail(path, "negative value " + v.dump());
+        return static_cast<uint64_t>(v.get_int64());
     }
     if (v.is_number_float()) {
-        double d = v.get<double>();
+        double d = v.get_double();
         // 2^64 and beyond (and NaN) must not reach the cast: undefined behaviour.
         if (d >= 0 && d < 18446744073709551616.0 && d == std::floor(d)) return static_cast<uint64_t>(d);
     }
     cx.fail(path, "expected a non-negative integer, found " + v.dump());
 }
 
-std::vector<uint64_t> as_index_list(const Context& cx, const json& v, const std::string& path) {
+// Into `out` (cleared first; its capacity reused from partition to partition).
+void as_index_list(const Context& cx, JRef v, const JsonPath& path, std::vector<uint64_t>& out) {
     if (!v.is_array()) cx.fail(path, "expected a list of integers, found " + v.dump());
-    std::vector<uint64_t> out;
-    out.reserve(v.size());
-    for (size_t i = 0; i < v.size(); ++i) {
-        if (v[i].is_number_unsigned()) {  // the usual case: no message path built
-            out.push_back(v[i].get<uint64_t>());
-            continue;
-        }
-        out.push_back(as_index(cx, v[i], path + "[" + std::to_string(i) + "]"));
+    out.clear();
+    size_t i = 0;
+    for (JRef e : v) {
+        out.push_back(e.is_number_unsigned() ? e.get_uint64() : as_index(cx, e, path[i]));  // usual case: no path
+        ++i;
     }
+}
+
+std::vector<uint64_t> as_index_list(const Context& cx, JRef v, const JsonPath& path) {
+    std::vector<uint64_t> out;
+    as_index_list(cx, v, path, out);
     return out;
 }
 
-std::vector<std::string> as_name_list(const Context& cx, const json& v, const std::string& path) {
+std::vector<std::string> as_name_list(const Context& cx, JRef v, const JsonPath& path) {
     if (!v.is_array()) cx.fail(path, "expected a list of dimension names, found " + v.dump());
     std::vector<std::string> out;
-    for (size_t i = 0; i < v.size(); ++i) {
-        if (!v[i].is_string()) cx.fail(path + "[" + std::to_string(i) + "]", "expected a name, found " + v[i].dump());
-        out.push_back(v[i].get<std::string>());
+    for (JRef e : v) {
+        if (!e.is_string()) cx.fail(path[out.size()], "expected a name, found " + e.dump());
+        out.emplace_back(e.str());
     }
     return out;
 }
 
-// Optional string (null and absent are "not given").
-std::optional<std::string> as_opt_string(const Context& cx, const json* v, const std::string& path) {
-    if (!v || v->is_null()) return std::nullopt;
-    if (!v->is_string()) cx.fail(path, "expected a string, found " + v->dump());
-    return v->get<std::string>();
+// Optional string (null and absent are "not given"); valid while the JSON is.
+std::optional<std::string_view> as_opt_string(const Context& cx, JRef v, const JsonPath& path) {
+    if (!v || v.is_null()) return std::nullopt;
+    if (!v.is_string()) cx.fail(path, "expected a string, found " + v.dump());
+    return v.str();
+}
+
+// Keys of an object that `known` lacks, warned about in nlohmann::json's order (sorted, once each).
+void warn_unknown_keys(std::vector<std::string>& warnings, JRef obj, std::span<const std::string_view> known,
+                       const std::string& where, const JsonPath& path) {
+    auto is_known = [&](std::string_view k) { return std::find(known.begin(), known.end(), k) != known.end(); };
+    bool any = false;
+    for (JRef m : obj) any |= !is_known(m.key());
+    if (!any) return;  // the usual case: nothing sorted, nothing built
+    for (JRef m : obj.sorted_members())
+        if (!is_known(m.key())) warnings.push_back(where + " " + (path / m.key()).str() + ": unknown key ignored");
 }
 
 // Reads one element of an attribute as the master's type (fill values).
@@ -157,16 +199,16 @@ std::optional<std::string> index_problem(const std::vector<uint64_t>& index, con
     return std::nullopt;
 }
 
-bool directions_of(const Context& cx, const json& v, const std::string& path, std::map<std::string, bool>& out) {
+bool directions_of(const Context& cx, JRef v, const JsonPath& path, std::map<std::string, bool>& out) {
     if (v.is_null()) return false;
     if (v.is_boolean()) return false;  // scalar master: an implied direction, no data effect
     if (!v.is_object()) cx.fail(path, "expected an object {dimension: true|false}, found " + v.dump());
-    for (auto it = v.begin(); it != v.end(); ++it) {
+    for (JRef m : v.sorted_members()) {
         bool b;
-        if (it->is_boolean()) b = it->get<bool>();
-        else if (it->is_number_integer()) b = it->get<int64_t>() != 0;
-        else cx.fail(path + "." + it.key(), "expected true or false, found " + it->dump());
-        out[it.key()] = b;
+        if (m.is_boolean()) b = m.get_bool();
+        else if (m.is_number_integer()) b = m.get_int64() != 0;
+        else cx.fail(path / m.key(), "expected true or false, found " + m.dump());
+        out[std::string(m.key())] = b;
     }
     return true;
 }
@@ -292,7 +334,7 @@ struct NcaParse {
     std::string json_attr;  // prefix + "array"
     Context cx;
     Aggregate agg;
-    json root;  // the JSON without the Partitions list (streamed, partition by partition)
+    FlatJson root;  // the JSON without the Partitions list (streamed, partition by partition)
     StreamedList parts;
     // What the partitions are read with: the JSON outside Partitions.
     struct PartitionContext {
@@ -308,7 +350,10 @@ struct NcaParse {
     uint64_t matrix_cells = 0;
     // Per partition, in order (flat: a million partitions must not cost a million vectors).
     std::vector<Convention> convention;
-    std::vector<uint64_t> raw_locations;  // [start, stop] per master dim
+    // The partition being read: its location's [start, stop] per master dim.
+    // Once read, a partition's pairs wait in the table's box columns (start,
+    // stop) until place_boxes: no column of its own (48 bytes a partition).
+    std::vector<uint64_t> raw_start, raw_stop;
     SeenCells seen_index;
     std::vector<uint64_t> indices;  // matrix_dims.size() per partition
     std::vector<bool> has_index;    // false: none or ignored
@@ -317,12 +362,18 @@ struct NcaParse {
     size_t first_no_index_warning_at = 0;
     std::exception_ptr partition_error;  // the first partition that failed (reported after the JSON-wide checks)
     bool context_ok = false;  // ctx holds for the partitions being streamed
+    uint64_t text_bytes = 0;  // of the JSON
+    // Reused from partition to partition (no allocation each once warm).
+    Fragment fragment;
+    std::vector<uint64_t> index, pair;
+    std::string file_name;
+    std::vector<std::string_view> axis_names;
 
     size_t rank() const { return agg.dims.size(); }
     std::pair<uint64_t, uint64_t> raw_location(size_t i, size_t d) const {
-        return {raw_locations[2 * (i * rank() + d)], raw_locations[2 * (i * rank() + d) + 1]};
+        return {agg.fragments.start(i, d), agg.fragments.count(i, d)};  // (start, stop) until place_boxes
     }
-    int master_dim(const std::string& n) const {
+    int master_dim(std::string_view n) const {
         for (size_t d = 0; d < agg.dims.size(); ++d)
             if (agg.dims[d] == n) return static_cast<int>(d);
         return -1;
@@ -377,52 +428,50 @@ void parse_presented_attributes(NcaParse& st) {
 // The JSON outside Partitions: an object; unknown keys; the part grammar.
 void check_json_root(NcaParse& st) {
     const Context& cx = st.cx;
-    const json& root = st.root;
-    if (!root.is_object()) cx.fail("", "expected a JSON object, found " + std::string(root.type_name()));
+    const JRef root = st.root.root();
+    if (!root.is_object()) cx.fail("", "expected a JSON object, found " + std::string(root.to_json().type_name()));
 
-    static const std::set<std::string> known_top = {"directions", "pmshape", "pmdimensions", "pshape", "pdimensions",
-                                                    "base", "Partitions"};
-    for (auto it = root.begin(); it != root.end(); ++it)
-        if (!known_top.count(it.key())) st.agg.warnings.push_back(cx.where + " " + it.key() + ": unknown key ignored");
+    static const std::set<std::string, std::less<>> known_top = {"directions", "pmshape", "pmdimensions", "pshape",
+                                                                 "pdimensions", "base", "Partitions"};
+    for (JRef m : root.sorted_members())
+        if (!known_top.count(m.key())) st.agg.warnings.push_back(cx.where + " " + std::string(m.key()) + ": unknown key ignored");
 }
 
 // The part grammar depends on the generation (1.9): nca_array => 0.2 rules;
 // cfa_array => 0.4 rules unless the 0.3-only keys directions/pdirections appear.
 bool square_is_range(const NcaParse& st) {
-    return st.gen == NcaGeneration::Cfa && !st.root.contains("directions") && !st.saw_partition_directions;
+    return st.gen == NcaGeneration::Cfa && !st.root.root().contains("directions") && !st.saw_partition_directions;
 }
 
 // Master directions, the partition matrix (0.1 spells it pshape/pdimensions at top level, A3), base.
 NcaParse::PartitionContext parse_matrix(const NcaParse& st) {
     const Context& cx = st.cx;
-    const json& root = st.root;
+    const JRef root = st.root.root();
     NcaParse::PartitionContext c;
     c.square_is_range = square_is_range(st);
     const std::string dims_attr = st.prefix + "dimensions";
-    if (const json* dir = find_key(root, {"directions"})) directions_of(cx, *dir, "directions", c.master_directions);
+    if (JRef dir = root.find("directions")) directions_of(cx, dir, "directions", c.master_directions);
     for (const auto& [name, _] : c.master_directions)
         if (st.master_dim(name) < 0)
             cx.fail("directions." + name, "unknown dimension name '" + name + "' (not in " + dims_attr + ")");
-    if (const json* pd = find_key(root, {"pmdimensions", "pdimensions"})) {
-        std::string key = key_used(root, {"pmdimensions", "pdimensions"});
-        c.matrix_dims = as_name_list(cx, *pd, key);
+    if (const Keyed pd = find_key(root, {"pmdimensions", "pdimensions"}); pd.value) {
+        c.matrix_dims = as_name_list(cx, pd.value, pd.name);
         for (size_t j = 0; j < c.matrix_dims.size(); ++j)
             if (st.master_dim(c.matrix_dims[j]) < 0)
-                cx.fail(key + "[" + std::to_string(j) + "]", "unknown dimension name '" + c.matrix_dims[j] + "'");
+                cx.fail(JsonPath(pd.name)[j], "unknown dimension name '" + c.matrix_dims[j] + "'");
     }
-    if (const json* ps = find_key(root, {"pmshape", "pshape"})) {
-        std::string key = key_used(root, {"pmshape", "pshape"});
-        c.matrix_shape = as_index_list(cx, *ps, key);
+    if (const Keyed ps = find_key(root, {"pmshape", "pshape"}); ps.value) {
+        c.matrix_shape = as_index_list(cx, ps.value, ps.name);
         if (c.matrix_shape.size() != c.matrix_dims.size())
-            cx.fail(key, "has " + std::to_string(c.matrix_shape.size()) + " entries but pmdimensions has " +
-                             std::to_string(c.matrix_dims.size()));
+            cx.fail(ps.name, "has " + std::to_string(c.matrix_shape.size()) + " entries but pmdimensions has " +
+                                 std::to_string(c.matrix_dims.size()));
     } else {
         c.matrix_shape.assign(c.matrix_dims.size(), 1);  // 0.4: all ones for the given pmdimensions
     }
-    if (const json* b = find_key(root, {"base"}); b && !b->is_null()) {
-        if (!b->is_string()) cx.fail("base", "expected a string, found " + b->dump());
+    if (JRef b = root.find("base"); b && !b.is_null()) {
+        if (!b.is_string()) cx.fail("base", "expected a string, found " + b.dump());
         c.base_given = true;
-        c.base = b->get<std::string>();
+        c.base = b.str();
     }
     return c;
 }
@@ -430,13 +479,13 @@ NcaParse::PartitionContext parse_matrix(const NcaParse& st) {
 // The Partitions list: present, a list, within max_fragments; compared with pmshape.
 void check_partitions(NcaParse& st) {
     const Context& cx = st.cx;
-    const json* parts = find_key(st.root, {"Partitions"});
+    const JRef parts = st.root.root().find("Partitions");
     const uint64_t n = st.parts.count;
     if (st.parts.seen && n > st.limits.max_fragments)
         cx.fail("Partitions", std::to_string(n) + " partitions exceed the limit max_fragments=" +
                                   std::to_string(st.limits.max_fragments));
-    if (!parts || parts->is_null()) cx.fail("Partitions", "missing");
-    if (!parts->is_array()) cx.fail("Partitions", "expected a list, found " + parts->dump());
+    if (!parts || parts.is_null()) cx.fail("Partitions", "missing");
+    if (!parts.is_array()) cx.fail("Partitions", "expected a list, found " + parts.dump());
     if (st.parts.repeated) cx.fail("Partitions", "given twice");
     st.matrix_cells = element_count(st.ctx.matrix_shape);  // saturates: pmshape is hostile
     // Locations place partitions; pmshape and index only validate (a
@@ -447,278 +496,308 @@ void check_partitions(NcaParse& st) {
 }
 
 // A partition's index (validation only: location places the partition).
-void parse_partition_index(NcaParse& st, size_t i, const std::string& P, const json& pj, const Fragment& f) {
+void parse_partition_index(NcaParse& st, size_t i, const JsonPath& P, JRef pj) {
     st.has_index.push_back(false);
     st.indices.resize(st.indices.size() + st.ctx.matrix_dims.size());
-    if (const json* ix = find_key(pj, {"index"}); ix && !ix->is_null()) {
-        const std::vector<uint64_t> index = as_index_list(st.cx, *ix, P + ".index");
+    if (JRef ix = pj.find("index"); ix && !ix.is_null()) {
+        std::vector<uint64_t>& index = st.index;
+        as_index_list(st.cx, ix, P / "index", index);
         if (auto problem = index_problem(index, st.ctx.matrix_shape, st.seen_index)) {
-            st.agg.warnings.push_back(f.where + ".index: " + *problem + " (ignored: location places the partition)");
+            st.agg.warnings.push_back(partition_where(st.cx.where, i) + ".index: " + *problem +
+                                      " (ignored: location places the partition)");
             return;
         }
         st.has_index[i] = true;
         std::copy(index.begin(), index.end(), st.indices.end() - static_cast<ptrdiff_t>(index.size()));
     } else if (i > 0) {
-        st.agg.warnings.push_back(f.where + ": no index (location alone places it)");
+        st.agg.warnings.push_back(partition_where(st.cx.where, i) + ": no index (location alone places it)");
     } else {  // warned about once a second partition shows up
         st.first_lacks_index = true;
         st.first_no_index_warning_at = st.agg.warnings.size();
     }
 }
 
-// The sub-array object: format, file, variable, declared shape and type. Returns the object.
-const json& parse_subarray(NcaParse& st, const std::string& P, const json& pj, Fragment& f, std::string& S) {
-    static const std::set<std::string> known_sub = {"file", "ncvar", "varid", "shape", "pshape", "dtype", "pdtype",
-                                                    "format", "file_offset", "lbpack", "scale_factor", "add_offset",
-                                                    "endian", "_FillValue"};
+// `format` (of the partition or its sub-array): only what no reader here understands is refused.
+void check_partition_format(const NcaParse& st, const JsonPath& P, const JsonPath& S, JRef pj, JRef sub) {
     const Context& cx = st.cx;
-    const json* sub = find_key(pj, {"subarray", "data", "sub_array"});
-    S = P + "." + key_used(pj, {"subarray", "data", "sub_array"});
-    if (!sub || !sub->is_object()) cx.fail(S, "missing sub-array object (subarray/data/sub_array)");
-    for (auto it = sub->begin(); it != sub->end(); ++it)
-        if (!known_sub.count(it.key())) st.agg.warnings.push_back(cx.where + " " + S + "." + it.key() + ": unknown key ignored");
+    const JsonPath partition_format = P / "format", sub_format = S / "format";
+    std::optional<std::string_view> format = as_opt_string(cx, pj.find("format"), partition_format);
+    const JsonPath* format_path = &partition_format;
+    if (auto sf = as_opt_string(cx, sub.find("format"), sub_format)) format = sf, format_path = &sub_format;
+    if (!format) return;
+    std::string fl = lower(std::string(*format));
+    // The reader is chosen by the file's magic number (codecs/open_dataset);
+    // `format` only rules out what no reader here understands (PP, UM...).
+    if (fl != "netcdf" && fl != "nc" && fl != "netcdf3" && fl != "netcdf4" && fl != "cdf" && fl != "hdf5" && fl != "ds" &&
+        fl != "vds")
+        cx.fail(*format_path,
+                "unsupported format \"" + std::string(*format) + "\" (only netCDF, ds and vds sub-arrays can be read)");
+}
 
-    std::optional<std::string> format = as_opt_string(cx, find_key(pj, {"format"}), P + ".format");
-    std::string format_path = P + ".format";
-    if (auto sf = as_opt_string(cx, find_key(*sub, {"format"}), S + ".format")) format = sf, format_path = S + ".format";
-    if (format) {
-        std::string fl = lower(*format);
-        // The reader is chosen by the file's magic number (codecs/open_dataset);
-        // `format` only rules out what no reader here understands (PP, UM...).
-        if (fl != "netcdf" && fl != "nc" && fl != "netcdf3" && fl != "netcdf4" && fl != "cdf" && fl != "hdf5" &&
-            fl != "ds" && fl != "vds")
-            cx.fail(format_path,
-                    "unsupported format \"" + *format + "\" (only netCDF, ds and vds sub-arrays can be read)");
-    }
-
-    auto file_name = as_opt_string(cx, find_key(*sub, {"file"}), S + ".file");
+// The sub-array's file: missing or "" => the aggregation file itself (1.8), else resolved by the path policy.
+void parse_subarray_file(NcaParse& st, const JsonPath& S, JRef sub, Fragment& f) {
+    auto file_name = as_opt_string(st.cx, sub.find("file"), S / "file");
     if (!file_name || file_name->empty()) {
-        f.kind = FragmentKind::Self;  // 1.8: file missing or "" => the aggregation file itself
+        f.kind = FragmentKind::Self;
         f.path = st.paths.aggregation_file();
-    } else {
-        try {
-            f.path = st.paths.resolve(*file_name, st.ctx.base_given, st.ctx.base);
-        } catch (const std::exception& e) {
-            cx.fail(S + ".file", e.what());
-        }
+        return;
     }
-    if (auto nv = as_opt_string(cx, find_key(*sub, {"ncvar"}), S + ".ncvar")) f.variable = *nv;
-    if (const json* vid = find_key(*sub, {"varid"}); vid && !vid->is_null()) {
-        if (!vid->is_number_integer()) cx.fail(S + ".varid", "expected an integer, found " + vid->dump());
-        f.varid = vid->get<int64_t>();  // 0.4: ignored when ncvar is set
+    st.file_name.assign(*file_name);
+    try {
+        f.path = st.paths.resolve(st.file_name, st.ctx.base_given, st.ctx.base);
+    } catch (const std::exception& e) {
+        st.cx.fail(S / "file", e.what());
+    }
+}
+
+// The sub-array object: format, file, variable, declared shape and type.
+void parse_subarray(NcaParse& st, const JsonPath& P, const JsonPath& S, JRef pj, JRef sub, Fragment& f) {
+    static constexpr std::string_view known_sub[] = {"file",   "ncvar",       "varid",  "shape",        "pshape",
+                                                     "dtype",  "pdtype",      "format", "file_offset",  "lbpack",
+                                                     "scale_factor", "add_offset", "endian", "_FillValue"};
+    const Context& cx = st.cx;
+    if (!sub || !sub.is_object()) cx.fail(S, "missing sub-array object (subarray/data/sub_array)");
+    warn_unknown_keys(st.agg.warnings, sub, known_sub, cx.where, S);
+    check_partition_format(st, P, S, pj, sub);
+    parse_subarray_file(st, S, sub, f);
+    if (auto nv = as_opt_string(cx, sub.find("ncvar"), S / "ncvar")) f.variable.assign(*nv);
+    if (JRef vid = sub.find("varid"); vid && !vid.is_null()) {
+        if (!vid.is_number_integer()) cx.fail(S / "varid", "expected an integer, found " + vid.dump());
+        f.varid = vid.get_int64();  // 0.4: ignored when ncvar is set
     }
     if (f.variable.empty() && !f.varid) cx.fail(S, "names no variable (ncvar or varid)");
     if (f.kind == FragmentKind::Self && !f.variable.empty() && !st.file.find_variable(f.variable))
-        cx.fail(S + ".ncvar", "no variable '" + f.variable + "' in the aggregation file");
-    if (const json* sh = find_key(*sub, {"shape", "pshape"}); sh && !sh->is_null())
-        f.declared_shape = as_index_list(cx, *sh, S + "." + key_used(*sub, {"shape", "pshape"}));
-    if (auto dt = as_opt_string(cx, find_key(*sub, {"dtype", "pdtype"}), S + ".dtype")) {
-        f.declared_type = type_from_name(lower(*dt));
-        if (!f.declared_type) st.agg.warnings.push_back(cx.where + " " + S + ".dtype: unknown type \"" + *dt + "\" ignored");
+        cx.fail(S / "ncvar", "no variable '" + f.variable + "' in the aggregation file");
+    if (const Keyed sh = find_key(sub, {"shape", "pshape"}); sh.value && !sh.value.is_null())
+        as_index_list(cx, sh.value, S / sh.name, f.declared_shape);
+    if (auto dt = as_opt_string(cx, find_key(sub, {"dtype", "pdtype"}).value, S / "dtype")) {
+        f.declared_type = type_from_name(lower(std::string(*dt)));
+        if (!f.declared_type)
+            st.agg.warnings.push_back(cx.where + " " + (S / "dtype").str() + ": unknown type \"" + std::string(*dt) +
+                                      "\" ignored");
     }
-    return *sub;
 }
 
 // Partition axes: pdimensions (names of aggregation-file dimensions) or the master's; checked against shape.
-std::vector<std::string> parse_partition_axes(NcaParse& st, const std::string& P, const json& pj, const json& sub,
-                                              const std::string& S, Fragment& f) {
+// The names (in st.axis_names) stay valid while the partition's JSON and the master's dimensions do.
+void parse_partition_axes(NcaParse& st, const JsonPath& P, JRef pj, JRef sub, const JsonPath& S, Fragment& f) {
     const Context& cx = st.cx;
-    std::vector<std::string> axis_names;
-    if (const json* pdims = find_key(pj, {"pdimensions", "dimensions"}); pdims && !pdims->is_null()) {
-        std::string key = P + "." + key_used(pj, {"pdimensions", "dimensions"});
-        axis_names = as_name_list(cx, *pdims, key);
+    auto& axis_names = st.axis_names;
+    axis_names.clear();
+    if (const Keyed pdims = find_key(pj, {"pdimensions", "dimensions"}); pdims.value && !pdims.value.is_null()) {
+        const JsonPath key = P / pdims.name;
+        if (!pdims.value.is_array()) cx.fail(key, "expected a list of dimension names, found " + pdims.value.dump());
+        for (JRef e : pdims.value) {
+            if (!e.is_string()) cx.fail(key[axis_names.size()], "expected a name, found " + e.dump());
+            axis_names.push_back(e.str());
+        }
         for (size_t k = 0; k < axis_names.size(); ++k) {
             int d = st.master_dim(axis_names[k]);
             if (d < 0 && !st.file.find_dimension(axis_names[k]))
-                cx.fail(key + "[" + std::to_string(k) + "]", "unknown dimension name '" + axis_names[k] + "'");
+                cx.fail(key[k], "unknown dimension name '" + std::string(axis_names[k]) + "'");
             for (size_t e = 0; e < k; ++e)
                 if (axis_names[e] == axis_names[k])
-                    cx.fail(key + "[" + std::to_string(k) + "]", "dimension '" + axis_names[k] + "' repeated");
+                    cx.fail(key[k], "dimension '" + std::string(axis_names[k]) + "' repeated");
             f.axis_to_master.push_back(d);
         }
     } else {
-        axis_names = st.agg.dims;
+        for (const auto& name : st.agg.dims) axis_names.push_back(name);
         for (size_t d = 0; d < st.rank(); ++d) f.axis_to_master.push_back(static_cast<int>(d));
     }
     const size_t K = axis_names.size();
-    if (!f.declared_shape.empty() || (find_key(sub, {"shape", "pshape"}) && K == 0)) {
+    const Keyed shape = find_key(sub, {"shape", "pshape"});
+    if (!f.declared_shape.empty() || (shape.value && K == 0)) {
         if (f.declared_shape.size() != K)
-            cx.fail(S + "." + key_used(sub, {"shape", "pshape"}),
-                    "has " + std::to_string(f.declared_shape.size()) + " entries but the partition has " +
-                        std::to_string(K) + " dimensions");
+            cx.fail(S / shape.name, "has " + std::to_string(f.declared_shape.size()) + " entries but the partition has " +
+                                        std::to_string(K) + " dimensions");
     }
-    return axis_names;
 }
 
 // part: one selection per partition axis (sub-array order).
-void parse_partition_part(const NcaParse& st, const std::string& P, const json& pj, size_t K, Fragment& f) {
+void parse_partition_part(const NcaParse& st, const JsonPath& P, JRef pj, size_t K, Fragment& f) {
     const Context& cx = st.cx;
-    auto pt = as_opt_string(cx, find_key(pj, {"part"}), P + ".part");
+    auto pt = as_opt_string(cx, pj.find("part"), P / "part");
     if (!pt) return;
     std::vector<IndexSelection> sels;
     try {
-        sels = parse_part(*pt, st.ctx.square_is_range);
+        sels = parse_part(std::string(*pt), st.ctx.square_is_range);
     } catch (const std::exception& e) {
-        cx.fail(P + ".part", e.what());
+        cx.fail(P / "part", e.what());
     }
     if (sels.empty()) return;
     if (sels.size() != K)
-        cx.fail(P + ".part", "has " + std::to_string(sels.size()) + " selections but the partition has " +
-                                 std::to_string(K) + " dimensions");
+        cx.fail(P / "part", "has " + std::to_string(sels.size()) + " selections but the partition has " +
+                                std::to_string(K) + " dimensions");
     for (size_t k = 0; k < K; ++k) {
         if (!f.declared_shape.empty() && sels[k].max_index() >= f.declared_shape[k])
-            cx.fail(P + ".part", "selection " + std::to_string(k) + " reaches index " +
-                                     std::to_string(sels[k].max_index()) + " of a sub-array axis of length " +
-                                     std::to_string(f.declared_shape[k]));
+            cx.fail(P / "part", "selection " + std::to_string(k) + " reaches index " +
+                                    std::to_string(sels[k].max_index()) + " of a sub-array axis of length " +
+                                    std::to_string(f.declared_shape[k]));
         f.part.push_back(std::move(sels[k]));
     }
 }
 
 // Shape of the partition's data array per master dim (0 = unknown): the expected box counts.
-std::vector<uint64_t> expected_counts(const NcaParse& st, const std::string& P, const Fragment& f,
-                                      const std::vector<std::string>& axis_names) {
+std::vector<uint64_t> expected_counts(const NcaParse& st, const JsonPath& P, const Fragment& f,
+                                      const std::vector<std::string_view>& axis_names) {
     const size_t rank = st.rank();
-    std::vector<uint64_t> expected(rank, 0);
-    std::vector<bool> mapped(rank, false);
+    std::vector<uint64_t> expected(rank, 1);  // a master dim the partition lacks spans one index
     for (size_t k = 0; k < axis_names.size(); ++k) {
         uint64_t n = !f.part.empty() && f.part[k] ? f.part[k]->size() : !f.declared_shape.empty() ? f.declared_shape[k] : 0;
         int d = f.axis_to_master[k];
         if (d < 0) {
             if (n != 0 && n != 1)
-                st.cx.fail(P + ".dimensions[" + std::to_string(k) + "]",
-                           "dimension '" + axis_names[k] + "' is not a master dimension, so it must have size 1, not " +
-                               std::to_string(n));
+                st.cx.fail((P / "dimensions")[k], "dimension '" + std::string(axis_names[k]) +
+                                                      "' is not a master dimension, so it must have size 1, not " +
+                                                      std::to_string(n));
             continue;
         }
-        mapped[d] = true;
         expected[d] = n;
     }
-    for (size_t d = 0; d < rank; ++d)
-        if (!mapped[d]) expected[d] = 1;  // a master dim the partition lacks spans one index
     return expected;
 }
 
+// The master dimension of a named partition axis (-1: a size-1 axis), or a failure naming `path`.
+int axis_master_dim(const NcaParse& st, const Fragment& f, std::string_view name, const JsonPath& path) {
+    const auto& axis_names = st.axis_names;
+    auto it = std::find(axis_names.begin(), axis_names.end(), name);
+    if (it == axis_names.end())
+        st.cx.fail(path, "unknown dimension name '" + std::string(name) + "' (not a dimension of the partition)");
+    return f.axis_to_master[static_cast<size_t>(it - axis_names.begin())];
+}
+
 // Reversal: pdirections vs master directions (0.2/0.3), reverse/flip lists (0.4).
-void parse_partition_reversal(NcaParse& st, const std::string& P, const json& pj,
-                              const std::vector<std::string>& axis_names, Fragment& f) {
+void parse_partition_reversal(NcaParse& st, const JsonPath& P, JRef pj, Fragment& f) {
     const Context& cx = st.cx;
-    std::map<std::string, bool> pdirs;
-    if (const json* pd = find_key(pj, {"pdirections", "directions"}))
-        directions_of(cx, *pd, P + "." + key_used(pj, {"pdirections", "directions"}), pdirs);
-    for (const auto& [name, dir] : pdirs) {
-        auto it = std::find(axis_names.begin(), axis_names.end(), name);
-        if (it == axis_names.end())
-            cx.fail(P + "." + key_used(pj, {"pdirections", "directions"}) + "." + name,
-                    "unknown dimension name '" + name + "' (not a dimension of the partition)");
-        int d = f.axis_to_master[static_cast<size_t>(it - axis_names.begin())];
-        if (d < 0) continue;  // size-1 axis: direction is harmless
-        // Unspecified master direction: increasing (the usual sense).
-        bool m = st.ctx.master_directions.count(name) ? st.ctx.master_directions.at(name) : true;
-        f.reverse[static_cast<size_t>(d)] = dir != m;
+    if (const Keyed pd = find_key(pj, {"pdirections", "directions"}); pd.value) {
+        std::map<std::string, bool> pdirs;
+        directions_of(cx, pd.value, P / pd.name, pdirs);
+        for (const auto& [name, dir] : pdirs) {
+            int d = axis_master_dim(st, f, name, P / pd.name / name);
+            if (d < 0) continue;  // size-1 axis: direction is harmless
+            // Unspecified master direction: increasing (the usual sense).
+            auto m = st.ctx.master_directions.find(name);
+            f.reverse[static_cast<size_t>(d)] = dir != (m == st.ctx.master_directions.end() || m->second);
+        }
     }
-    if (const json* rv = find_key(pj, {"reverse", "flip"}); rv && !rv->is_null()) {
-        std::string key = P + "." + key_used(pj, {"reverse", "flip"});
-        auto names = as_name_list(cx, *rv, key);
+    if (const Keyed rv = find_key(pj, {"reverse", "flip"}); rv.value && !rv.value.is_null()) {
+        const JsonPath key = P / rv.name;
+        auto names = as_name_list(cx, rv.value, key);
         for (size_t j = 0; j < names.size(); ++j) {
-            auto it = std::find(axis_names.begin(), axis_names.end(), names[j]);
-            if (it == axis_names.end())
-                cx.fail(key + "[" + std::to_string(j) + "]",
-                        "unknown dimension name '" + names[j] + "' (not a dimension of the partition)");
-            int d = f.axis_to_master[static_cast<size_t>(it - axis_names.begin())];
+            int d = axis_master_dim(st, f, names[j], key[j]);
             if (d >= 0) f.reverse[static_cast<size_t>(d)] = true;
         }
     }
 }
 
 // Units and calendar (missing => the master's).
-void parse_partition_units(const NcaParse& st, const std::string& P, const json& pj, Fragment& f) {
+void parse_partition_units(const NcaParse& st, const JsonPath& P, JRef pj, Fragment& f) {
     const Context& cx = st.cx;
     const Aggregate& agg = st.agg;
-    auto pu = as_opt_string(cx, find_key(pj, {"units", "punits"}), P + "." + key_used(pj, {"units", "punits"}));
-    auto pc = as_opt_string(cx, find_key(pj, {"calendar", "pcalendar"}), P + "." + key_used(pj, {"calendar", "pcalendar"}));
+    const Keyed units = find_key(pj, {"units", "punits"}), calendar = find_key(pj, {"calendar", "pcalendar"});
+    auto pu = as_opt_string(cx, units.value, P / units.name);
+    auto pc = as_opt_string(cx, calendar.value, P / calendar.name);
     if (!pu && !pc) return;
-    const std::string from = pu.value_or(agg.units), cal = pc.value_or(agg.calendar);
+    const std::string from = pu ? std::string(*pu) : agg.units, cal = pc ? std::string(*pc) : agg.calendar;
     try {
         f.units = units_converter(from, cal, agg.units, agg.calendar);
     } catch (const std::exception& e) {
-        cx.fail(P + "." + key_used(pj, {"units", "punits"}), e.what());
+        cx.fail(P / units.name, e.what());
     }
     if (!f.units.is_identity()) f.units_text = from + " -> " + agg.units;
 }
 
+// The convention one location range reads as, given the partition's extent along it (A1).
+Convention range_convention(const NcaParse& st, size_t d, uint64_t expected, const JsonPath& L) {
+    // Per dimension, the extent of the partition's data (after part, size-1
+    // alignment and permutation) matches exactly one of stop-start+1
+    // (inclusive, the text and every real writer) and stop-start (half-open,
+    // every CDL example).
+    const uint64_t a = st.raw_start[d], b = st.raw_stop[d];
+    if (b - a != UINT64_MAX && b - a + 1 == expected) return Convention::Inclusive;
+    if (b - a == expected) return Convention::HalfOpen;
+    st.cx.fail(L, "[" + std::to_string(a) + ", " + std::to_string(b) + "] spans " + std::to_string(b - a + 1) +
+                      " (inclusive) or " + std::to_string(b - a) + " (half-open) indices of '" + st.agg.dims[d] +
+                      "' but the partition's data has " + std::to_string(expected));
+}
+
 // Location: raw pairs, and the convention they read as when the data's extent is known.
-void parse_partition_location(NcaParse& st, size_t i, const std::string& P, const json& pj,
-                              const std::vector<uint64_t>& expected) {
+void parse_partition_location(NcaParse& st, size_t i, const JsonPath& P, JRef pj, const std::vector<uint64_t>& expected) {
     const Context& cx = st.cx;
     const size_t rank = st.rank();
-    auto& raw = st.raw_locations;
-    const json* loc = find_key(pj, {"location"});
-    if (!loc || loc->is_null()) {
-        if (i > 0) cx.fail(P + ".location", "missing (only a single partition may omit it)");
+    st.raw_start.clear(), st.raw_stop.clear();
+    const JRef loc = pj.find("location");
+    const JsonPath where = P / "location";
+    if (!loc || loc.is_null()) {
+        if (i > 0) cx.fail(where, "missing (only a single partition may omit it)");
         st.first_lacks_location = true;  // refused later should a second partition show up
-        for (size_t d = 0; d < rank; ++d) raw.push_back(0), raw.push_back(st.agg.shape[d]);
+        for (size_t d = 0; d < rank; ++d) st.raw_start.push_back(0), st.raw_stop.push_back(st.agg.shape[d]);
         st.convention[i] = Convention::HalfOpen;  // 0.4: one partition covering the whole master
         return;
     }
-    if (!loc->is_array()) cx.fail(P + ".location", "expected a list of [start, stop] pairs, found " + loc->dump());
-    if (loc->size() != rank)
-        cx.fail(P + ".location", "has " + std::to_string(loc->size()) + " ranges but the master has " +
-                                     std::to_string(rank) + " dimensions");
-    for (size_t d = 0; d < rank; ++d) {
-        const std::string L = P + ".location[" + std::to_string(d) + "]";
-        auto pair = as_index_list(cx, (*loc)[d], L);
-        if (pair.size() != 2) cx.fail(L, "expected [start, stop], found " + (*loc)[d].dump());
-        if (pair[1] < pair[0]) cx.fail(L, "stop " + std::to_string(pair[1]) + " before start " + std::to_string(pair[0]));
-        raw.push_back(pair[0]), raw.push_back(pair[1]);
+    if (!loc.is_array()) cx.fail(where, "expected a list of [start, stop] pairs, found " + loc.dump());
+    if (loc.size() != rank)
+        cx.fail(where, "has " + std::to_string(loc.size()) + " ranges but the master has " + std::to_string(rank) +
+                           " dimensions");
+    size_t d = 0;
+    for (JRef range : loc) {
+        auto& pair = st.pair;
+        as_index_list(cx, range, where[d], pair);
+        if (pair.size() != 2) cx.fail(where[d], "expected [start, stop], found " + range.dump());
+        if (pair[1] < pair[0])
+            cx.fail(where[d], "stop " + std::to_string(pair[1]) + " before start " + std::to_string(pair[0]));
+        st.raw_start.push_back(pair[0]), st.raw_stop.push_back(pair[1]);
+        ++d;
     }
-    // A1 rule: per dimension, the extent of the partition's
-    // data (after part, size-1 alignment and permutation) matches
-    // exactly one of stop-start+1 (inclusive, the text and every real
-    // writer) and stop-start (half-open, every CDL example).
-    for (size_t d = 0; d < rank; ++d) {
+    for (d = 0; d < rank; ++d) {
         if (expected[d] == 0) continue;
-        const auto [a, b] = st.raw_location(i, d);
-        const std::string L = P + ".location[" + std::to_string(d) + "]";
-        Convention c;
-        if (b - a != UINT64_MAX && b - a + 1 == expected[d]) c = Convention::Inclusive;
-        else if (b - a == expected[d]) c = Convention::HalfOpen;
-        else
-            cx.fail(L, "[" + std::to_string(a) + ", " + std::to_string(b) + "] spans " + std::to_string(b - a + 1) +
-                           " (inclusive) or " + std::to_string(b - a) + " (half-open) indices of '" + st.agg.dims[d] +
-                           "' but the partition's data has " + std::to_string(expected[d]));
+        const Convention c = range_convention(st, d, expected[d], where[d]);
         if (st.convention[i] != Convention::Unknown && st.convention[i] != c)
-            cx.fail(L, "reads as " + std::string(c == Convention::Inclusive ? "inclusive" : "half-open") +
-                           " while the partition's other ranges read the other way");
+            cx.fail(where[d], "reads as " + std::string(c == Convention::Inclusive ? "inclusive" : "half-open") +
+                                  " while the partition's other ranges read the other way");
         st.convention[i] = c;
     }
 }
 
+// Empties a reused Fragment (capacity kept) for the next partition.
+void clear_fragment(Fragment& f, size_t rank) {
+    f.start.clear(), f.count.clear();
+    f.kind = FragmentKind::File;
+    f.path.clear(), f.variable.clear(), f.group.clear();
+    f.varid.reset();
+    f.constant.clear(), f.axis_to_master.clear(), f.declared_shape.clear(), f.part.clear();
+    f.reverse.assign(rank, false);
+    f.units = Affine{};
+    f.units_text.clear();
+    f.declared_type.reset();
+    f.where.clear();  // the table's where_of gives it
+}
+
 // One entry of Partitions, as a Fragment (its box is placed later, once the convention is known).
-void parse_partition(NcaParse& st, size_t i, const json& pj) {
-    static const std::set<std::string> known_part = {"index", "location", "pdimensions", "dimensions", "pdirections",
-                                                     "directions", "reverse", "flip", "units", "punits", "calendar",
-                                                     "pcalendar", "part", "format", "subarray", "data", "sub_array"};
+void parse_partition(NcaParse& st, size_t i, JRef pj) {
+    static constexpr std::string_view known_part[] = {
+        "index", "location", "pdimensions", "dimensions", "pdirections", "directions", "reverse", "flip", "units",
+        "punits", "calendar", "pcalendar", "part", "format", "subarray", "data", "sub_array"};
     const Context& cx = st.cx;
-    const std::string P = "Partitions[" + std::to_string(i) + "]";
+    const JsonPath P("Partitions", i);
     st.convention.push_back(Convention::Unknown);
     if (!pj.is_object()) cx.fail(P, "expected an object, found " + pj.dump());
-    for (auto it = pj.begin(); it != pj.end(); ++it)
-        if (!known_part.count(it.key())) st.agg.warnings.push_back(cx.where + " " + P + "." + it.key() + ": unknown key ignored");
+    warn_unknown_keys(st.agg.warnings, pj, known_part, cx.where, P);
 
-    Fragment f;
-    f.where = partition_where(cx.where, i);
-    f.reverse.assign(st.rank(), false);
-    parse_partition_index(st, i, P, pj, f);
-    std::string S;
-    const json& sub = parse_subarray(st, P, pj, f, S);
-    const std::vector<std::string> axis_names = parse_partition_axes(st, P, pj, sub, S, f);
-    parse_partition_part(st, P, pj, axis_names.size(), f);
-    const std::vector<uint64_t> expected = expected_counts(st, P, f, axis_names);
-    parse_partition_reversal(st, P, pj, axis_names, f);
+    Fragment& f = st.fragment;
+    clear_fragment(f, st.rank());
+    parse_partition_index(st, i, P, pj);
+    const Keyed sub = find_key(pj, {"subarray", "data", "sub_array"});
+    const JsonPath S = P / sub.name;
+    parse_subarray(st, P, S, pj, sub.value, f);
+    parse_partition_axes(st, P, pj, sub.value, S, f);
+    parse_partition_part(st, P, pj, st.axis_names.size(), f);
+    const std::vector<uint64_t> expected = expected_counts(st, P, f, st.axis_names);
+    parse_partition_reversal(st, P, pj, f);
     parse_partition_units(st, P, pj, f);
     parse_partition_location(st, i, P, pj, expected);
-    f.where.clear();  // the table's where_of gives it
-    st.agg.fragments.push_back(f);
+    st.agg.fragments.push_back(f);  // box empty: the location's pairs go in until place_boxes
+    st.agg.fragments.set_box(st.agg.fragments.size() - 1, st.raw_start, st.raw_stop);
 }
 
 // Streaming (one pass, no tree of the Partitions list): each partition is
@@ -733,7 +812,7 @@ void reset_partitions(NcaParse& st, bool context_fixed) {
     fresh.set_where_of([where = st.cx.where](size_t i) { return partition_where(where, i); });
     st.agg.fragments = std::move(fresh);
     st.agg.warnings.clear();  // nothing before the JSON warns
-    st.convention.clear(), st.raw_locations.clear(), st.indices.clear(), st.has_index.clear();
+    st.convention.clear(), st.indices.clear(), st.has_index.clear();
     st.seen_index = SeenCells();
     st.first_lacks_index = st.first_lacks_location = false;
     st.partition_error = nullptr;
@@ -743,7 +822,7 @@ void reset_partitions(NcaParse& st, bool context_fixed) {
 
 // The Partitions list opens: the context from the keys seen so far.
 void start_partitions(NcaParse& st, const json& root_so_far) {
-    st.root = root_so_far;
+    st.root.assign(root_so_far);
     try {
         st.ctx = parse_matrix(st);
         st.context_ok = true;
@@ -752,9 +831,23 @@ void start_partitions(NcaParse& st, const json& root_so_far) {
     }
 }
 
-void on_partition(NcaParse& st, uint64_t i, const json& pj) {
+// Room for the partitions pmshape promises, as far as the text can hold them
+// (a partition takes kMinPartitionText bytes at least, whatever a hostile
+// pmshape says): a million partitions grow no column by doubling.
+void reserve_partitions(NcaParse& st) {
+    constexpr uint64_t kMinPartitionText = 32;
+    const uint64_t n = std::min({element_count(st.ctx.matrix_shape), st.text_bytes / kMinPartitionText,
+                                 st.limits.max_fragments});
+    st.agg.fragments.reserve(n);
+    st.convention.reserve(n);
+    st.indices.reserve(st.ctx.matrix_dims.size() * n);
+    st.has_index.reserve(n);
+}
+
+void on_partition(NcaParse& st, uint64_t i, JRef pj) {
     if (pj.is_object() && (pj.contains("pdirections") || pj.contains("directions"))) st.saw_partition_directions = true;
     if (!st.context_ok || st.partition_error || i >= st.limits.max_fragments) return;  // only counted
+    if (i == 0) reserve_partitions(st);
     try {
         parse_partition(st, i, pj);
     } catch (const std::exception&) {
@@ -765,13 +858,15 @@ void on_partition(NcaParse& st, uint64_t i, const json& pj) {
 // One pass over the text (strict JSON, else the pseudo-JSON re-quoted).
 void stream_pass(NcaParse& st, std::string_view text, bool context_fixed) {
     StreamCallbacks callbacks{[&](const json& root) { if (!context_fixed) start_partitions(st, root); },
-                              [&](uint64_t i, const json& pj) { on_partition(st, i, pj); }};
+                              [&](uint64_t i, JRef pj) { on_partition(st, i, pj); }};
     auto parse = [&](std::string_view t) {
         reset_partitions(st, context_fixed);
+        if (auto root = parse_plain_json_streaming(t, "Partitions", callbacks, st.parts)) return std::move(*root);
+        reset_partitions(st, context_fixed);  // not plain JSON: nlohmann reads it (or says where it is wrong)
         return parse_json_streaming(t, "Partitions", callbacks, st.parts);
     };
     try {
-        st.root = parse_lenient_json_with(text, parse);
+        st.root.assign(parse_lenient_json_with(text, parse));
     } catch (const JsonTextError& e) {
         st.cx.fail("", "at character " + std::to_string(e.position) + ": " + e.reason);
     }
@@ -793,6 +888,7 @@ void parse_json_and_partitions(NcaParse& st) {
         cx.fail("", std::to_string(at->length()) + " bytes of JSON exceed the limit max_metadata=" +
                         std::to_string(st.limits.max_metadata_bytes));
     const std::string_view text = text_attribute_view(st.carrier, st.json_attr.c_str());  // not copied
+    st.text_bytes = text.size();
     stream_pass(st, text, false);
     std::vector<std::string> partition_warnings = std::move(st.agg.warnings);
     st.agg.warnings.clear();
@@ -832,7 +928,7 @@ void settle_unknown_conventions(NcaParse& st) {
                     if (st.raw_location(j, d).second == agg.shape[d] && agg.shape[d] > 0) c = Convention::HalfOpen;
         }
         convention[i] = c;
-        st.agg.warnings.push_back(agg.fragments[i].where + ".location: no shape given; read as " +
+        st.agg.warnings.push_back(agg.fragments.where(i) + ".location: no shape given; read as " +
                                   (c == Convention::Inclusive ? "inclusive" : "half-open"));
     }
 }

@@ -2,6 +2,8 @@
 
 #include <vector>
 
+#include "aggregation/json/plain_json_reader.hpp"
+
 namespace ncafs::agg {
 
 using nlohmann::json;
@@ -9,7 +11,7 @@ using nlohmann::json;
 namespace {
 
 // nlohmann's DOM builder (json_sax_dom_parser), except that the values of
-// the streamed list are built in `element_` and handed on one by one.
+// the streamed list are built flat in `element_` and handed on one by one.
 class StreamingBuilder {
 public:
     StreamingBuilder(const std::string& list_key, const StreamCallbacks& callbacks, StreamedList& list)
@@ -17,19 +19,28 @@ public:
 
     json take_root() { return std::move(root_); }
 
-    bool null() { return value(nullptr); }
-    bool boolean(bool v) { return value(v); }
-    bool number_integer(json::number_integer_t v) { return value(v); }
-    bool number_unsigned(json::number_unsigned_t v) { return value(v); }
-    bool number_float(json::number_float_t v, const std::string&) { return value(v); }
-    bool string(json::string_t& v) { return value(std::move(v)); }
-    bool binary(json::binary_t& v) { return value(std::move(v)); }
+    bool null() { return in_element() ? (element_.null(), scalar()) : value(nullptr); }
+    bool boolean(bool v) { return in_element() ? (element_.boolean(v), scalar()) : value(v); }
+    bool number_integer(json::number_integer_t v) { return in_element() ? (element_.integer(v), scalar()) : value(v); }
+    bool number_unsigned(json::number_unsigned_t v) {
+        return in_element() ? (element_.unsigned_integer(v), scalar()) : value(v);
+    }
+    bool number_float(json::number_float_t v, const std::string&) {
+        return in_element() ? (element_.floating(v), scalar()) : value(v);
+    }
+    bool string(json::string_t& v) { return in_element() ? (element_.string(v), scalar()) : value(std::move(v)); }
+    bool binary(json::binary_t& v) { return value(std::move(v)); }  // never from text
     bool key(json::string_t& k) {
+        if (element_.depth() > 0) return element_.key(k), true;
         key_ = std::move(k);
         return true;
     }
-    bool start_object(std::size_t) { return open(json::object()); }
+    bool start_object(std::size_t) {
+        if (in_element()) return element_.open(FlatJson::Kind::Object), true;
+        return open(json::object());
+    }
     bool start_array(std::size_t) {
+        if (in_element()) return element_.open(FlatJson::Kind::Array), true;
         if (!in_list_ && stack_.size() == 1 && stack_.back() == &root_ && key_ == list_key_) {
             list_.repeated = list_.seen;
             list_.seen = true;
@@ -40,8 +51,9 @@ public:
         }
         return open(json::array());
     }
-    bool end_object() { return close(); }
+    bool end_object() { return in_element() ? close_flat() : close(); }
     bool end_array() {
+        if (element_.depth() > 0) return close_flat();
         if (in_list_ && stack_.size() == 1) {  // the streamed list itself ends
             in_list_ = false;
             return true;
@@ -54,14 +66,26 @@ public:
     }
 
 private:
-    bool at_element() const { return in_list_ && stack_.size() == 1; }
+    // A value of the streamed list (or inside one) arrives.
+    bool in_element() {
+        if (element_.depth() > 0) return true;
+        if (!(in_list_ && stack_.size() == 1)) return false;
+        element_.clear();  // a new element starts
+        return true;
+    }
+    bool scalar() {
+        if (element_.depth() == 0) emit();  // the element was this scalar
+        return true;
+    }
+    bool close_flat() {
+        element_.close();
+        if (element_.depth() == 0) emit();
+        return true;
+    }
+    void emit() { callbacks_.on_element(list_.count++, element_.root()); }
 
-    // Where a new value goes: the root, the open array, or the open object under key_.
+    // Where a new tree value goes: the root, the open array, or the open object under key_.
     json* place(json&& v) {
-        if (at_element()) {
-            element_ = std::move(v);
-            return &element_;
-        }
         if (stack_.empty()) {
             root_ = std::move(v);
             return &root_;
@@ -75,14 +99,8 @@ private:
         slot = std::move(v);
         return &slot;
     }
-    void emit() {
-        callbacks_.on_element(list_.count++, element_);
-        element_ = nullptr;
-    }
     bool value(json&& v) {
-        const bool element = at_element();
         place(std::move(v));
-        if (element) emit();
         return true;
     }
     bool open(json&& container) {
@@ -91,7 +109,6 @@ private:
     }
     bool close() {
         stack_.pop_back();
-        if (at_element()) emit();
         return true;
     }
 
@@ -99,13 +116,22 @@ private:
     const StreamCallbacks& callbacks_;
     StreamedList& list_;
     json root_;
-    json element_;
-    std::vector<json*> stack_;  // open containers, innermost last
+    FlatJson element_;
+    std::vector<json*> stack_;  // open tree containers, innermost last
     std::string key_;
     bool in_list_ = false;
 };
 
 }  // namespace
+
+std::optional<json> parse_plain_json_streaming(std::string_view text, const std::string& list_key,
+                                               const StreamCallbacks& callbacks, StreamedList& list) {
+    list = StreamedList{};
+    StreamingBuilder builder(list_key, callbacks, list);
+    PlainJsonReader<StreamingBuilder> reader(text, builder);
+    if (!reader.read()) return std::nullopt;
+    return builder.take_root();
+}
 
 json parse_json_streaming(std::string_view text, const std::string& list_key, const StreamCallbacks& callbacks,
                           StreamedList& list) {

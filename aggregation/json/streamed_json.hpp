@@ -1,16 +1,19 @@
 // One-pass JSON parsing (nlohmann SAX) that never holds one big list: the
 // elements of the list under `list_key` in the root object are built one at a
-// time, handed to a callback and dropped, so memory stays proportional to one
-// element (a million-partition Partitions list costs no tree). Everything
-// else is built into an ordinary tree, where the list itself appears as an
-// empty array.
+// time as FlatJson (no tree, no allocation once warm), handed to a callback
+// and dropped, so memory stays proportional to one element (a
+// million-partition Partitions list costs no tree). Everything else is built
+// into an ordinary tree, where the list itself appears as an empty array.
 #pragma once
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
+
+#include "aggregation/json/flat_json.hpp"
 
 namespace ncafs::agg {
 
@@ -21,15 +24,22 @@ struct StreamedList {
 };
 
 // on_start sees the tree built so far (the keys before the list) when the
-// list opens; on_element then sees each element. Throws what
-// nlohmann::json::parse throws on bad text (parse_error with its byte
-// position, out_of_range for huge numbers); exceptions from the callbacks
-// pass through.
+// list opens; on_element then sees each element (valid during the call).
+// Throws what nlohmann::json::parse throws on bad text (parse_error with its
+// byte position, out_of_range for huge numbers); exceptions from the
+// callbacks pass through.
 struct StreamCallbacks {
     std::function<void(const nlohmann::json& root_so_far)> on_start;
-    std::function<void(uint64_t index, const nlohmann::json& element)> on_element;
+    std::function<void(uint64_t index, FlatJson::Ref element)> on_element;
 };
 nlohmann::json parse_json_streaming(std::string_view text, const std::string& list_key, const StreamCallbacks& callbacks,
                                     StreamedList& list);
+
+// The same through PlainJsonReader (plain_json_reader.hpp), several times
+// faster, for the plain JSON writers emit. nullopt when the text is anything
+// else: the callbacks may have seen some elements by then, and the caller
+// starts over with parse_json_streaming.
+std::optional<nlohmann::json> parse_plain_json_streaming(std::string_view text, const std::string& list_key,
+                                                         const StreamCallbacks& callbacks, StreamedList& list);
 
 }  // namespace ncafs::agg

@@ -1,6 +1,8 @@
 #include "aggregation/read/dataset_files.hpp"
 
-#include <unordered_set>
+#include <algorithm>
+#include <functional>
+#include <utility>
 
 #include "aggregation/read/partitioned_source.hpp"
 #include "remote/remote_store.hpp"
@@ -24,20 +26,49 @@ bool draws_on_remote_objects(const Dataset& dataset) {
     return false;
 }
 
+namespace {
+
+// Drops the repeats of a list, keeping each path's first place. By sorted
+// (hash, place) pairs, 16 bytes a path, rather than a set of strings (a
+// million partition paths); equal hashes are told apart by the paths themselves.
+void drop_repeats(std::vector<std::string>& files) {
+    std::vector<std::pair<size_t, size_t>> keyed(files.size());  // (hash, place)
+    for (size_t i = 0; i < files.size(); ++i) keyed[i] = {std::hash<std::string>{}(files[i]), i};
+    std::sort(keyed.begin(), keyed.end(), [&](const auto& a, const auto& b) {
+        if (a.first != b.first) return a.first < b.first;
+        if (int c = files[a.second].compare(files[b.second]); c != 0) return c < 0;
+        return a.second < b.second;
+    });
+    std::vector<bool> repeat(files.size(), false);
+    for (size_t k = 1; k < keyed.size(); ++k)  // equal paths are neighbours, the first place first
+        if (keyed[k].first == keyed[k - 1].first && files[keyed[k].second] == files[keyed[k - 1].second])
+            repeat[keyed[k].second] = true;
+    size_t kept = 0;
+    for (size_t i = 0; i < files.size(); ++i) {
+        if (repeat[i]) continue;
+        if (kept != i) files[kept] = std::move(files[i]);  // never onto itself: a self-moved string empties
+        ++kept;
+    }
+    files.resize(kept);
+}
+
+}  // namespace
+
 std::vector<std::string> files_drawn_on(const Dataset& dataset) {
     std::vector<std::string> files;
-    std::unordered_set<std::string> seen;
-    auto add = [&](const std::string& path) {
-        if (!path.empty() && seen.insert(path).second) files.push_back(path);
-    };
-    add(dataset.origin);
+    if (!dataset.origin.empty()) files.push_back(dataset.origin);
     for (const auto& variable : dataset.variables) {
         const Aggregate* aggregate = aggregate_of(variable.source.get());
         if (!aggregate) continue;
         const PartitionTable& table = aggregate->fragments;
+        files.reserve(files.size() + table.size());
         for (size_t i = 0; i < table.size(); ++i)
-            if (table.kind(i) == FragmentKind::File && !remote::is_remote_url(table.path(i))) add(table.path(i));
+            if (table.kind(i) == FragmentKind::File) {
+                std::string path = table.path(i);
+                if (!path.empty() && !remote::is_remote_url(path)) files.push_back(std::move(path));
+            }
     }
+    drop_repeats(files);
     return files;
 }
 

@@ -4,6 +4,8 @@
 #include <netcdf.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cerrno>
 #include <cstring>
 #include <map>
 #include <set>
@@ -17,21 +19,44 @@
 #include "aggregation/json/nca_parser.hpp"
 #include "aggregation/read/path_policy.hpp"
 #include "codecs/cdf/header_reader.hpp"
+#include "codecs/error.hpp"
+#include "codecs/open_dataset.hpp"
 #include "codecs/sniff.hpp"
 #include "codecs/netcdf/netcdf_library.hpp"
 
 namespace ncafs {
 
+namespace {
+
+// The attributes that make a variable an aggregation variable (the same test as through netcdf-c below).
+bool has_aggregation_attributes(const std::vector<Attribute>& attributes) {
+    auto has = [&](const char* name) {
+        return std::any_of(attributes.begin(), attributes.end(), [&](const Attribute& a) { return a.name == name; });
+    };
+    return has("nca_array") || has("cfa_array") || (has("aggregated_dimensions") && has("aggregated_data"));
+}
+
+// A classic file, by our own header reader (names only: a million-partition
+// JSON is neither read nor copied here; netcdf-c would read all of it).
+bool is_classic_aggregation_file(int fd, const std::string& path) {
+    int copy = ::dup(fd);
+    if (copy < 0) return false;
+    // Throws FormatError naming the file.
+    const cdf::CdfHeader header = cdf::read_cdf_header(*OpenFile::adopt(copy, path), nullptr, cdf::AttributeValues::Skip);
+    return std::any_of(header.variables.begin(), header.variables.end(),
+                       [](const cdf::CdfVariable& v) { return has_aggregation_attributes(v.attributes); });
+}
+
+}  // namespace
+
 bool is_aggregation_file(const std::string& path, const ConfinedRoots* within) {
     // O_NONBLOCK, regular files only, confined when asked; then only this fd.
     OpenResult opened = open_regular_file(path, within);
-    if (!opened.fd || !is_netcdf_format(sniff_fd(opened.fd.get()))) return false;
+    if (!opened.fd) return false;
+    const FileFormat format = sniff_fd(opened.fd.get());
+    if (!is_netcdf_format(format)) return false;
+    if (format == FileFormat::Cdf) return is_classic_aggregation_file(opened.fd.get(), path);
     const std::string name = "/proc/self/fd/" + std::to_string(opened.fd.get());
-    {  // a classic header our own reader rejects never reaches netcdf-c
-        int copy = ::dup(opened.fd.get());
-        if (copy < 0) return false;
-        cdf::check_classic_header(*OpenFile::adopt(copy, path));  // throws FormatError naming the file
-    }
     std::lock_guard lock(netcdf_library_mutex());
     int ncid = -1;
     if (nc_open(name.c_str(), NC_NOWRITE, &ncid) != NC_NOERR) return false;
@@ -223,13 +248,24 @@ void present_variables(Loading& ld, DatasetCache& cache) {
     }
 }
 
+// The aggregation file itself (header only for now), opened for this load
+// alone rather than kept in the cache: its JSON (about 150 bytes a
+// partition) is freed once parsed. Its plain variables keep the open file.
+std::shared_ptr<const Dataset> open_aggregation_file(const PathPolicy& paths, DatasetCache& cache) {
+    const std::string& path = paths.aggregation_file();
+    OpenResult r = open_regular_file(path, paths.confinement_of_aggregation_file());
+    if (!r.fd && (r.error == EMFILE || r.error == ENFILE) && cache.drop_idle() > 0)  // idle partitions close, once
+        r = open_regular_file(path, paths.confinement_of_aggregation_file());
+    if (!r.fd) throw SourceError(path, "cannot open: " + r.reason);
+    return std::make_shared<const Dataset>(open_dataset(OpenFile::adopt(r.fd.release(), path, r.st)));
+}
+
 }  // namespace
 
 LoadedAggregation load_aggregation(const std::string& path, const AggregationOptions& options, DatasetCache& cache) {
     Loading ld;
     ld.paths = std::make_shared<const PathPolicy>(path, options.allowed_roots, options.path_rewrites);
-    // The aggregation file itself (header only for now) through the same cache.
-    ld.file = cache.get(ld.paths->aggregation_file(), {}, ld.paths->confinement_of_aggregation_file());
+    ld.file = open_aggregation_file(*ld.paths, cache);
     ld.presented->origin = ld.paths->aggregation_file();
     parse_cf_style(ld, options);
     classify_variables(ld, options);

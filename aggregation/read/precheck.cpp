@@ -39,7 +39,8 @@ Precheck precheck_classic(int fd, const std::string& path) {
     int copy = ::dup(fd);
     if (copy < 0) return Precheck::NotAggregation;
     try {
-        cdf::CdfHeader header = cdf::read_cdf_header(*OpenFile::adopt(copy, path));
+        // Names only: the values (a JSON of a million partitions) are checked present, never read.
+        cdf::CdfHeader header = cdf::read_cdf_header(*OpenFile::adopt(copy, path), nullptr, cdf::AttributeValues::Skip);
         if (any_marker(header.attributes)) return Precheck::Maybe;
         for (const auto& v : header.variables)
             if (any_marker(v.attributes)) return Precheck::Maybe;

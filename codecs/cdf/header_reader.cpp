@@ -39,43 +39,65 @@ struct Label {
 std::string describe(const Label* l, const char* field) { return l ? l->text() + " " + field : std::string(field); }
 
 // The bytes of the file seen so far: either all of an in-memory file, or a
-// prefix of an OpenFile that grows (doubling) when the parser needs more.
+// window of an OpenFile. The window grows (doubling) while the parser reads
+// on from its end; past a value copied straight out of the file (copy) or
+// skipped (check), it starts again where the parser goes on, so a big
+// attribute (a million-partition JSON) is read once and never buffered.
 class ByteWindow {
 public:
     ByteWindow(std::span<const uint8_t> bytes, const std::string& name)
         : name_(name), data_(bytes.data()), loaded_(bytes.size()), total_(bytes.size()) {}
     explicit ByteWindow(const OpenFile& file) : name_(file.path()), file_(&file), total_(file.size()) {
-        grow(std::min<uint64_t>(total_, kFirstReadBytes));
+        load(0, std::min<uint64_t>(total_, kFirstReadBytes));
     }
 
     const std::string& name() const { return name_; }
     uint64_t total() const { return total_; }
 
-    // Pointer to bytes [pos, pos+n); FormatError when the file ends before.
-    const uint8_t* need(uint64_t pos, uint64_t n, const Label* l, const char* field) {
+    // FormatError unless the file holds bytes [pos, pos+n).
+    void check(uint64_t pos, uint64_t n, const Label* l, const char* field) const {
         if (pos > total_ || n > total_ - pos)
             throw FormatError(name_, pos,
                               "header truncated: " + describe(l, field) + " needs " + std::to_string(n) +
                                   " bytes but the file has " + std::to_string(pos > total_ ? 0 : total_ - pos) +
                                   " left");
-        if (pos + n > loaded_) grow(std::min(total_, std::max(pos + n, 2 * loaded_)));
-        return data_ + pos;
+    }
+
+    // Pointer to bytes [pos, pos+n), valid until the next call; FormatError when the file ends before.
+    const uint8_t* need(uint64_t pos, uint64_t n, const Label* l, const char* field) {
+        check(pos, n, l, field);
+        if (!holds(pos, n)) {
+            const uint64_t end = base_ + loaded_;
+            if (pos >= base_ && pos <= end) load(base_, std::min(total_, std::max(pos + n, base_ + 2 * loaded_)) - base_);
+            else load(pos, std::min(total_ - pos, std::max(n, kFirstReadBytes)));
+        }
+        return data_ + (pos - base_);
+    }
+
+    // Copies bytes [pos, pos+n) to out; a large value is read straight from the file.
+    void copy(uint64_t pos, uint64_t n, uint8_t* out, const Label* l, const char* field) {
+        check(pos, n, l, field);
+        if (file_ && n > kFirstReadBytes && !holds(pos, n)) return file_->pread_exact(out, n, pos);
+        if (n > 0) std::memcpy(out, need(pos, n, l, field), n);
     }
 
 private:
-    void grow(uint64_t want) {
-        // The buffer never exceeds the file size; earlier bytes are re-read
-        // rather than copied so that each growth is one pread.
-        storage_.resize(want);
-        file_->pread_exact(storage_.data(), want, 0);
+    bool holds(uint64_t pos, uint64_t n) const { return pos >= base_ && pos - base_ <= loaded_ && n <= loaded_ - (pos - base_); }
+    void load(uint64_t from, uint64_t bytes) {
+        // Earlier bytes are re-read rather than copied so that each growth is one pread.
+        storage_.clear();
+        storage_.resize(bytes);
+        file_->pread_exact(storage_.data(), bytes, from);
         data_ = storage_.data();
-        loaded_ = want;
+        base_ = from;
+        loaded_ = bytes;
     }
 
     std::string name_;
     const OpenFile* file_ = nullptr;
     std::vector<uint8_t> storage_;
     const uint8_t* data_ = nullptr;
+    uint64_t base_ = 0;  // file offset of data_[0]
     uint64_t loaded_ = 0;
     uint64_t total_ = 0;
 };
@@ -87,7 +109,7 @@ uint64_t load_be64(const uint8_t* p) { return (uint64_t{load_be32(p)} << 32) | l
 
 class HeaderParser {
 public:
-    explicit HeaderParser(ByteWindow& w) : w_(w) {}
+    HeaderParser(ByteWindow& w, AttributeValues values) : w_(w), values_(values) {}
 
     CdfHeader parse() {
         const uint8_t* magic = w_.need(0, 4, nullptr, "magic number");
@@ -240,9 +262,13 @@ private:
                 fail(at, l.text() + " length " + std::to_string(nelems) + " exceeds the remaining " +
                              std::to_string(remaining()) + " bytes of the file");
             const uint64_t bytes = nelems * esize;
-            const uint8_t* p = w_.need(pos_, bytes, &l, "values");
-            a.values.assign(p, p + bytes);
-            swap_from_big_endian(a.type, a.values.data(), nelems);
+            if (values_ == AttributeValues::Read) {
+                a.values.resize(bytes);
+                w_.copy(pos_, bytes, a.values.data(), &l, "values");
+                swap_from_big_endian(a.type, a.values.data(), nelems);
+            } else {
+                w_.check(pos_, bytes, &l, "values");
+            }
             pos_ += bytes;
             skip_padding(bytes);
             out.push_back(std::move(a));
@@ -293,6 +319,7 @@ private:
     }
 
     ByteWindow& w_;
+    AttributeValues values_;
     CdfHeader h_;
     uint64_t pos_ = 0;
     uint64_t word_ = 4;
@@ -355,15 +382,15 @@ CdfLayout check_data_placement(CdfHeader& h, const std::string& file, uint64_t f
 
 CdfHeader parse_cdf_header(std::span<const uint8_t> bytes, const std::string& file) {
     ByteWindow w(bytes, file);
-    CdfHeader h = HeaderParser(w).parse();
+    CdfHeader h = HeaderParser(w, AttributeValues::Read).parse();
     if (auto r = h.record_dimension()) h.dimensions[*r].length = h.numrecs;
     check_data_placement(h, file, bytes.size());
     return h;
 }
 
-CdfHeader read_cdf_header(const OpenFile& file, CdfLayout* layout) {
+CdfHeader read_cdf_header(const OpenFile& file, CdfLayout* layout, AttributeValues values) {
     ByteWindow w(file);
-    CdfHeader h = HeaderParser(w).parse();
+    CdfHeader h = HeaderParser(w, values).parse();
     if (auto r = h.record_dimension()) h.dimensions[*r].length = h.numrecs;
     CdfLayout l = check_data_placement(h, file.path(), file.size());
     if (layout) *layout = std::move(l);
@@ -376,7 +403,7 @@ void check_classic_header(const OpenFile& file) {
     uint8_t head[4] = {};
     if (file.size() < 4) return;
     file.pread_exact(head, 4, 0);
-    if (sniff_format(head) == FileFormat::Cdf) (void)read_cdf_header(file);
+    if (sniff_format(head) == FileFormat::Cdf) (void)read_cdf_header(file, nullptr, AttributeValues::Skip);
 }
 
 }  // namespace ncafs::cdf

@@ -18,10 +18,16 @@ namespace ncafs::cdf {
 CdfHeader parse_cdf_header(std::span<const uint8_t> bytes, const std::string& file);
 
 // Reads the header with a few preads (a buffer that doubles as needed, never
-// beyond the file size). Throws FormatError for invalid headers, SourceError
-// for I/O errors. When `layout` is given it receives compute_layout(header),
-// which the reader computes anyway to check the data placement.
-CdfHeader read_cdf_header(const OpenFile& file, CdfLayout* layout = nullptr);
+// beyond the file size; large attribute values are read straight into the
+// attribute). Throws FormatError for invalid headers, SourceError for I/O
+// errors. When `layout` is given it receives compute_layout(header), which
+// the reader computes anyway to check the data placement. With
+// AttributeValues::Skip every attribute's values are checked to be present
+// but neither read nor kept (names and types only: length() is 0), for
+// callers that look at attribute names alone.
+enum class AttributeValues { Read, Skip };
+CdfHeader read_cdf_header(const OpenFile& file, CdfLayout* layout = nullptr,
+                          AttributeValues values = AttributeValues::Read);
 
 // Called before any nc_open: netcdf-c trusts a classic header's counts (a
 // 32-byte CDF-1 file claiming 2^31-1 variables crashes it). When the file

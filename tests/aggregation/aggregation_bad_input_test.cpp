@@ -447,3 +447,46 @@ TEST(AggregationHostile, CheckGoesOnPastABadNumberAndNamesTheFile) {
     EXPECT_CONTAINS(out.str(), bad + ": v:nca_array Partitions[1].location[0][0]: expected a non-negative integer");
     EXPECT_CONTAINS(out.str(), next_dir + "/b.nc");  // the second file was checked too
 }
+
+// The same metadata read by the plain reader and (one "\u0070" for "p" in
+// it) by nlohmann's: the same errors, word for word, and the same warnings.
+TEST(AggregationBadInput, PlainAndEscapedJsonGiveTheSameMessages) {
+    auto dir = test::fresh_dir("bad_plain_escaped");
+    write_part(dir + "/a.nc", 2, 3, 0);
+    write_part(dir + "/b.nc", 2, 3, 100);
+    auto variant = [](std::string json, bool escaped) {
+        const std::string plain = "\"ncvar\": \"p\"";
+        if (escaped) json.replace(json.find(plain), plain.size(), "\"ncvar\": \"\\u0070\"");
+        return json;
+    };
+    const std::string cases[] = {
+        R"({"pmshape": [2], "pmdimensions": ["x"], "Partitions": [{"index": [0], "location": [[0, 2], [0, 3]], "subarray": {"file": "a.nc", "ncvar": "p", "shape": [2, 3]}}, {"index": [1], "location": [[2, 5], [0, 3]], "subarray": {"file": "b.nc", "ncvar": "p", "shape": [2, 3]}}]})",
+        R"({"pmshape": [2], "pmdimensions": ["x"], "Partitions": [{"index": [0], "location": [[0, 2], [0, 3]], "subarray": {"file": "a.nc", "ncvar": "p", "shape": [2, 3]}}, {"index": [1], "location": [[2, 4], [0, 3]]}]})",
+        R"({"pmshape": [2], "pmdimensions": ["x"], "Partitions": [{"index": [0], "location": [[0, 2], [0, 3]], "subarray": {"file": "a.nc", "ncvar": "p", "shape": [2]}}]})",
+        R"({"pmshape": [2], "pmdimensions": ["x"], "Partitions": [{"index": [0], "location": [[0, 2], [-1, 3]], "subarray": {"file": "a.nc", "ncvar": "p", "shape": [2, 3]}}]})",
+        R"({"pmshape": [2], "pmdimensions": ["x"], "Partitions": [{"index": [0], "pdimensions": ["x", "q"], "location": [[0, 2], [0, 3]], "subarray": {"file": "a.nc", "ncvar": "p", "shape": [2, 3]}}]})",
+        R"({"pmshape": [2], "pmdimensions": ["x"], "Partitions": [{"index": [0], "location": [[0, 2], [0, 3]], "subarray": {"file": "a.nc", "ncvar": "p", "shape": [2, 3]}}, {"index": [1], "location": [[2, 4], [0, 3]], "subarray": {"file": "b.nc", "ncvar": "p", "shape": [2, 3]}}], "Partitions": []})",
+    };
+    for (const std::string& json : cases) {
+        const std::string plain_error = error_of(write_nca(dir, variant(json, false)));
+        EXPECT_NE(plain_error, "(no error)") << json;
+        EXPECT_CONTAINS(plain_error, dir + "/agg.nca");
+        EXPECT_EQ(error_of(write_nca(dir, variant(json, true))), plain_error) << json;
+    }
+    // A good aggregation with warnings (an index outside pmshape, an unknown key): the same warnings and values.
+    const std::string warned =
+        R"({"pmshape": [2], "pmdimensions": ["x"], "extra": 1, "Partitions": [{"index": [0], "location": [[0, 2], [0, 3]], "subarray": {"file": "a.nc", "ncvar": "p", "shape": [2, 3], "zz": 2}}, {"index": [7], "location": [[2, 4], [0, 3]], "subarray": {"file": "b.nc", "ncvar": "p", "shape": [2, 3]}}]})";
+    std::vector<std::string> warnings[2];
+    std::vector<float> values[2];
+    for (int escaped = 0; escaped < 2; ++escaped) {
+        agg::DatasetCache cache(8);
+        auto loaded = agg::load_aggregation(write_nca(dir, variant(warned, escaped == 1)), AggregationOptions{}, cache);
+        warnings[escaped] = loaded.warnings;
+        values[escaped].resize(12);
+        loaded.dataset->find_variable("v")->source->read_linear(0, 12, ByteOrder::Native, values[escaped].data());
+    }
+    EXPECT_EQ(warnings[0].size(), 3u);
+    EXPECT_EQ(warnings[0], warnings[1]);
+    EXPECT_EQ(values[0], (std::vector<float>{0, 1, 2, 3, 4, 5, 100, 101, 102, 103, 104, 105}));
+    EXPECT_EQ(values[0], values[1]);
+}

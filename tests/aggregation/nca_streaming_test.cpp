@@ -3,6 +3,8 @@
 // only hold once the number of partitions is known.
 #include <gtest/gtest.h>
 
+#include <functional>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -139,23 +141,130 @@ TEST(NcaStreaming, PlainRelativeNamesResolveLikeTheGeneralPath) {
 // order and whole, and builds everything else as nlohmann::json::parse would.
 TEST(NcaStreaming, StreamedJsonHandsOnTopLevelListElementsOnly) {
     const std::string text =
-        R"({"a": {"Partitions": [1, 2]}, "Partitions": [{"x": [1, [2, {"y": null}]]}, 3, "s", [], {}], "z": [4]})";
+        R"({"a": {"Partitions": [1, 2]}, "Partitions": [{"x": [1, [2, {"y": null}]]}, 3, "s", [], {}, )"
+        R"({"k": 1, "b": [-2, 2.5, true, false], "k": {"r": "\u00e9\n"}}], "z": [4]})";
     std::vector<nlohmann::json> seen;
     agg::StreamedList list;
     agg::StreamCallbacks callbacks{[&](const nlohmann::json& root) { EXPECT_EQ(root.size(), 2u) << root.dump(); },
-                                   [&](uint64_t i, const nlohmann::json& e) {
+                                   [&](uint64_t i, agg::FlatJson::Ref e) {
                                        EXPECT_EQ(i, seen.size());
-                                       seen.push_back(e);
+                                       seen.push_back(e.to_json());
                                    }};
     nlohmann::json root = agg::parse_json_streaming(text, "Partitions", callbacks, list);
     nlohmann::json whole = nlohmann::json::parse(text);
     EXPECT_EQ(nlohmann::json(seen), whole["Partitions"]);
     EXPECT_TRUE(list.seen);
     EXPECT_FALSE(list.repeated);
-    EXPECT_EQ(list.count, 5u);
+    EXPECT_EQ(list.count, 6u);
     whole["Partitions"] = nlohmann::json::array();
     EXPECT_EQ(root, whole);
-    agg::StreamCallbacks ignore{nullptr, [](uint64_t, const nlohmann::json&) {}};
+    agg::StreamCallbacks ignore{nullptr, [](uint64_t, agg::FlatJson::Ref) {}};
     EXPECT_THROW(agg::parse_json_streaming(R"({"Partitions": [1, }")", "Partitions", ignore, list),
                  nlohmann::json::parse_error);
+}
+
+// A flat value answers as nlohmann::json::parse's tree of the same text does:
+// kinds, numbers as cast, the last of a repeated key, members in its order.
+TEST(NcaStreaming, FlatJsonAnswersAsNlohmannsTree) {
+    const std::string text =
+        R"({"z": 1, "n": null, "u": 18446744073709551615, "i": -3, "f": 2.0, "s": "a\"b", "z": [1, {"q": []}],)"
+        R"( "o": {"b": true, "a": false}, "e": {}})";
+    const nlohmann::json tree = nlohmann::json::parse(text);
+    auto check = [&](agg::FlatJson::Ref root) {
+        EXPECT_EQ(root.to_json(), tree);
+        EXPECT_EQ(root.dump(), tree.dump());
+        EXPECT_EQ(root.size(), 9u);  // members in the text, the repeated key twice
+        EXPECT_TRUE(root.find("z").is_array());  // the last "z"
+        EXPECT_EQ(root.find("z").size(), 2u);
+        EXPECT_FALSE(root.find("missing"));
+        EXPECT_TRUE(root.find("n").is_null());
+        EXPECT_TRUE(root.find("u").is_number_unsigned());
+        EXPECT_EQ(root.find("u").get_uint64(), tree["u"].get<uint64_t>());
+        EXPECT_TRUE(root.find("i").is_number_integer() && !root.find("i").is_number_unsigned());
+        EXPECT_EQ(root.find("i").get_int64(), -3);
+        EXPECT_EQ(root.find("i").get_uint64(), tree["i"].get<uint64_t>());  // cast as nlohmann casts
+        EXPECT_TRUE(root.find("f").is_number_float());
+        EXPECT_EQ(root.find("f").get_double(), 2.0);
+        EXPECT_EQ(root.find("s").str(), tree["s"].get<std::string>());
+        std::vector<std::string> keys;
+        for (auto m : root.sorted_members()) keys.emplace_back(m.key());
+        std::vector<std::string> tree_keys;
+        for (auto it = tree.begin(); it != tree.end(); ++it) tree_keys.push_back(it.key());
+        EXPECT_EQ(keys, tree_keys);
+        EXPECT_EQ(root.sorted_members().back().size(), 2u);  // "z": the last value of the repeated key
+    };
+    // Streamed twice in one list: the second element reuses the first's storage.
+    agg::StreamedList list;
+    agg::StreamCallbacks callbacks{nullptr, [&](uint64_t, agg::FlatJson::Ref e) { check(e); }};
+    agg::parse_json_streaming("{\"L\": [" + text + ", " + text + "]}", "L", callbacks, list);
+    EXPECT_EQ(list.count, 2u);
+    agg::FlatJson copy;  // and built from a tree
+    copy.assign(tree);
+    EXPECT_EQ(copy.root().to_json(), tree);
+}
+
+// The plain reader gives nlohmann's tree or declines, never another value and
+// never a tree for text nlohmann refuses: hand-picked edge cases, then seeded
+// random JSON, each also mutated byte by byte.
+TEST(NcaStreaming, PlainReaderAgreesWithNlohmannOrDeclines) {
+    auto agree = [](const std::string& text) {
+        agg::StreamedList list;
+        agg::StreamCallbacks none{nullptr, [](uint64_t, agg::FlatJson::Ref) {}};
+        const auto plain = agg::parse_plain_json_streaming(text, "@not-a-key", none, list);
+        nlohmann::json tree;
+        bool valid = true;
+        try {
+            tree = nlohmann::json::parse(text);
+        } catch (const nlohmann::json::exception&) {
+            valid = false;
+        }
+        if (plain) {
+            EXPECT_TRUE(valid) << "accepted what nlohmann refuses: " << text;
+            if (valid) EXPECT_EQ(*plain, tree) << text;
+        }
+        return plain.has_value();
+    };
+    for (const char* declined : {"-0", "1.5", "1e5", "01", "12345678901234567890", "\"a\\n\"", "\"\xc3\xa9\"", "tru",
+                                 "[1,]", "{\"a\":1,}", "{\"a\" 1}", "", " ", "[] x", "nul", "[", "{\"a\":}", "\"\t\"",
+                                 "\xef\xbb\xbf[1]", "[1 2]", "{1:2}", "-", "--1", "+1"})
+        EXPECT_FALSE(agree(declined)) << declined;
+    for (const char* read : {"0", "-7", "123456789012345678", "true", "null", "[]", "{}", " [ 1 , [ ] , { } ] ",
+                             "{\"a\": {\"b\": [false, \"x y\"]}, \"a\": 3}", "\"\""})
+        EXPECT_TRUE(agree(read)) << read;
+    std::mt19937 rng(20261124);
+    std::function<nlohmann::json(int)> random_value = [&](int depth) -> nlohmann::json {
+        switch (rng() % (depth > 3 ? 4 : 6)) {
+            case 0: return static_cast<int64_t>(rng() % 2000) - 1000;
+            case 1: return std::string(rng() % 4, static_cast<char>('a' + rng() % 26));
+            case 2: return rng() % 2 == 0;
+            case 3: return nullptr;
+            case 4: {
+                nlohmann::json a = nlohmann::json::array();
+                for (unsigned k = rng() % 4; k > 0; --k) a.push_back(random_value(depth + 1));
+                return a;
+            }
+            default: {
+                nlohmann::json o = nlohmann::json::object();
+                for (unsigned k = rng() % 4; k > 0; --k) o[std::string(1, static_cast<char>('a' + rng() % 5))] = random_value(depth + 1);
+                return o;
+            }
+        }
+    };
+    const std::string alphabet = "{}[],:\"0123456789-.eE truefalsnul\\\x80\t";
+    size_t read = 0;
+    for (int n = 0; n < 300; ++n) {
+        const std::string text = random_value(0).dump(rng() % 2 ? -1 : 1);
+        read += agree(text);
+        for (int m = 0; m < 10; ++m) {
+            std::string mutated = text;
+            const size_t at = rng() % (mutated.size() + 1);
+            switch (rng() % 3) {
+                case 0: mutated.insert(at, 1, alphabet[rng() % alphabet.size()]); break;
+                case 1: if (at < mutated.size()) mutated.erase(at, 1); break;
+                default: if (at < mutated.size()) mutated[at] = alphabet[rng() % alphabet.size()]; break;
+            }
+            agree(mutated);
+        }
+    }
+    EXPECT_EQ(read, 300u);  // dump()'s own text is plain: every one read
 }

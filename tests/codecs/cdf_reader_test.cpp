@@ -271,5 +271,70 @@ TEST(CdfReader, FileAndMemoryParsesAgree) {
     }
 }
 
+
+// Attributes far larger than the first read (a million-partition NCA JSON in
+// the middle of a header, more header after it) are read straight from the
+// file: values, names and offsets as netcdf-c reads them; with
+// AttributeValues::Skip the same names and layout without values; a file cut
+// inside the big value is refused either way.
+TEST(CdfReader, LargeAttributeInTheMiddleOfTheHeader) {
+    const std::string path = cdftest::temp_dir() + "/large_attribute.nc";
+    std::string big;
+    for (int i = 0; big.size() < 700 * 1024; ++i) big += "{\"index\": [" + std::to_string(i) + "]}, ";
+    {
+        std::lock_guard lock(netcdf_library_mutex());
+        int ncid, dim, v1, v2;
+        NC_OK(nc_create(path.c_str(), NC_CLOBBER, &ncid));
+        NC_OK(nc_def_dim(ncid, "x", 3, &dim));
+        NC_OK(nc_def_var(ncid, "tas", NC_FLOAT, 1, &dim, &v1));
+        NC_OK(nc_put_att_text(ncid, v1, "nca_array", big.size(), big.data()));
+        const double scale = 2.5;
+        NC_OK(nc_put_att_double(ncid, v1, "scale_factor", NC_DOUBLE, 1, &scale));
+        NC_OK(nc_def_var(ncid, "x", NC_INT, 1, &dim, &v2));
+        NC_OK(nc_put_att_text(ncid, v2, "units", 1, "m"));
+        NC_OK(nc_enddef(ncid));
+        const int xs[3] = {7, 8, 9};
+        NC_OK(nc_put_var_int(ncid, v2, xs));
+        NC_OK(nc_close(ncid));
+    }
+    CdfLayout layout_read, layout_skipped;
+    const CdfHeader read = read_cdf_header(*OpenFile::open(path), &layout_read);
+    const CdfHeader skipped = read_cdf_header(*OpenFile::open(path), &layout_skipped, AttributeValues::Skip);
+    std::lock_guard lock(netcdf_library_mutex());
+    int ncid;
+    NC_OK(nc_open(path.c_str(), NC_NOWRITE, &ncid));
+    ASSERT_EQ(read.variables.size(), 2u);
+    for (int v = 0; v < 2; ++v) {
+        const auto& ours = read.variables[static_cast<size_t>(v)];
+        ASSERT_EQ(ours.attributes.size(), skipped.variables[static_cast<size_t>(v)].attributes.size());
+        for (size_t a = 0; a < ours.attributes.size(); ++a) {
+            expect_attribute_matches(ncid, v, static_cast<int>(a), ours.attributes[a], ours.name);
+            const Attribute& names_only = skipped.variables[static_cast<size_t>(v)].attributes[a];
+            EXPECT_EQ(names_only.name, ours.attributes[a].name);
+            EXPECT_EQ(names_only.type, ours.attributes[a].type);
+            EXPECT_TRUE(names_only.values.empty());
+        }
+        EXPECT_EQ(skipped.variables[static_cast<size_t>(v)].begin, ours.begin);
+    }
+    NC_OK(nc_close(ncid));
+    EXPECT_EQ(read.header_size, skipped.header_size);
+    EXPECT_EQ(read.variables[0].attributes[0].as_text(), big);
+    const auto bytes = cdftest::read_file(path);
+    EXPECT_EQ(parse_cdf_header(bytes, path).header_size, read.header_size);
+    const std::string cut = cdftest::temp_dir() + "/large_attribute_cut.nc";
+    // Cut inside the big value, then in the entries after it.
+    for (size_t size : {size_t{400 * 1024}, static_cast<size_t>(read.header_size - 10)}) {
+        cdftest::write_file(cut, std::vector<uint8_t>(bytes.begin(), bytes.begin() + static_cast<ptrdiff_t>(size)));
+        for (auto mode : {AttributeValues::Read, AttributeValues::Skip}) {
+            try {
+                (void)read_cdf_header(*OpenFile::open(cut), nullptr, mode);
+                ADD_FAILURE() << "a header cut at " << size << " was accepted";
+            } catch (const FormatError& e) {
+                EXPECT_NE(std::string(e.what()).find("large_attribute_cut.nc"), std::string::npos) << e.what();
+            }
+        }
+    }
+}
+
 }  // namespace
 }  // namespace ncafs::cdf

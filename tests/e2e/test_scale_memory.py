@@ -31,15 +31,14 @@ from test_mount import NCAFS, SKIP, Mount, check, fuse_usable  # noqa: E402
 
 # Growth of the daemon's peak RSS per partition when loaded for a stat, in an
 # ASan build (quarantine off): the partition table (~60 bytes), the
-# aggregation file's header kept in the dataset cache (the JSON text, ~150
-# bytes a partition, or the CF term arrays), the partition grid, the
-# per-partition read slot and the parse's temporaries. Measured 460 (NCA)
-# and 900 (CF-1.13: two aggregated variables, time and tas, so two
-# fragments a partition) with the partition table and the streamed JSON.
-BYTES_PER_PARTITION = {"nca": 600, "cf": 1200}
-# CF-1.13 with the column-wise term arrays and no per-fragment objects in
-# the CF reader: measured 567 (ASan).
-BYTES_PER_PARTITION["cf"] = 800
+# aggregation file's JSON text while it is parsed (~150 bytes a partition,
+# freed after the parse; the CF term arrays), the partition grid, the
+# per-partition read slot and the parse's temporaries. Measured 303 (NCA:
+# 460 before the JSON was streamed flat and freed after the parse) and 567
+# (CF-1.13, with column-wise term arrays and no per-fragment objects in the
+# CF reader: two aggregated variables, time and tas, so two fragments a
+# partition; 900 before).
+BYTES_PER_PARTITION = {"nca": 400, "cf": 800}
 COUNTS = {"nca": (2_000, 200_000), "cf": (2_000, 50_000)}
 
 
