@@ -80,7 +80,8 @@ void AggregatedSource::check_declared(size_t i) const {
     }
 }
 
-std::shared_ptr<const AggregatedSource::Resolved> AggregatedSource::resolve(size_t i, std::shared_ptr<const Dataset>& keep,
+std::shared_ptr<const AggregatedSource::Resolved> AggregatedSource::resolve(size_t i, const Fragment& f,
+                                                                           std::shared_ptr<const Dataset>& keep,
                                                                            bool reopen, bool* reused) const {
     check_declared(i);
     if (reused) *reused = false;
@@ -99,12 +100,11 @@ std::shared_ptr<const AggregatedSource::Resolved> AggregatedSource::resolve(size
             }
         }
     }
-    return resolve_opened(i, keep);
+    return resolve_opened(i, f, keep);
 }
 
 std::shared_ptr<const AggregatedSource::Resolved> AggregatedSource::resolve_opened(
-    size_t i, std::shared_ptr<const Dataset>& keep) const {
-    const Fragment& f = agg_->fragments[i];
+    size_t i, const Fragment& f, std::shared_ptr<const Dataset>& keep) const {
     const uint64_t generation = cache_.generation();  // before the open: a change meanwhile reopens again
     DatasetCache::Opened opened;
     try {
@@ -157,10 +157,10 @@ void AggregatedSource::keep_resolved(size_t i, std::shared_ptr<const Resolved> r
 }
 
 template <class Use>
-auto AggregatedSource::with_fragment(size_t i, Use&& use) const {
+auto AggregatedSource::with_fragment(size_t i, const Fragment& f, Use&& use) const {
     std::shared_ptr<const Dataset> keep;
     bool reused = false;
-    auto r = resolve(i, keep, false, &reused);
+    auto r = resolve(i, f, keep, false, &reused);
     if (reused) {
         try {
             return use(*r);
@@ -169,7 +169,7 @@ auto AggregatedSource::with_fragment(size_t i, Use&& use) const {
             // from its path, which may name a new version now.
         }
         keep.reset();
-        r = resolve(i, keep, true, nullptr);
+        r = resolve(i, f, keep, true, nullptr);
     }
     return use(*r);
 }
@@ -244,7 +244,7 @@ void AggregatedSource::verify_fragment(size_t i) const {
     const Fragment& f = agg_->fragments.at(i);
     std::shared_ptr<const Dataset> keep;
     if (f.kind == FragmentKind::File || f.kind == FragmentKind::Self)
-        resolve(i, keep, true);  // the file as its path names it now
+        resolve(i, f, keep, true);  // the file as its path names it now
     else
         check_declared(i);
 }
@@ -253,7 +253,7 @@ bool AggregatedSource::fragment_is_plain(size_t i) const {
     const Fragment& f = agg_->fragments.at(i);
     if (f.kind != FragmentKind::File && f.kind != FragmentKind::Self) return false;
     std::shared_ptr<const Dataset> keep;
-    return resolve(i, keep, false)->plain;
+    return resolve(i, f, keep, false)->plain;
 }
 
 // Elements of the piece along partition axis k (1 for an extra size-1 axis).
@@ -416,7 +416,7 @@ void AggregatedSource::read_fragment_part(size_t i, const std::vector<uint64_t>&
         }
     };
     if (f.kind == FragmentKind::File || f.kind == FragmentKind::Self) {
-        with_fragment(i, read_from);
+        with_fragment(i, f, read_from);
     } else {
         check_declared(i);
         static const Resolved none{};
@@ -501,7 +501,7 @@ std::optional<std::vector<FileExtent>> AggregatedSource::big_endian_extents(uint
     // Inside the box with source shape == box shape, a master run is a run of the source too.
     uint64_t src_first = 0;
     for (size_t d = 0; d < rank; ++d) src_first = src_first * f.count[d] + (index[d] - f.start[d]);
-    return with_fragment(*fi, [&](const Resolved& r) -> std::optional<std::vector<FileExtent>> {
+    return with_fragment(*fi, f, [&](const Resolved& r) -> std::optional<std::vector<FileExtent>> {
         if (!r.plain) return std::nullopt;
         return r.source->big_endian_extents(src_first, n);
     });
