@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "codecs/cdf/layout.hpp"
+#include "codecs/cdf/shared_headers.hpp"
 #include "codecs/error.hpp"
 #include "codecs/sniff.hpp"
 
@@ -50,6 +51,7 @@ public:
 
     const std::string& name() const { return name_; }
     uint64_t total() const { return total_; }
+    std::span<const uint8_t> loaded() const { return {data_, static_cast<size_t>(loaded_)}; }
 
     // Pointer to bytes [pos, pos+n); FormatError when the file ends before.
     const uint8_t* need(uint64_t pos, uint64_t n, const Label* l, const char* field) {
@@ -363,7 +365,11 @@ CdfHeader parse_cdf_header(std::span<const uint8_t> bytes, const std::string& fi
 
 CdfHeader read_cdf_header(const OpenFile& file, CdfLayout* layout) {
     ByteWindow w(file);
-    CdfHeader h = HeaderParser(w).parse();
+    CdfHeader h;
+    if (!find_shared_header(w.loaded(), h)) {  // partitions of one layout: parsed once
+        h = HeaderParser(w).parse();
+        remember_shared_header(w.loaded(), h);
+    }
     if (auto r = h.record_dimension()) h.dimensions[*r].length = h.numrecs;
     CdfLayout l = check_data_placement(h, file.path(), file.size());
     if (layout) *layout = std::move(l);
