@@ -11,7 +11,7 @@
 
 namespace ncafs::agg {
 
-inline constexpr size_t kExtraThreads = 7;  // mostly waiting for the disk: more than the cores
+inline constexpr size_t kExtraThreads = 3;
 inline constexpr size_t kPiecesPerBlock = 32;
 
 // piece(index, worker) for every index < n; `worker` (< 1 + kExtraThreads)
