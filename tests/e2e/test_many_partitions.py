@@ -118,6 +118,11 @@ def case_syscalls(work):
     check(per_partition(f, n, "readlink", "readlinkat") <= 0.05, "readlinks per partition: %s" % f)
     check(per_partition(f, n, "pread64") <= 3.1, "preads per partition: %s" % f)
     check(per_partition(f, n, "access", "faccessat", "faccessat2") <= 1.1, "access(2) per partition: %s" % f)
+    # Nothing else to speak of: the threads that read partitions together
+    # neither contend (futex) nor start per partition (clone3, mmap).
+    expected = ("openat", "openat2", "open", "newfstatat", "fstat", "statx", "pread64", "access", "close")
+    others = {k: v for k, v in f.items() if k not in expected}
+    check(sum(others.values()) / float(n) <= 1.0, "other system calls per partition: %s" % others)
     # Again, every partition open: one pread and one fstat (after it) each.
     check(per_partition(a, n, "openat", "openat2", "open") <= 0.05, "opens per partition, again: %s" % a)
     check(per_partition(a, n, "newfstatat", "fstat", "statx") <= 1.1, "stats per partition, again: %s" % a)
