@@ -15,7 +15,6 @@ namespace {
 constexpr uint32_t kTagDimension = 0x0A;
 constexpr uint32_t kTagVariable = 0x0B;
 constexpr uint32_t kTagAttribute = 0x0C;
-constexpr uint64_t kFirstReadBytes = 64 * 1024;
 
 // What is being read, formatted only when an error is reported (building
 // strings for every field would dominate the parse time of big headers).
@@ -45,8 +44,14 @@ class ByteWindow {
 public:
     ByteWindow(std::span<const uint8_t> bytes, const std::string& name)
         : name_(name), data_(bytes.data()), loaded_(bytes.size()), total_(bytes.size()) {}
-    explicit ByteWindow(const OpenFile& file) : name_(file.path()), file_(&file), total_(file.size()) {
-        grow(std::min<uint64_t>(total_, kFirstReadBytes));
+    ByteWindow(const OpenFile& file, std::vector<uint8_t> head) : name_(file.path()), file_(&file), total_(file.size()) {
+        if (head.empty() || head.size() > total_) {
+            grow(std::min<uint64_t>(total_, kHeaderFirstRead));
+            return;
+        }
+        storage_ = std::move(head);
+        data_ = storage_.data();
+        loaded_ = storage_.size();
     }
 
     const std::string& name() const { return name_; }
@@ -363,8 +368,8 @@ CdfHeader parse_cdf_header(std::span<const uint8_t> bytes, const std::string& fi
     return h;
 }
 
-CdfHeader read_cdf_header(const OpenFile& file, CdfLayout* layout) {
-    ByteWindow w(file);
+CdfHeader read_cdf_header(const OpenFile& file, CdfLayout* layout, std::vector<uint8_t> head) {
+    ByteWindow w(file, std::move(head));
     CdfHeader h;
     if (!find_shared_header(w.loaded(), h)) {  // partitions of one layout: parsed once
         h = HeaderParser(w).parse();

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <span>
 #include <string>
+#include <vector>
 
 #include "codecs/cdf/header.hpp"
 #include "codecs/cdf/layout.hpp"
@@ -17,11 +18,16 @@ namespace ncafs::cdf {
 // `file` names it in errors. Throws FormatError.
 CdfHeader parse_cdf_header(std::span<const uint8_t> bytes, const std::string& file);
 
+// How many bytes the reader reads first (a header that fits needs no more).
+inline constexpr uint64_t kHeaderFirstRead = 64 * 1024;
+
 // Reads the header with a few preads (a buffer that doubles as needed, never
 // beyond the file size). Throws FormatError for invalid headers, SourceError
 // for I/O errors. When `layout` is given it receives compute_layout(header),
-// which the reader computes anyway to check the data placement.
-CdfHeader read_cdf_header(const OpenFile& file, CdfLayout* layout = nullptr);
+// which the reader computes anyway to check the data placement. `head`: the
+// file's first bytes when the caller read them already (pread_exact, the
+// sniff of open_dataset), used instead of a first read.
+CdfHeader read_cdf_header(const OpenFile& file, CdfLayout* layout = nullptr, std::vector<uint8_t> head = {});
 
 // Called before any nc_open: netcdf-c trusts a classic header's counts (a
 // 32-byte CDF-1 file claiming 2^31-1 variables crashes it). When the file
