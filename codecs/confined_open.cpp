@@ -91,8 +91,8 @@ bool read_link(int dir, const std::string& name, std::string& target) {
 
 std::atomic<bool> openat2_missing{false};
 
-// The roots' O_PATH descriptors, held process-wide (a handful: SOURCE and
-// allow_root=), so that an open costs one openat2, not an open and a close
+// The roots' O_PATH descriptors, held process-wide (at most kMaxHeld: SOURCE
+// and allow_root=), so that an open costs one openat2, not an open and a close
 // of the root as well. A root is a trusted name; it is looked up by name
 // again (one stat) at most once a second, and at once when an open beneath
 // the held fd finds nothing (a root removed and made again), so a root
@@ -122,14 +122,19 @@ public:
         }
         struct stat st {};
         if (::fstat(fd->get(), &st) != 0) return fd;  // usable once, not held
-        if (held_.size() >= kMaxHeld) held_.clear();  // readers keep theirs (shared)
+        if (held_.size() >= kMaxHeld && !held_.count(root)) {  // the least recently checked goes (readers keep theirs)
+            auto oldest = held_.begin();
+            for (auto i = held_.begin(); i != held_.end(); ++i)
+                if (i->second.checked < oldest->second.checked) oldest = i;
+            held_.erase(oldest);
+        }
         held_[root] = Held{fd, st.st_dev, st.st_ino, now};
         return fd;
     }
 
 private:
     static constexpr std::chrono::seconds kRecheck{1};
-    static constexpr size_t kMaxHeld = 64;
+    static constexpr size_t kMaxHeld = 4;  // SOURCE and a few allow_root= (the command line: one per aggregation)
     struct Held {
         Fd fd;
         dev_t device;
