@@ -7,11 +7,15 @@
 
 #include <atomic>
 #include <cerrno>
+#include <chrono>
 #include <climits>
 #include <cstdlib>
 #include <cstring>
 #include <deque>
 #include <filesystem>
+#include <memory>
+#include <mutex>
+#include <unordered_map>
 
 namespace ncafs {
 
@@ -87,6 +91,65 @@ bool read_link(int dir, const std::string& name, std::string& target) {
 
 std::atomic<bool> openat2_missing{false};
 
+// The roots' O_PATH descriptors, held process-wide (at most kMaxHeld: SOURCE
+// and allow_root=), so that an open costs one openat2, not an open and a close
+// of the root as well. A root is a trusted name; it is looked up by name
+// again (one stat) at most once a second, and at once when an open beneath
+// the held fd finds nothing (a root removed and made again), so a root
+// replaced is followed within a second.
+class RootDescriptors {
+public:
+    using Fd = std::shared_ptr<const UniqueFd>;
+    // The held fd of root, opened (or reopened) when needed; null, errno set, when it cannot be opened.
+    Fd get(const std::string& root, bool reopen) {
+        const auto now = std::chrono::steady_clock::now();
+        std::lock_guard lock(mutex_);
+        auto it = held_.find(root);
+        if (it != held_.end() && !reopen) {
+            if (now - it->second.checked < kRecheck) return it->second.fd;
+            struct stat st {};
+            if (::stat(root.c_str(), &st) == 0 && st.st_dev == it->second.device && st.st_ino == it->second.inode) {
+                it->second.checked = now;
+                return it->second.fd;
+            }
+        }
+        auto fd = std::make_shared<const UniqueFd>(::open(root.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
+        if (!*fd) {
+            const int e = errno;
+            held_.erase(root);
+            errno = e;
+            return nullptr;
+        }
+        struct stat st {};
+        if (::fstat(fd->get(), &st) != 0) return fd;  // usable once, not held
+        if (held_.size() >= kMaxHeld && !held_.count(root)) {  // the least recently checked goes (readers keep theirs)
+            auto oldest = held_.begin();
+            for (auto i = held_.begin(); i != held_.end(); ++i)
+                if (i->second.checked < oldest->second.checked) oldest = i;
+            held_.erase(oldest);
+        }
+        held_[root] = Held{fd, st.st_dev, st.st_ino, now};
+        return fd;
+    }
+
+private:
+    static constexpr std::chrono::seconds kRecheck{1};
+    static constexpr size_t kMaxHeld = 4;  // SOURCE and a few allow_root= (the command line: one per aggregation)
+    struct Held {
+        Fd fd;
+        dev_t device;
+        ino_t inode;
+        std::chrono::steady_clock::time_point checked;
+    };
+    std::mutex mutex_;
+    std::unordered_map<std::string, Held> held_;
+};
+
+RootDescriptors& root_descriptors() {
+    static RootDescriptors* roots = new RootDescriptors;  // never destroyed: usable from any thread at exit
+    return *roots;
+}
+
 }  // namespace
 
 void ConfinedRoots::set_openat2_enabled(bool enabled) { openat2_missing = !enabled; }
@@ -106,11 +169,15 @@ OpenResult ConfinedRoots::open(const std::string& path, int flags) const {
     for (const auto& root : roots_) {
         for (const std::string* prefix : {&root.lexical, &root.canonical}) {
             if (!path_is_under(normal, *prefix)) continue;
-            UniqueFd root_fd(::open(root.lexical.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
-            if (!root_fd) return failure(errno, "its root " + root.lexical + " cannot be opened: " + std::strerror(errno));
             std::string relative = normal.substr(prefix->size());
             while (!relative.empty() && relative[0] == '/') relative.erase(0, 1);
-            return open_beneath(root, root_fd.get(), relative, flags);
+            for (bool reopen : {false, true}) {
+                auto root_fd = root_descriptors().get(root.lexical, reopen);
+                if (!root_fd) return failure(errno, "its root " + root.lexical + " cannot be opened: " + std::strerror(errno));
+                OpenResult r = open_beneath(root, root_fd->get(), relative, flags);
+                if (r.fd || reopen || (r.error != ENOENT && r.error != ESTALE)) return r;
+            }
+            return failure(ENOENT);
         }
     }
     return failure(EACCES, "is outside the allowed roots: refused");

@@ -50,8 +50,9 @@ class ConfinedRoots {
 public:
     // Absolute directories (normalised lexically; their realpath is accepted
     // too for absolute symlink targets). The roots themselves are trusted
-    // names (SOURCE, allow_root=): each open starts by opening one (O_PATH),
-    // so that no descriptor is held between opens.
+    // names (SOURCE, allow_root=): their O_PATH descriptors are held
+    // process-wide (a few), each looked up by name again at most once a
+    // second or when an open beneath it finds nothing.
     explicit ConfinedRoots(const std::vector<std::string>& roots);
     ~ConfinedRoots() = default;
     ConfinedRoots(const ConfinedRoots&) = delete;

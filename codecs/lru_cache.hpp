@@ -88,6 +88,17 @@ public:
         return dropped;
     }
 
+    // Removes the least recently used entry and returns its value (so that
+    // a caller can destroy it after releasing its lock).
+    std::optional<Value> pop_least_recent() {
+        if (order_.empty()) return std::nullopt;
+        Value v = std::move(order_.back().second);
+        weight_ -= Weigh{}(v);
+        index_.erase(order_.back().first);
+        order_.pop_back();
+        return v;
+    }
+
     void clear() {
         index_.clear();
         order_.clear();

@@ -1,6 +1,9 @@
 #include "codecs/open_dataset.hpp"
 
+#include <algorithm>
+
 #include "codecs/cdf/cdf_dataset.hpp"
+#include "codecs/cdf/header_reader.hpp"
 #include "codecs/ds/ds_reader.hpp"
 #include "codecs/netcdf/netcdf_dataset.hpp"
 #include "codecs/sniff.hpp"
@@ -16,9 +19,16 @@ Dataset open_dataset(const std::string& path) {
 
 Dataset open_dataset(std::shared_ptr<const OpenFile> file, const std::string& group) {
     if (!group.empty()) return netcdf::open_netcdf_dataset(std::move(file), nullptr, group);
-    switch (sniff_file(*file)) {
+    // A local file's first bytes serve both the sniff and a classic header
+    // (one pread, checked, where a sniff and a header read were two).
+    std::vector<uint8_t> head;
+    if (!file->is_remote() && file->size() > 0) {
+        head.resize(static_cast<size_t>(std::min<uint64_t>(file->size(), cdf::kHeaderFirstRead)));
+        file->pread_exact(head.data(), head.size(), 0);
+    }
+    switch (file->is_remote() ? sniff_file(*file) : sniff_format(head)) {
         case FileFormat::Cdf:  // by pread: no netcdf-c mutex, file extents for splicing
-            return cdf::open_cdf_dataset(std::move(file));
+            return cdf::open_cdf_dataset(std::move(file), std::move(head));
         case FileFormat::Ds:
             return ds::open_ds_dataset(std::move(file));
         case FileFormat::Vds:

@@ -83,9 +83,11 @@ DatasetCache::Opened DatasetCache::get_or_open(const Key& key, std::shared_ptr<c
     }
     // Open outside the lock: other threads keep reading cached files meanwhile.
     Opened opened{std::make_shared<const Dataset>(open_dataset(file, key.group)), file};
+    std::optional<Opened> dropped;  // destroyed after the lock: its file closes outside it
     std::lock_guard lock(mutex_);
     ++opens_;
     if (auto hit = entries_.get(key)) return *hit;  // another thread won
+    if (entries_.size() >= entries_.capacity()) dropped = entries_.pop_least_recent();
     entries_.put(key, opened);
     return opened;
 }

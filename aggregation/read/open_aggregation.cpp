@@ -229,7 +229,7 @@ void present_variables(Loading& ld, DatasetCache& cache) {
     for (size_t i = 0; i < ld.visible.size(); ++i) {
         const Variable& v = *ld.visible[i];
         if (auto it = ld.cf_index.find(v.name); it != ld.cf_index.end()) {
-            auto source = make_cf_source(ld.cf.aggregates[it->second], ld.paths, cache);
+            auto source = make_cf_source(std::move(ld.cf.aggregates[it->second]), ld.paths, cache);
             ld.out.cf_sources.push_back(source);
             ld.presented->variables.push_back(aggregated_variable(ld, source->aggregate(), source));
             continue;

@@ -7,6 +7,7 @@
 #include "aggregation/model/conform_values.hpp"
 #include "aggregation/model/scatter_box.hpp"
 #include "aggregation/model/sparse_part_read.hpp"
+#include "aggregation/read/parallel_pieces.hpp"
 #include "codecs/error.hpp"
 #include "remote/remote_store.hpp"
 
@@ -27,7 +28,9 @@ struct AggregatedSource::Resolved {
     bool mask = false;         // some element may be masked (-> master fill)
     Affine value;              // unpack -> units -> master packing, raw partition -> raw master
     bool plain = false;        // a byte copy: identity transform, same type, nothing to mask or convert
-    Fragment fragment;         // the declared fragment as the resolver completed it for this dataset
+    // With a resolver: the declared fragment as it completed it for this
+    // dataset; without one (NCA), null: the declared fragment is read as is.
+    std::shared_ptr<const Fragment> completed;
 };
 
 namespace {
@@ -60,7 +63,7 @@ inline void copy_element(uint8_t* dst, const uint8_t* src, size_t esize) {
 AggregatedSource::AggregatedSource(std::shared_ptr<const Aggregate> aggregate, std::shared_ptr<const PathPolicy> paths,
                                    DatasetCache& cache, std::shared_ptr<const FragmentResolver> resolver)
     : agg_(std::move(aggregate)), paths_(std::move(paths)), cache_(cache), resolver_(std::move(resolver)), grid_(*agg_),
-      resolved_(agg_->fragments.size()) {}
+      resolved_(std::max<size_t>(1024, 4 * cache.capacity())) {}
 
 AggregatedSource::~AggregatedSource() = default;
 
@@ -77,7 +80,8 @@ void AggregatedSource::check_declared(size_t i) const {
     }
 }
 
-std::shared_ptr<const AggregatedSource::Resolved> AggregatedSource::resolve(size_t i, std::shared_ptr<const Dataset>& keep,
+std::shared_ptr<const AggregatedSource::Resolved> AggregatedSource::resolve(size_t i, const Fragment& f,
+                                                                           std::shared_ptr<const Dataset>& keep,
                                                                            bool reopen, bool* reused) const {
     check_declared(i);
     if (reused) *reused = false;
@@ -86,7 +90,7 @@ std::shared_ptr<const AggregatedSource::Resolved> AggregatedSource::resolve(size
         // call at all; the identity of the fd is checked after the reads
         // (with_fragment reopens the path when that check fails).
         std::lock_guard lock(mutex_);
-        if (const auto& r = resolved_[i]) {
+        if (auto r = resolved(i)) {
             auto ds = r->dataset.lock();
             auto file = r->file.lock();
             if (ds && !(file && file->seen_changed()) && r->generation == cache_.generation()) {
@@ -96,12 +100,11 @@ std::shared_ptr<const AggregatedSource::Resolved> AggregatedSource::resolve(size
             }
         }
     }
-    return resolve_opened(i, keep);
+    return resolve_opened(i, f, keep);
 }
 
 std::shared_ptr<const AggregatedSource::Resolved> AggregatedSource::resolve_opened(
-    size_t i, std::shared_ptr<const Dataset>& keep) const {
-    const Fragment& f = agg_->fragments[i];
+    size_t i, const Fragment& f, std::shared_ptr<const Dataset>& keep) const {
     const uint64_t generation = cache_.generation();  // before the open: a change meanwhile reopens again
     DatasetCache::Opened opened;
     try {
@@ -117,35 +120,47 @@ std::shared_ptr<const AggregatedSource::Resolved> AggregatedSource::resolve_open
     const std::shared_ptr<const Dataset>& ds = opened.dataset;
     {
         std::lock_guard lock(mutex_);
-        if (resolved_[i] && resolved_[i]->dataset.lock() == ds && resolved_[i]->generation == generation) {
+        auto before = resolved(i);
+        if (before && before->dataset.lock() == ds && before->generation == generation) {
             keep = ds;
-            return resolved_[i];
+            return before;
         }
     }
     auto r = std::make_shared<Resolved>();
     r->dataset = ds;
     r->file = opened.file;
     r->generation = generation;
-    r->fragment = f;
     if (resolver_) {
+        auto completed = std::make_shared<Fragment>(f);
         try {
-            resolver_->complete(r->fragment, *ds);  // CF families: axes and units from the file
+            resolver_->complete(*completed, *ds);  // CF families: axes and units from the file
         } catch (const FragmentRejected& e) {
             reject(f, e.what());
         }
+        r->completed = std::move(completed);
     }
-    conform(r->fragment, ds, r.get());
+    conform(r->completed ? *r->completed : f, ds, r.get());
     std::lock_guard lock(mutex_);
-    resolved_[i] = r;
+    keep_resolved(i, r);
     keep = ds;
     return r;
 }
 
+std::shared_ptr<const AggregatedSource::Resolved> AggregatedSource::resolved(size_t i) const {
+    auto hit = resolved_.get(i);
+    return hit ? std::move(*hit) : nullptr;
+}
+
+void AggregatedSource::keep_resolved(size_t i, std::shared_ptr<const Resolved> r) const {
+    if (resolved_.capacity() < 4 * cache_.capacity()) resolved_.set_capacity(4 * cache_.capacity());  // open_files= raised
+    resolved_.put(i, std::move(r));
+}
+
 template <class Use>
-auto AggregatedSource::with_fragment(size_t i, Use&& use) const {
+auto AggregatedSource::with_fragment(size_t i, const Fragment& f, Use&& use) const {
     std::shared_ptr<const Dataset> keep;
     bool reused = false;
-    auto r = resolve(i, keep, false, &reused);
+    auto r = resolve(i, f, keep, false, &reused);
     if (reused) {
         try {
             return use(*r);
@@ -154,7 +169,7 @@ auto AggregatedSource::with_fragment(size_t i, Use&& use) const {
             // from its path, which may name a new version now.
         }
         keep.reset();
-        r = resolve(i, keep, true, nullptr);
+        r = resolve(i, f, keep, true, nullptr);
     }
     return use(*r);
 }
@@ -229,7 +244,7 @@ void AggregatedSource::verify_fragment(size_t i) const {
     const Fragment& f = agg_->fragments.at(i);
     std::shared_ptr<const Dataset> keep;
     if (f.kind == FragmentKind::File || f.kind == FragmentKind::Self)
-        resolve(i, keep, true);  // the file as its path names it now
+        resolve(i, f, keep, true);  // the file as its path names it now
     else
         check_declared(i);
 }
@@ -238,7 +253,7 @@ bool AggregatedSource::fragment_is_plain(size_t i) const {
     const Fragment& f = agg_->fragments.at(i);
     if (f.kind != FragmentKind::File && f.kind != FragmentKind::Self) return false;
     std::shared_ptr<const Dataset> keep;
-    return resolve(i, keep, false)->plain;
+    return resolve(i, f, keep, false)->plain;
 }
 
 // Elements of the piece along partition axis k (1 for an extra size-1 axis).
@@ -375,10 +390,43 @@ void AggregatedSource::read_piece(const Fragment& f, const Resolved& r, const st
                      agg_->fill.data());
 }
 
+void AggregatedSource::read_fragment_part(size_t i, const std::vector<uint64_t>& req_start,
+                                          const std::vector<uint64_t>& req_count, uint8_t* out,
+                                          std::vector<uint8_t>& piece) const {
+    const size_t rank = agg_->shape.size(), msize = type_size(agg_->type);
+    const Fragment f = agg_->fragments[i];
+    std::vector<uint64_t> lo(rank), len(rank), at(rank);
+    bool whole = true;
+    for (size_t d = 0; d < rank; ++d) {
+        uint64_t a = std::max(req_start[d], f.start[d]);
+        uint64_t b = std::min(req_start[d] + req_count[d], f.start[d] + f.count[d]);
+        lo[d] = a;
+        len[d] = b - a;
+        at[d] = a - req_start[d];
+        if (len[d] != req_count[d]) whole = false;
+    }
+    auto read_from = [&](const Resolved& r) {
+        const Fragment& as_read = r.completed ? *r.completed : f;
+        if (whole) {
+            read_piece(as_read, r, lo, len, out);
+        } else {
+            piece.resize(ncafs::element_count(len) * msize);
+            read_piece(as_read, r, lo, len, piece.data());
+            scatter_box(piece.data(), len, at, req_count, msize, out);
+        }
+    };
+    if (f.kind == FragmentKind::File || f.kind == FragmentKind::Self) {
+        with_fragment(i, f, read_from);
+    } else {
+        check_declared(i);
+        static const Resolved none{};
+        read_from(none);
+    }
+}
+
 void AggregatedSource::read(std::span<const uint64_t> start, std::span<const uint64_t> count, ByteOrder order,
                             void* out) const {
     check_box(agg_->shape, start, count, agg_->name.c_str());
-    const size_t rank = agg_->shape.size();
     uint64_t n = 1;
     for (uint64_t c : count) n *= c;
     if (n == 0) return;
@@ -388,39 +436,13 @@ void AggregatedSource::read(std::span<const uint64_t> start, std::span<const uin
     if (uncovered) fill_elements(out, agg_->fill.data(), msize, n);
 
     const std::vector<uint64_t> req_start(start.begin(), start.end()), req_count(count.begin(), count.end());
-    std::vector<uint8_t> piece;
-    for (size_t i : touched) {
-        const Fragment& f = agg_->fragments[i];
-        std::vector<uint64_t> lo(rank), len(rank), at(rank);
-        bool whole = true;
-        for (size_t d = 0; d < rank; ++d) {
-            uint64_t a = std::max(req_start[d], f.start[d]);
-            uint64_t b = std::min(req_start[d] + req_count[d], f.start[d] + f.count[d]);
-            lo[d] = a;
-            len[d] = b - a;
-            at[d] = a - req_start[d];
-            if (len[d] != req_count[d]) whole = false;
-        }
-        auto read_from = [&](const Resolved& r) {
-            const Fragment& as_read = r.source ? r.fragment : f;
-            if (whole) {
-                read_piece(as_read, r, lo, len, out);
-            } else {
-                uint64_t pn = 1;
-                for (uint64_t l : len) pn *= l;
-                piece.resize(pn * msize);
-                read_piece(as_read, r, lo, len, piece.data());
-                scatter_box(piece.data(), len, at, req_count, msize, static_cast<uint8_t*>(out));
-            }
-        };
-        if (f.kind == FragmentKind::File || f.kind == FragmentKind::Self) {
-            with_fragment(i, read_from);
-        } else {
-            check_declared(i);
-            static const Resolved none{};
-            read_from(none);
-        }
-    }
+    // Partitions are read on a few threads at once (their preads together,
+    // in file order); each writes its own part of `out`, as partitions do
+    // not overlap.
+    std::vector<std::vector<uint8_t>> pieces(1 + kExtraThreads);
+    run_pieces(touched.size(), [&](size_t k, size_t worker) {
+        read_fragment_part(touched[k], req_start, req_count, static_cast<uint8_t*>(out), pieces[worker]);
+    });
     if (order == ByteOrder::Big) swap_to_big_endian(agg_->type, out, n);
 }
 
@@ -479,7 +501,7 @@ std::optional<std::vector<FileExtent>> AggregatedSource::big_endian_extents(uint
     // Inside the box with source shape == box shape, a master run is a run of the source too.
     uint64_t src_first = 0;
     for (size_t d = 0; d < rank; ++d) src_first = src_first * f.count[d] + (index[d] - f.start[d]);
-    return with_fragment(*fi, [&](const Resolved& r) -> std::optional<std::vector<FileExtent>> {
+    return with_fragment(*fi, f, [&](const Resolved& r) -> std::optional<std::vector<FileExtent>> {
         if (!r.plain) return std::nullopt;
         return r.source->big_endian_extents(src_first, n);
     });

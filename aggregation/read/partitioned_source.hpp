@@ -19,6 +19,7 @@
 #include "aggregation/model/partition_model.hpp"
 #include "aggregation/read/path_policy.hpp"
 #include "codecs/array_source.hpp"
+#include "codecs/lru_cache.hpp"
 
 namespace ncafs::agg {
 
@@ -57,18 +58,23 @@ private:
     // keep receives the fragment's dataset: hold it while using the result.
     // Reuses the resolution made before while its file is still open
     // (*reused set), unless `reopen`: then the path is opened again.
-    std::shared_ptr<const Resolved> resolve(size_t i, std::shared_ptr<const Dataset>& keep, bool reopen,
+    // f: fragment i as declared (agg_->fragments[i], built once by the caller).
+    std::shared_ptr<const Resolved> resolve(size_t i, const Fragment& f, std::shared_ptr<const Dataset>& keep, bool reopen,
                                             bool* reused = nullptr) const;
-    std::shared_ptr<const Resolved> resolve_opened(size_t i, std::shared_ptr<const Dataset>& keep) const;
+    std::shared_ptr<const Resolved> resolve_opened(size_t i, const Fragment& f, std::shared_ptr<const Dataset>& keep) const;
     // use(resolved fragment i); when a reused resolution fails (its file
     // changed since it was opened), once more after reopening the path.
     template <class Use>
-    auto with_fragment(size_t i, Use&& use) const;
+    auto with_fragment(size_t i, const Fragment& f, Use&& use) const;
     // The checks and conversions of fragment f against its opened variable.
     void conform(const Fragment& f, const std::shared_ptr<const Dataset>& ds, Resolved* r) const;
     // Raises what the resolver knows from the metadata alone about fragment i.
     void check_declared(size_t i) const;
     [[noreturn]] void reject(const Fragment& f, const std::string& reason) const;
+    // The part of fragment i inside the requested box, into its place in out
+    // (`piece`: scratch for a part that is not the whole box).
+    void read_fragment_part(size_t i, const std::vector<uint64_t>& req_start, const std::vector<uint64_t>& req_count,
+                            uint8_t* out, std::vector<uint8_t>& piece) const;
     void read_piece(const Fragment& f, const Resolved& r, const std::vector<uint64_t>& lo,
                     const std::vector<uint64_t>& len, void* dst) const;
 
@@ -77,8 +83,14 @@ private:
     DatasetCache& cache_;
     std::shared_ptr<const FragmentResolver> resolver_;
     PartitionGrid grid_;
+    // Resolutions are kept only while their files may still be open: a
+    // bounded number (a multiple of the cache's capacity), least recently
+    // used dropped, so a read of a million partitions keeps no per-partition
+    // state (a dropped one is resolved again from its newly opened file).
+    std::shared_ptr<const Resolved> resolved(size_t i) const;  // under mutex_
+    void keep_resolved(size_t i, std::shared_ptr<const Resolved> r) const;  // under mutex_
     mutable std::mutex mutex_;  // guards resolved_ only
-    mutable std::vector<std::shared_ptr<const Resolved>> resolved_;
+    mutable LruCache<size_t, std::shared_ptr<const Resolved>> resolved_;
 };
 
 }  // namespace ncafs::agg

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <span>
 #include <string>
+#include <vector>
 
 #include "codecs/dataset.hpp"
 #include "codecs/open_file.hpp"
@@ -15,7 +16,8 @@ namespace ncafs::cdf {
 // Dimension::unlimited with length numrecs. Sources keep the file open and
 // throw SourceError if it changes afterwards. Throws FormatError, SourceError.
 Dataset open_cdf_dataset(const std::string& path);
-// The same for a file already opened (confined, regular).
-Dataset open_cdf_dataset(std::shared_ptr<const OpenFile> file);
+// The same for a file already opened (confined, regular); `head`: its first
+// bytes when read already (read_cdf_header).
+Dataset open_cdf_dataset(std::shared_ptr<const OpenFile> file, std::vector<uint8_t> head = {});
 
 }  // namespace ncafs::cdf

@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "codecs/cdf/layout.hpp"
+#include "codecs/cdf/shared_headers.hpp"
 #include "codecs/error.hpp"
 #include "codecs/sniff.hpp"
 
@@ -14,7 +15,6 @@ namespace {
 constexpr uint32_t kTagDimension = 0x0A;
 constexpr uint32_t kTagVariable = 0x0B;
 constexpr uint32_t kTagAttribute = 0x0C;
-constexpr uint64_t kFirstReadBytes = 64 * 1024;
 
 // What is being read, formatted only when an error is reported (building
 // strings for every field would dominate the parse time of big headers).
@@ -47,12 +47,23 @@ class ByteWindow {
 public:
     ByteWindow(std::span<const uint8_t> bytes, const std::string& name)
         : name_(name), data_(bytes.data()), loaded_(bytes.size()), total_(bytes.size()) {}
-    explicit ByteWindow(const OpenFile& file) : name_(file.path()), file_(&file), total_(file.size()) {
-        load(0, std::min<uint64_t>(total_, kFirstReadBytes));
+    ByteWindow(const OpenFile& file, std::vector<uint8_t> head) : name_(file.path()), file_(&file), total_(file.size()) {
+        if (head.empty() || head.size() > total_) {
+            load(0, std::min<uint64_t>(total_, kHeaderFirstRead));
+            return;
+        }
+        storage_ = std::move(head);
+        data_ = storage_.data();
+        loaded_ = storage_.size();
     }
 
     const std::string& name() const { return name_; }
     uint64_t total() const { return total_; }
+    // The window when it begins at byte 0 (the bytes a header is shared by), else empty.
+    std::span<const uint8_t> first_bytes() const {
+        if (base_ != 0) return {};
+        return {data_, static_cast<size_t>(loaded_)};
+    }
 
     // FormatError unless the file holds bytes [pos, pos+n).
     void check(uint64_t pos, uint64_t n, const Label* l, const char* field) const {
@@ -69,7 +80,7 @@ public:
         if (!holds(pos, n)) {
             const uint64_t end = base_ + loaded_;
             if (pos >= base_ && pos <= end) load(base_, std::min(total_, std::max(pos + n, base_ + 2 * loaded_)) - base_);
-            else load(pos, std::min(total_ - pos, std::max(n, kFirstReadBytes)));
+            else load(pos, std::min(total_ - pos, std::max(n, kHeaderFirstRead)));
         }
         return data_ + (pos - base_);
     }
@@ -77,7 +88,7 @@ public:
     // Copies bytes [pos, pos+n) to out; a large value is read straight from the file.
     void copy(uint64_t pos, uint64_t n, uint8_t* out, const Label* l, const char* field) {
         check(pos, n, l, field);
-        if (file_ && n > kFirstReadBytes && !holds(pos, n)) return file_->pread_exact(out, n, pos);
+        if (file_ && n > kHeaderFirstRead && !holds(pos, n)) return file_->pread_exact(out, n, pos);
         if (n > 0) std::memcpy(out, need(pos, n, l, field), n);
     }
 
@@ -388,9 +399,14 @@ CdfHeader parse_cdf_header(std::span<const uint8_t> bytes, const std::string& fi
     return h;
 }
 
-CdfHeader read_cdf_header(const OpenFile& file, CdfLayout* layout, AttributeValues values) {
-    ByteWindow w(file);
-    CdfHeader h = HeaderParser(w, values).parse();
+CdfHeader read_cdf_header(const OpenFile& file, CdfLayout* layout, AttributeValues values, std::vector<uint8_t> head) {
+    ByteWindow w(file, std::move(head));
+    CdfHeader h;
+    if (!find_shared_header(w.first_bytes(), h)) {  // partitions of one layout: parsed once
+        h = HeaderParser(w, values).parse();
+        // A names-only parse is never shared: readers of values would get none.
+        if (values == AttributeValues::Read) remember_shared_header(w.first_bytes(), h);
+    }
     if (auto r = h.record_dimension()) h.dimensions[*r].length = h.numrecs;
     CdfLayout l = check_data_placement(h, file.path(), file.size());
     if (layout) *layout = std::move(l);

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <span>
 #include <string>
+#include <vector>
 
 #include "codecs/cdf/header.hpp"
 #include "codecs/cdf/layout.hpp"
@@ -17,6 +18,9 @@ namespace ncafs::cdf {
 // `file` names it in errors. Throws FormatError.
 CdfHeader parse_cdf_header(std::span<const uint8_t> bytes, const std::string& file);
 
+// How many bytes the reader reads first (a header that fits needs no more).
+inline constexpr uint64_t kHeaderFirstRead = 64 * 1024;
+
 // Reads the header with a few preads (a buffer that doubles as needed, never
 // beyond the file size; large attribute values are read straight into the
 // attribute). Throws FormatError for invalid headers, SourceError for I/O
@@ -24,10 +28,13 @@ CdfHeader parse_cdf_header(std::span<const uint8_t> bytes, const std::string& fi
 // the reader computes anyway to check the data placement. With
 // AttributeValues::Skip every attribute's values are checked to be present
 // but neither read nor kept (names and types only: length() is 0), for
-// callers that look at attribute names alone.
+// callers that look at attribute names alone. `head`: the file's first
+// bytes when the caller read them already (pread_exact, the sniff of
+// open_dataset), used instead of a first read. Headers equal but for
+// numrecs share one parse (shared_headers.hpp).
 enum class AttributeValues { Read, Skip };
 CdfHeader read_cdf_header(const OpenFile& file, CdfLayout* layout = nullptr,
-                          AttributeValues values = AttributeValues::Read);
+                          AttributeValues values = AttributeValues::Read, std::vector<uint8_t> head = {});
 
 // Called before any nc_open: netcdf-c trusts a classic header's counts (a
 // 32-byte CDF-1 file claiming 2^31-1 variables crashes it). When the file

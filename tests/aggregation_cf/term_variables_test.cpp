@@ -75,7 +75,9 @@ TEST(CfTermVariables, NetCdf4StringsReadInSlabsWithMasks) {
         auto got = t.text_at(i);
         auto want = expected_name(i);
         ASSERT_EQ(got.has_value(), want.has_value()) << "element " << i;
-        if (want) ASSERT_EQ(std::string(*got), *want) << "element " << i;
+        if (want) {
+            ASSERT_EQ(std::string(*got), *want) << "element " << i;
+        }
     }
     EXPECT_FALSE(t.text_at(rows * cols).has_value());  // past the end: missing, not a crash
     fs::remove(path);
@@ -116,7 +118,9 @@ TEST(CfTermVariables, ClassicCharArrayAndIntegerMasks) {
         auto want = expected_name(i);
         auto got = names.text_at(i);
         ASSERT_EQ(got.has_value(), want.has_value()) << "element " << i;
-        if (want) ASSERT_EQ(std::string(*got), *want) << "element " << i;
+        if (want) {
+            ASSERT_EQ(std::string(*got), *want) << "element " << i;
+        }
     }
     TermArray map = file.read("/map");
     ASSERT_EQ(map.elements(), n);

@@ -241,6 +241,52 @@ TEST(CdfReader, StreamingNumrecsFollowsFromFileSize) {
     }
 }
 
+// Files of one header layout share one parse (codecs/cdf/shared_headers.hpp):
+// each must still get its own numrecs, and a header differing in one byte
+// (an attribute) its own parse. Checked against netcdf-c on ncgen's files.
+TEST(CdfReader, FilesOfOneLayoutKeepTheirOwnNumrecsAndAttributes) {
+    const std::string dir = cdftest::temp_dir();
+    auto make = [&](const std::string& name, int records, const std::string& units) {
+        const std::string cdl = dir + "/" + name + ".cdl", nc = dir + "/" + name + ".nc";
+        std::string text = "netcdf " + name + " {\ndimensions: time = UNLIMITED ; x = 2 ;\nvariables: float v(time, x) ;\n" +
+                           "  v:units = \"" + units + "\" ;\ndata: v = ";
+        for (int i = 0; i < 2 * records; ++i) text += (i ? ", " : "") + std::to_string(i * records + 0.5);
+        text += " ;\n}\n";
+        cdftest::write_file(cdl, std::vector<uint8_t>(text.begin(), text.end()));
+        EXPECT_EQ(cdftest::run("ncgen -k nc3 -o " + nc + " " + cdl), 0);
+        return nc;
+    };
+    const std::vector<std::string> files = {make("three", 3, "K"), make("five", 5, "K"), make("celsius", 5, "C"),
+                                            make("one", 1, "K")};
+    for (const auto& path : files) {
+        SCOPED_TRACE(path);
+        Dataset ds = open_cdf_dataset(path);
+        const Variable* v = ds.find_variable("v");
+        ASSERT_NE(v, nullptr);
+        std::vector<float> ours(v->source->element_count());
+        v->source->read_linear(0, ours.size(), ByteOrder::Native, ours.data());
+        const Attribute* units = v->find_attribute("units");
+        ASSERT_NE(units, nullptr);
+        std::lock_guard lock(netcdf_library_mutex());
+        int ncid = 0, varid = 0, dimid = 0;
+        size_t records = 0, units_length = 0;
+        NC_OK(nc_open(path.c_str(), NC_NOWRITE, &ncid));
+        NC_OK(nc_inq_varid(ncid, "v", &varid));
+        NC_OK(nc_inq_unlimdim(ncid, &dimid));
+        NC_OK(nc_inq_dimlen(ncid, dimid, &records));
+        NC_OK(nc_inq_attlen(ncid, varid, "units", &units_length));
+        std::string their_units(units_length, '\0');
+        NC_OK(nc_get_att_text(ncid, varid, "units", their_units.data()));
+        std::vector<float> theirs(records * 2);
+        NC_OK(nc_get_var_float(ncid, varid, theirs.data()));
+        NC_OK(nc_close(ncid));
+        EXPECT_EQ(ds.dimensions[0].length, records);
+        EXPECT_EQ(v->source->shape().at(0), records);
+        EXPECT_EQ(std::string(units->values.begin(), units->values.end()), their_units);
+        EXPECT_EQ(ours, theirs);
+    }
+}
+
 TEST(CdfReader, FileThatShrinksGivesSourceError) {
     const CorpusFile& f = cdftest::corpus_file("several_record_vars", "nc6");
     std::string copy = cdftest::temp_dir() + "/shrinking.nc";

@@ -92,6 +92,19 @@ TEST_P(ConfinedOpen, LoopsMissingFilesAndFifos) {
     EXPECT_TRUE(roots.stat(root_ + "/dir", st) && S_ISDIR(st.st_mode));
 }
 
+TEST_P(ConfinedOpen, ARootMadeAgainIsFollowed) {
+    // The root's descriptor is held between opens: a root removed and made
+    // again under its name is opened again when a name is not found beneath
+    // the held one, never served from the removed tree.
+    EXPECT_EQ(read("dir/inner/file.txt"), "inside");
+    stdfs::rename(base_ / "root", base_ / "root.old");
+    stdfs::create_directories(base_ / "root" / "new");
+    write(base_ / "root" / "new" / "file.txt", "remade");
+    EXPECT_EQ(read("new/file.txt"), "remade");
+    stdfs::remove_all(base_ / "root");
+    EXPECT_EQ(read("new/file.txt"), "errno " + std::to_string(ENOENT));
+}
+
 INSTANTIATE_TEST_SUITE_P(Openat2AndWalk, ConfinedOpen, ::testing::Values(true, false),
                          [](const ::testing::TestParamInfo<bool>& p) { return p.param ? "openat2" : "walk"; });
 

@@ -1,0 +1,21 @@
+// Runs the pieces of one read (one per partition touched) on a few threads:
+// the calling thread and up to kExtraThreads more, each taking the next
+// block of consecutive pieces in order, so that the partitions' preads go
+// out together and in file order. Few pieces run on the caller alone. The
+// first failure (lowest piece index among those that failed) is rethrown
+// after every thread stopped; pieces after a failure may be skipped.
+#pragma once
+
+#include <cstddef>
+#include <functional>
+
+namespace ncafs::agg {
+
+inline constexpr size_t kExtraThreads = 3;
+inline constexpr size_t kPiecesPerBlock = 32;
+
+// piece(index, worker) for every index < n; `worker` (< 1 + kExtraThreads)
+// names the thread, for per-thread scratch buffers.
+void run_pieces(size_t n, const std::function<void(size_t index, size_t worker)>& piece);
+
+}  // namespace ncafs::agg
