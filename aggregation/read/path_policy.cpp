@@ -96,26 +96,29 @@ std::string PathPolicy::rewritten(const std::string& name) const {
     return name;
 }
 
+std::string PathPolicy::resolve_with_base(const std::string& name, bool base_given, const std::string& base) const {
+    fs::path p(name);
+    if (p.is_relative() && base_given && remote::is_remote_url(base)) return rewritten(join_url(base, p.string()));
+    if (p.is_relative()) {
+        fs::path b = base_given ? fs::path(base) : fs::path();
+        if (b.is_relative()) b = fs::path(folder_) / b;
+        p = b / p;
+    }
+    return rewritten(lexically_normal_absolute(p.string()));
+}
+
 std::string PathPolicy::resolve(const std::string& name_in, bool base_given, const std::string& base) const {
     std::string resolved;
     if (remote::is_remote_url(name_in)) {
         resolved = rewritten(name_in);
     } else {
         const std::string name = local_name(name_in);
-        fs::path p(name);
         // Section 1.8 recommendation: names (after base) are references resolved
         // against the aggregation file's folder; absolute names are kept.
-        if (!base_given && is_plain_relative(name)) {
+        if (!base_given && is_plain_relative(name)) {  // the common case: no fs::path built
             resolved = rewritten((folder_ == "/" ? std::string() : folder_) + "/" + name);
-        } else if (p.is_relative() && base_given && remote::is_remote_url(base)) {
-            resolved = rewritten(join_url(base, p.string()));
         } else {
-            if (p.is_relative()) {
-                fs::path b = base_given ? fs::path(base) : fs::path();
-                if (b.is_relative()) b = fs::path(folder_) / b;
-                p = b / p;
-            }
-            resolved = rewritten(lexically_normal_absolute(p.string()));
+            resolved = resolve_with_base(name, base_given, base);
         }
     }
     if (remote::is_remote_url(resolved)) return resolved;  // remote/ opens it or refuses it (remote=no)
