@@ -17,6 +17,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -77,10 +78,11 @@ private:
         sax_.start_object(static_cast<std::size_t>(-1));
         for (auto member : o) {
             simdjson::ondemand::field f;
-            std::string_view k;
             if (std::move(member).get(f)) return false;
-            const char* raw = f.key().raw();  // before unescaped_key(), which consumes it
-            if (f.unescaped_key().get(k) || !plain_text(k, raw)) return false;
+            const char* raw = f.key().raw();  // just past the opening quote
+            std::string_view k = unescaped_in_place(raw, std::strchr(raw, '"'));
+            if (k.data() == nullptr && f.unescaped_key().get(k)) return false;
+            if (!plain_text(k, raw)) return false;
             buf_.assign(k);
             sax_.key(buf_);
             if (!value(f.value())) return false;
@@ -100,11 +102,29 @@ private:
     }
 
     bool string(Value v) {
-        const std::string_view token = v.raw_json_token();  // from the opening quote; not consumed
-        std::string_view s;
-        if (v.get_string().get(s) || !plain_text(s, token.data() + 1)) return false;
+        std::string_view token = v.raw_json_token();  // the opening quote up to the next structural byte
+        trim_space(token);
+        std::string_view s = unescaped_in_place(token.data() + 1, token.data() + token.size() - 1);
+        simdjson::ondemand::raw_json_string consumed;  // consumed all the same: skipped values go unchecked
+        if (s.data() != nullptr ? v.get_raw_json_string().get(consumed) : v.get_string().get(s)) return false;
+        if (!plain_text(s, token.data() + 1)) return false;
         buf_.assign(s);
         return sax_.string(buf_);
+    }
+
+    // A string without escapes is its raw bytes (stage 1 checked their
+    // UTF-8): read in place, it costs simdjson's string buffer nothing
+    // (unescaping writes every string there, as much again as the text).
+    // {nullptr, 0} when [begin, end) holds a backslash: simdjson unescapes.
+    static std::string_view unescaped_in_place(const char* begin, const char* end) {
+        if (std::memchr(begin, '\\', static_cast<size_t>(end - begin))) return {};
+        return {begin, static_cast<size_t>(end - begin)};
+    }
+
+    static void trim_space(std::string_view& token) {
+        while (!token.empty() && (token.back() == ' ' || token.back() == '\n' || token.back() == '\r' ||
+                                  token.back() == '\t'))
+            token.remove_suffix(1);
     }
 
     // simdjson lets raw control bytes through inside strings; JSON (and
@@ -125,9 +145,7 @@ private:
     // are exact (correctly rounded doubles, as strtod).
     bool number(Value v) {
         std::string_view token = v.raw_json_token();  // up to the next structural byte
-        while (!token.empty() && (token.back() == ' ' || token.back() == '\n' || token.back() == '\r' ||
-                                  token.back() == '\t'))
-            token.remove_suffix(1);
+        trim_space(token);
         if (token.find_first_of(".eE") == std::string_view::npos) {
             if (token.front() == '-') {
                 int64_t i;
