@@ -17,7 +17,6 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <cstring>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -80,9 +79,10 @@ private:
             simdjson::ondemand::field f;
             if (std::move(member).get(f)) return false;
             const char* raw = f.key().raw();  // just past the opening quote
-            std::string_view k = unescaped_in_place(raw, std::strchr(raw, '"'));
-            if (k.data() == nullptr && f.unescaped_key().get(k)) return false;
-            if (!plain_text(k, raw)) return false;
+            std::string_view k;
+            const Scan scan = scan_string(raw, k);
+            if (scan == Scan::Control || (scan == Scan::Escaped && (f.unescaped_key().get(k) || !plain_text(k, raw))))
+                return false;
             buf_.assign(k);
             sax_.key(buf_);
             if (!value(f.value())) return false;
@@ -102,23 +102,29 @@ private:
     }
 
     bool string(Value v) {
-        std::string_view token = v.raw_json_token();  // the opening quote up to the next structural byte
-        trim_space(token);
-        std::string_view s = unescaped_in_place(token.data() + 1, token.data() + token.size() - 1);
+        const char* raw = v.raw_json_token().data() + 1;  // just past the opening quote; not consumed
+        std::string_view s;
+        const Scan scan = scan_string(raw, s);
         simdjson::ondemand::raw_json_string consumed;  // consumed all the same: skipped values go unchecked
-        if (s.data() != nullptr ? v.get_raw_json_string().get(consumed) : v.get_string().get(s)) return false;
-        if (!plain_text(s, token.data() + 1)) return false;
+        if (scan == Scan::Control || (scan == Scan::Plain ? v.get_raw_json_string().get(consumed) != 0
+                                                          : v.get_string().get(s) || !plain_text(s, raw)))
+            return false;
         buf_.assign(s);
         return sax_.string(buf_);
     }
 
     // A string without escapes is its raw bytes (stage 1 checked their
-    // UTF-8): read in place, it costs simdjson's string buffer nothing
-    // (unescaping writes every string there, as much again as the text).
-    // {nullptr, 0} when [begin, end) holds a backslash: simdjson unescapes.
-    static std::string_view unescaped_in_place(const char* begin, const char* end) {
-        if (std::memchr(begin, '\\', static_cast<size_t>(end - begin))) return {};
-        return {begin, static_cast<size_t>(end - begin)};
+    // UTF-8 and that the string closes): read in place, it costs simdjson's
+    // string buffer nothing (unescaping writes every string there, as much
+    // again as the text). One look at each byte up to the closing quote.
+    enum class Scan { Plain, Escaped, Control };
+    static Scan scan_string(const char* raw, std::string_view& plain) {
+        for (const char* p = raw;; ++p) {
+            const auto c = static_cast<unsigned char>(*p);
+            if (c == '"') return plain = {raw, static_cast<size_t>(p - raw)}, Scan::Plain;
+            if (c == '\\') return Scan::Escaped;  // simdjson unescapes
+            if (c < 0x20) return Scan::Control;   // not JSON; simdjson lets it through, nlohmann words it
+        }
     }
 
     static void trim_space(std::string_view& token) {
@@ -127,9 +133,9 @@ private:
             token.remove_suffix(1);
     }
 
-    // simdjson lets raw control bytes through inside strings; JSON (and
-    // nlohmann) does not. Only strings that hold one after unescaping (rare:
-    // an escaped "\n" also gives one) have their raw text looked at.
+    // An escaped string: raw control bytes are not JSON (simdjson lets them
+    // through); only strings that hold one after unescaping (an escaped "\n"
+    // also gives one) have their raw text looked at again.
     static bool plain_text(std::string_view unescaped, const char* raw) {
         bool control = false;
         for (const char c : unescaped) control |= static_cast<unsigned char>(c) < 0x20;
