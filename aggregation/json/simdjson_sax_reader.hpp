@@ -1,8 +1,9 @@
-// Walks JSON text with simdjson's On-Demand API (Debian's libsimdjson, SIMD
-// kernels chosen at run time) and calls the same SAX handler methods, in the
-// same order and with the same value kinds, as nlohmann::json::sax_parse on
-// the same text: integers as number_integer (with '-') or number_unsigned,
-// integers beyond 64 bits and anything with '.', 'e' or 'E' as number_float.
+// Walks JSON text with simdjson's On-Demand API (Debian's libsimdjson: its
+// SIMD indexing pass picked at run time) and calls the same SAX handler
+// methods, in the same order and with the same value kinds, as
+// nlohmann::json::sax_parse on the same text: integers as number_integer
+// (with '-') or number_unsigned, integers beyond 64 bits and anything with
+// '.', 'e' or 'E' as number_float.
 // read() returns false, having handed on only part of the events, when
 // simdjson rejects the text or the text needs what this walk leaves to
 // nlohmann (a scalar as the whole text, a raw control byte in a string):
@@ -10,7 +11,7 @@
 // error. simdjson reads up to SIMDJSON_PADDING bytes past the text: the
 // caller says how many bytes from text.data() may be read (`allocated`);
 // with too few the text is copied once into a padded buffer. Nesting depth
-// is the caller's to bound (json_too_deep_at); simdjson's own limit is 1024.
+// is the caller's to bound (json_too_deep_at: 256; simdjson's limit is 1024).
 #pragma once
 
 #include <simdjson.h>
