@@ -24,6 +24,10 @@ struct Dimension {
     bool unlimited = false;  // the record dimension of a CDF file
 };
 
+// Text attributes read from a file keep this many spare bytes of capacity
+// after their values: SIMD JSON parsers (aggregation/json) read past the end.
+constexpr size_t kTextAttributeSpareBytes = 64;
+
 struct Attribute {
     std::string name;
     NcType type = NcType::Char;

@@ -7,6 +7,7 @@ packages=(
   # build
   cmake g++ make pkg-config
   libfuse3-dev fuse3 libnetcdf-dev nlohmann-json3-dev zlib1g-dev
+  libsimdjson-dev  # the aggregation JSON (a million partitions) read by simdjson
   libgtest-dev libudunits2-dev udunits-bin libprotobuf-dev protobuf-compiler
   # tests and demo: independent netCDF readers and writers
   netcdf-bin nco python3 python3-netcdf4 python3-numpy python3-scipy python3-protobuf

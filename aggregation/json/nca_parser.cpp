@@ -855,14 +855,17 @@ void on_partition(NcaParse& st, uint64_t i, JRef pj) {
     }
 }
 
-// One pass over the text (strict JSON, else the pseudo-JSON re-quoted).
-void stream_pass(NcaParse& st, std::string_view text, bool context_fixed) {
+// One pass over the text (strict JSON, else the pseudo-JSON re-quoted);
+// `allocated` bytes from text.data() are readable (simdjson reads past the end).
+void stream_pass(NcaParse& st, std::string_view text, size_t allocated, bool context_fixed) {
     StreamCallbacks callbacks{[&](const json& root) { if (!context_fixed) start_partitions(st, root); },
                               [&](uint64_t i, JRef pj) { on_partition(st, i, pj); }};
     auto parse = [&](std::string_view t) {
         reset_partitions(st, context_fixed);
-        if (auto root = parse_plain_json_streaming(t, "Partitions", callbacks, st.parts)) return std::move(*root);
-        reset_partitions(st, context_fixed);  // not plain JSON: nlohmann reads it (or says where it is wrong)
+        const size_t readable = t.data() == text.data() ? allocated : t.size();  // the re-quoted text: copied
+        if (auto root = parse_json_streaming_simdjson(t, readable, "Partitions", callbacks, st.parts))
+            return std::move(*root);
+        reset_partitions(st, context_fixed);  // simdjson declined: nlohmann reads it (or says where it is wrong)
         return parse_json_streaming(t, "Partitions", callbacks, st.parts);
     };
     try {
@@ -884,12 +887,14 @@ void settle_first_partition(NcaParse& st, std::vector<std::string>& partition_wa
 // The JSON, its size bounded first, and every partition in it.
 void parse_json_and_partitions(NcaParse& st) {
     const Context& cx = st.cx;
-    if (const Attribute* at = st.carrier.find_attribute(st.json_attr); at && at->length() > st.limits.max_metadata_bytes)
+    const Attribute* at = st.carrier.find_attribute(st.json_attr);
+    if (at && at->length() > st.limits.max_metadata_bytes)
         cx.fail("", std::to_string(at->length()) + " bytes of JSON exceed the limit max_metadata=" +
                         std::to_string(st.limits.max_metadata_bytes));
     const std::string_view text = text_attribute_view(st.carrier, st.json_attr.c_str());  // not copied
     st.text_bytes = text.size();
-    stream_pass(st, text, false);
+    const size_t allocated = text.empty() ? 0 : at->values.capacity();  // the reader's spare bytes included
+    stream_pass(st, text, allocated, false);
     std::vector<std::string> partition_warnings = std::move(st.agg.warnings);
     st.agg.warnings.clear();
     check_json_root(st);
@@ -899,7 +904,7 @@ void parse_json_and_partitions(NcaParse& st) {
     check_partitions(st);
     if (!streamed_ok || !(st.ctx == streamed_with)) {
         std::vector<std::string> top_warnings = std::move(st.agg.warnings);
-        stream_pass(st, text, true);
+        stream_pass(st, text, allocated, true);
         partition_warnings = std::move(st.agg.warnings);
         st.agg.warnings = std::move(top_warnings);
     }

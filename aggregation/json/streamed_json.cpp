@@ -2,7 +2,7 @@
 
 #include <vector>
 
-#include "aggregation/json/plain_json_reader.hpp"
+#include "aggregation/json/simdjson_sax_reader.hpp"
 
 namespace ncafs::agg {
 
@@ -124,11 +124,11 @@ private:
 
 }  // namespace
 
-std::optional<json> parse_plain_json_streaming(std::string_view text, const std::string& list_key,
-                                               const StreamCallbacks& callbacks, StreamedList& list) {
+std::optional<json> parse_json_streaming_simdjson(std::string_view text, size_t allocated, const std::string& list_key,
+                                                  const StreamCallbacks& callbacks, StreamedList& list) {
     list = StreamedList{};
     StreamingBuilder builder(list_key, callbacks, list);
-    PlainJsonReader<StreamingBuilder> reader(text, builder);
+    SimdjsonSaxReader<StreamingBuilder> reader(text, allocated, builder);
     if (!reader.read()) return std::nullopt;
     return builder.take_root();
 }

@@ -35,11 +35,14 @@ struct StreamCallbacks {
 nlohmann::json parse_json_streaming(std::string_view text, const std::string& list_key, const StreamCallbacks& callbacks,
                                     StreamedList& list);
 
-// The same through PlainJsonReader (plain_json_reader.hpp), several times
-// faster, for the plain JSON writers emit. nullopt when the text is anything
-// else: the callbacks may have seen some elements by then, and the caller
-// starts over with parse_json_streaming.
-std::optional<nlohmann::json> parse_plain_json_streaming(std::string_view text, const std::string& list_key,
-                                                         const StreamCallbacks& callbacks, StreamedList& list);
+// The same through simdjson (simdjson_sax_reader.hpp), several times faster;
+// `allocated` bytes from text.data() may be read (simdjson reads past the
+// end; fewer than text.size() + SIMDJSON_PADDING and the text is copied).
+// nullopt when simdjson rejects the text or leaves it to nlohmann: the
+// callbacks may have seen some elements by then, and the caller starts over
+// with parse_json_streaming (which reads it or throws nlohmann's error).
+std::optional<nlohmann::json> parse_json_streaming_simdjson(std::string_view text, size_t allocated,
+                                                            const std::string& list_key,
+                                                            const StreamCallbacks& callbacks, StreamedList& list);
 
 }  // namespace ncafs::agg

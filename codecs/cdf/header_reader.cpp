@@ -274,6 +274,7 @@ private:
                              std::to_string(remaining()) + " bytes of the file");
             const uint64_t bytes = nelems * esize;
             if (values_ == AttributeValues::Read) {
+                if (a.type == NcType::Char) a.values.reserve(bytes + kTextAttributeSpareBytes);
                 a.values.resize(bytes);
                 w_.copy(pos_, bytes, a.values.data(), &l, "values");
                 swap_from_big_endian(a.type, a.values.data(), nelems);
