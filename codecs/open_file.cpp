@@ -117,9 +117,12 @@ void OpenFile::pread_exact(void* buffer, size_t n, uint64_t offset) const {
     check_after_read(buffer, n, [&](void* again) { pread_unchecked(again, n, offset); });
 }
 
-void OpenFile::check_after_read(const void* first, size_t n, const std::function<void(void*)>& read_again) const {
-    if (remote_) return;  // each read names the version it wants (If-Match)
-    if (!changed_within_last_second(check_unchanged_stat()) || n == 0) return;
+bool OpenFile::needs_second_read(size_t n) const {
+    if (remote_) return false;  // each read names the version it wants (If-Match)
+    return changed_within_last_second(check_unchanged_stat()) && n > 0;
+}
+
+void OpenFile::confirm_by_second_read(const void* first, size_t n, const std::function<void(void*)>& read_again) const {
     // A write may be in progress without moving the timestamps again (they
     // moved when it began, maybe before this file was opened): once no
     // writer holds the file, the same bytes again, or an error.
@@ -127,7 +130,7 @@ void OpenFile::check_after_read(const void* first, size_t n, const std::function
     std::vector<char> again(n);
     read_again(again.data());
     check_unchanged();
-    if (n > 0 && std::memcmp(again.data(), first, n) != 0)
+    if (std::memcmp(again.data(), first, n) != 0)
         throw SourceError(path_, "changing while being read (" + std::to_string(n) + " bytes): not served");
 }
 

@@ -88,7 +88,12 @@ public:
     // under way and may have torn them) a wait, bounded, until no process
     // holds the file open for writing (writer_probe.hpp), then read_again
     // into a second buffer: SourceError when the two differ.
-    void check_after_read(const void* first, size_t n, const std::function<void(void*)>& read_again) const;
+    // A template so that a settled file (every read but those of the last
+    // second) costs the fstat alone, no std::function.
+    template <class ReadAgain>
+    void check_after_read(const void* first, size_t n, ReadAgain&& read_again) const {
+        if (needs_second_read(n)) confirm_by_second_read(first, n, read_again);
+    }
     // Throws SourceError when fstat of the fd no longer gives the identity
     // (a remote file checks its version on every read instead: no-op).
     void check_unchanged() const;
@@ -102,6 +107,10 @@ public:
 
 private:
     struct stat check_unchanged_stat() const;
+    // check_unchanged(); true when the file changed within the last second
+    // (a local file, n > 0): check_after_read then reads a second time.
+    bool needs_second_read(size_t n) const;
+    void confirm_by_second_read(const void* first, size_t n, const std::function<void(void*)>& read_again) const;
     void wait_for_writers() const;
     OpenFile(int fd, std::string path, FileIdentity identity)
         : fd_(fd), path_(std::move(path)), identity_(identity) {}

@@ -11,8 +11,8 @@ CdfVariableSource::CdfVariableSource(std::shared_ptr<const OpenFile> file, std::
                                      size_t variable, std::string name)
     : file_(std::move(file)), layout_(std::move(layout)), index_(variable), name_(std::move(name)) {}
 
-void CdfVariableSource::check_unchanged(const void* read, size_t n,
-                                        const std::function<void(void*)>& read_again) const {
+template <class ReadAgain>
+void CdfVariableSource::check_unchanged(const void* read, size_t n, ReadAgain&& read_again) const {
     // One fstat per read, after it: a file rewritten in place (same inode)
     // must give an error, not bytes of a different layout or of two versions.
     try {
@@ -35,7 +35,7 @@ void CdfVariableSource::read(std::span<const uint64_t> start, std::span<const ui
     try {
         read_runs(start, count, static_cast<uint8_t*>(out));
     } catch (const SourceError&) {
-        check_unchanged(nullptr, 0, {});  // a file that shrank: say so (and mark it changed)
+        check_unchanged(nullptr, 0, [](void*) {});  // a file that shrank: say so (and mark it changed)
         throw;
     }
     // After reading: the bytes all come from the version opened, untorn.

@@ -3,7 +3,6 @@
 // full; whole packed records) are one pread each.
 #pragma once
 
-#include <functional>
 #include <memory>
 
 #include "codecs/array_source.hpp"
@@ -28,7 +27,9 @@ public:
 private:
     const VariableLayout& var() const { return layout_->variables[index_]; }
     // SourceError when the file is no longer what the layout describes.
-    void check_unchanged(const void* read, size_t n, const std::function<void(void*)>& read_again) const;
+    // OpenFile::check_after_read, its error naming the variable (defined and used in the .cpp).
+    template <class ReadAgain>
+    void check_unchanged(const void* read, size_t n, ReadAgain&& read_again) const;
     // The preads of a box (one per contiguous run), big-endian into dst.
     void read_runs(std::span<const uint64_t> start, std::span<const uint64_t> count, uint8_t* dst) const;
 
