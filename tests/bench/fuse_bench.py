@@ -26,6 +26,8 @@ import time
 import netCDF4
 import numpy as np
 
+import bench_cli
+
 NPART = 120
 PER_PART = 35          # time steps per partition
 NY, NX = 180, 360      # 259,200 bytes per float time step -> ~1.06 GiB in all
@@ -137,11 +139,10 @@ class Mount:
 
 
 def main():
-    if len(sys.argv) < 2:
-        print(__doc__)
+    args = bench_cli.positional(__doc__, "/tmp/ncafs-bench")
+    if args is None:
         return 2
-    ncafs = os.path.abspath(sys.argv[1])
-    work = sys.argv[2] if len(sys.argv) > 2 else "/tmp/ncafs-bench"
+    ncafs, work = args
     os.makedirs(work, exist_ok=True)
     log("generating in %s (reused when present) ..." % work)
     parts = generate_big(os.path.join(work, "big"))

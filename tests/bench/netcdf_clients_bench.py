@@ -30,6 +30,8 @@ import time
 import netCDF4
 import numpy as np
 
+import bench_cli
+
 NFILES, STEPS, NY, NX = 48, 24, 180, 360
 
 C_READER = r"""
@@ -168,12 +170,10 @@ def report(name, local, mount, extra=""):
 
 
 def main():
-    if len(sys.argv) < 2:
-        print(__doc__)
+    args = bench_cli.positional(__doc__, "/tmp/ncafs-clients-bench", 3)
+    if args is None:
         return 2
-    ncafs = os.path.abspath(sys.argv[1])
-    work = sys.argv[2] if len(sys.argv) > 2 else "/tmp/ncafs-clients-bench"
-    repeats = int(sys.argv[3]) if len(sys.argv) > 3 else 3
+    ncafs, work, repeats = args
     source, local, reader = generate(work, ncafs)
     size = os.path.getsize(local)
     first_header = []

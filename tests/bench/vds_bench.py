@@ -32,6 +32,7 @@ sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(HERE, "..", "vds"))
 import fuse_bench  # noqa: E402  (generate_big, Mount, timed, drop_cache)
 import make_vds  # noqa: E402  (the independent OpenVDS container writer)
+import bench_cli  # noqa: E402
 
 VDS_SHAPE = (160, 192, 256)  # C order: Inline, Crossline, Sample (30 MiB of float32)
 
@@ -152,11 +153,10 @@ def bench_vds_view(ncafs, big):
 
 
 def main():
-    if len(sys.argv) < 2:
-        print(__doc__)
+    args = bench_cli.positional(__doc__, "/tmp/ncafs-bench")
+    if args is None:
         return 2
-    ncafs = os.path.abspath(sys.argv[1])
-    work = sys.argv[2] if len(sys.argv) > 2 else "/tmp/ncafs-bench"
+    ncafs, work = args
     log("generating in %s (reused when present) ..." % work)
     big = os.path.join(work, "big")
     fuse_bench.generate_big(big)

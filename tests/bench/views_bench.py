@@ -26,6 +26,7 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import fuse_bench  # noqa: E402  (generator, Mount, timed, drop_cache)
+import bench_cli  # noqa: E402
 
 TINY = 10000
 
@@ -71,11 +72,10 @@ def pass_over(folder, suffix, reader):
 
 
 def main():
-    if len(sys.argv) < 2:
-        print(__doc__)
+    args = bench_cli.positional(__doc__, "/tmp/ncafs-bench")
+    if args is None:
         return 2
-    ncafs = os.path.abspath(sys.argv[1])
-    work = sys.argv[2] if len(sys.argv) > 2 else "/tmp/ncafs-bench"
+    ncafs, work = args
     os.makedirs(work, exist_ok=True)
     log("generating in %s (reused when present) ..." % work)
     fuse_bench.generate_big(os.path.join(work, "big"))
