@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "codecs/error.hpp"
+#include "codecs/open_file.hpp"
 #include "remote/remote_store.hpp"
 
 using ncafs::RemoteBytes;
@@ -98,7 +99,7 @@ int run(const Args& a) {
     auto object = store.open(a.url);
     std::cout << "size " << object->size() << "\nversion " << object->version() << std::endl;
     if (a.local_copy) {
-        std::cout << "local_copy " << store.local_copy(*object) << std::endl;
+        std::cout << "local_copy " << store.local_copy(*object)->path() << std::endl;
         return 0;
     }
     std::vector<std::vector<char>> results(a.threads);
