@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <charconv>
 #include <cstdio>
 #include <ctime>
@@ -38,22 +39,14 @@ CacheLog log_or_stderr(CacheLog log) {
     return [](const std::string& line) { std::fprintf(stderr, "ncafs: %s\n", line.c_str()); };
 }
 
-bool pread_all(int fd, char* data, size_t n) {
-    size_t done = 0;
-    while (done < n) {
-        ssize_t got = ::pread(fd, data + done, n - done, static_cast<off_t>(done));
-        if (got <= 0) return false;
-        done += static_cast<size_t>(got);
-    }
-    return true;
-}
-
-bool pwrite_all(int fd, const char* data, size_t n) {
-    size_t done = 0;
-    while (done < n) {
-        ssize_t put = ::pwrite(fd, data + done, n - done, static_cast<off_t>(done));
-        if (put <= 0) return false;
-        done += static_cast<size_t>(put);
+// ::pread or ::pwrite until n bytes moved; false on an error or end of file.
+template <class Io, class Bytes>
+bool move_all(Io io, int fd, Bytes* data, size_t n) {
+    for (size_t done = 0; done < n;) {
+        ssize_t moved = io(fd, data + done, n - done, static_cast<off_t>(done));
+        if (moved < 0 && errno == EINTR) continue;
+        if (moved <= 0) return false;
+        done += static_cast<size_t>(moved);
     }
     return true;
 }
@@ -96,7 +89,7 @@ void DiskCache::write_file(Sub where, const std::string& name, const char* data,
     } catch (const SourceError&) {
         return;  // a full disk loses a cache entry, not a read
     }
-    if (!pwrite_all(temp.fd.get(), data, n)) return folder_.discard(temp);
+    if (!move_all(::pwrite, temp.fd.get(), data, n)) return folder_.discard(temp);
     if (folder_.publish(temp, sub(where), name)) account(n);
 }
 
@@ -105,7 +98,7 @@ std::optional<ObjectMeta> DiskCache::load_meta(const std::string& url) const {
     UniqueFd fd = folder_.open_file(sub(Meta), names_.name("meta", url), st);
     if (!fd || st.st_size <= 0 || static_cast<uint64_t>(st.st_size) > kMaxMetaBytes) return std::nullopt;
     std::string text(static_cast<size_t>(st.st_size), '\0');
-    if (!pread_all(fd.get(), text.data(), text.size())) return std::nullopt;
+    if (!move_all(::pread, fd.get(), text.data(), text.size())) return std::nullopt;
     std::istringstream in(text);
     std::string magic, stored_url, size_text;
     ObjectMeta meta;
@@ -133,7 +126,7 @@ Block DiskCache::load_block(const std::string& key, uint64_t index, size_t lengt
     UniqueFd fd = folder_.open_file(sub(Blocks), name, st);
     if (!fd) return nullptr;
     auto data = std::make_shared<std::vector<char>>(length);
-    if (static_cast<uint64_t>(st.st_size) != length || !pread_all(fd.get(), data->data(), length)) {
+    if (static_cast<uint64_t>(st.st_size) != length || !move_all(::pread, fd.get(), data->data(), length)) {
         folder_.remove(sub(Blocks), name);  // torn: fetch it again
         return nullptr;
     }

@@ -188,6 +188,10 @@ def case_links(m_args, cache, layout, nc4_info, victims):
     for target, size in secrets:
         with open(target, "rb") as f:
             check(f.read() == b"\x5a" * size, "%s unchanged" % target)
+    check(sorted(os.listdir(victims)) == sorted(os.path.basename(t) for t, _ in secrets),
+          "nothing created or deleted beside the link targets: %s" % os.listdir(victims))
+    check(not any(os.path.islink(os.path.join(cache, d, n)) for d in ("blocks", "objects")
+                  for n in os.listdir(os.path.join(cache, d))), "no planted link is left in the cache")
 
 
 def case_swapped_folders(layout, cache, victims):
