@@ -110,8 +110,9 @@ def cache_tree(cache):
     return found
 
 
-def case_modes(cache):
-    """(b) Folders 0700, files 0600, all root's; the user opens nothing."""
+def case_modes(cache, control):
+    """(b) Folders 0700, files 0600, all root's; the user opens nothing but
+    `control`, a file all may read (proof that the child can open files)."""
     tree = cache_tree(cache)
     check(len([p for p, st in tree if stat.S_ISREG(st.st_mode)]) > 10, "the cache holds files: %s" % tree[:5])
     for p, st in tree:
@@ -119,9 +120,10 @@ def case_modes(cache):
         check(stat.S_ISDIR(st.st_mode) or stat.S_ISREG(st.st_mode), "%s: neither folder nor file" % p)
         check(stat.S_IMODE(st.st_mode) == want and st.st_uid == 0,
               "%s: mode %o uid %d, expected %o root" % (p, stat.S_IMODE(st.st_mode), st.st_uid, want))
-    r = subprocess.run(["runuser", "-u", USER, "--", PYTHON, "-c", CHILD_OPEN] + [p for p, _ in tree],
+    r = subprocess.run(["runuser", "-u", USER, "--", PYTHON, "-c", CHILD_OPEN, control] + [p for p, _ in tree],
                        capture_output=True, text=True, cwd="/", timeout=60)
-    check(r.returncode == 0 and r.stdout.strip() == "", "the user opened cached files: %s %s" % (r.stdout, r.stderr))
+    check(r.returncode == 0 and r.stdout.split() == [control], "the user opened cached files: %s %s" % (r.stdout,
+                                                                                                      r.stderr))
 
 
 def read_both(m, layout, nc4_info, what):
@@ -262,10 +264,11 @@ def main():
             m_args = (layout.source, "cache_dir=%s,cache_size=64M" % cache)
             with Mount(*m_args) as m:
                 read_both(m, layout, nc4_info, "first reads")
-            case_modes(cache)
+            control = os.path.join(layout.gen, layout.parts[0])
+            case_modes(cache, control)
             case_fifo(m_args, cache, layout, nc4_info)
             case_links(m_args, cache, layout, nc4_info, victims)
-            case_modes(cache)
+            case_modes(cache, control)
             case_swapped_folders(layout, cache, victims)
     finally:
         shutil.rmtree(work, ignore_errors=True)
