@@ -79,7 +79,7 @@ void DiskCache::clear() {
             ++removed;
         }
     if (removed) log_("remote: disk cache " + dir() + ": no valid secret for its names; " + std::to_string(removed) +
-                      " cached files removed, a new secret written");
+                      (removed == 1 ? " cached file" : " cached files") + " removed, a new secret written");
 }
 
 void DiskCache::write_file(Sub where, const std::string& name, const char* data, size_t n) {

@@ -337,3 +337,22 @@ TEST(DiskCache, SwappedFoldersAreNotFollowed) {
     std::filesystem::remove_all(dir);
     std::filesystem::remove_all(victim);
 }
+
+// A cache written before names were keyed (0755 folders, 0644 files, no
+// secret): tightened to 0700 and emptied, its files' names being lost.
+TEST(DiskCache, AnOlderCacheIsTightenedAndEmptied) {
+    std::string dir = temp_dir();
+    ASSERT_EQ(::chmod(dir.c_str(), 0755), 0);
+    for (const char* sub : {"meta", "blocks", "objects", "tmp"})
+        ASSERT_EQ(::mkdir((dir + "/" + sub).c_str(), 0755), 0);
+    std::ofstream(dir + "/blocks/0123456789abcdef0123456789abcdef.0") << "private bytes";
+    ::chmod((dir + "/blocks/0123456789abcdef0123456789abcdef.0").c_str(), 0644);
+    std::vector<std::string> lines;
+    DiskCache cache(dir, 1 << 20, [&](const std::string& l) { lines.push_back(l); });
+    EXPECT_EQ(mode_of(dir), 0700u);
+    for (const char* sub : {"meta", "blocks", "objects", "tmp"}) EXPECT_EQ(mode_of(dir + "/" + sub), 0700u) << sub;
+    EXPECT_TRUE(names_in(dir + "/blocks").empty());
+    ASSERT_EQ(lines.size(), 1u);
+    EXPECT_NE(lines[0].find("1 cached file removed"), std::string::npos) << lines[0];
+    std::filesystem::remove_all(dir);
+}
