@@ -319,10 +319,12 @@ def expect_refused(m, path, words, what):
 
 
 def redirecting_nginx(root, target):
-    """nginx serving `root`, where /out/NAME redirects to target/NAME and /in/NAME to its own /NAME."""
+    """nginx serving `root`, where /out/NAME redirects to target/NAME, /in/NAME
+    to its own /NAME, and the S3 path /BUCKET/KEY to target/BUCKET/KEY."""
     return servers.Nginx(root, locations=(
         "location /out/ { rewrite ^/out/(.*)$ %s/$1 redirect; }\n"
-        "    location /in/ { rewrite ^/in/(.*)$ /$1 redirect; }" % target.url))
+        "    location /in/ { rewrite ^/in/(.*)$ /$1 redirect; }\n"
+        "    location /%s/ { rewrite ^/(.*)$ %s/$1 redirect; }" % (target.url, BUCKET, target.url)))
 
 
 def case_policy(work):
@@ -365,6 +367,13 @@ def case_policy(work):
         check(len(other.requests()) == seen_other, "the redirect target was never asked: %s" % other.requests())
         check(signed.rejected == 0 and all("Authorization" in h for _, _, h in signed.requests), "S3 requests signed")
         check(not any("AWS4" in line for line in web.requests()), "no credentials sent to nginx")
+        # A signed request's redirect is not followed, even into an allowed root.
+        with Mount(layout.source, "s3_endpoint=%s,allow_root=s3://%s/monthly,%s" % (web.url, BUCKET,
+                                                                                  roots(web, other))) as m:
+            expect_refused(m, m.path(name), ["s3://%s/monthly/" % BUCKET, "signed request is never redirected"],
+                           "a redirect of a signed request")
+        check(any(" 302 " in l and "auth=AWS4-HMAC-SHA256" in l for l in web.requests()), "the S3 request was signed")
+        check(len(other.requests()) == seen_other, "no request followed the signed redirect: %s" % other.requests())
         steal_by_unprivileged_user(work, layout, web, store, signed)
 
 
