@@ -103,6 +103,8 @@ struct HttpClient::Impl {
     void give_back(CURLM* multi, std::vector<Transfer>& transfers);
     void configure(Transfer& t);
     void run(CURLM* multi, std::vector<Transfer>& transfers);
+    // The redirect target of each request ("" = none).
+    std::vector<std::string> run_round(std::span<const RangeRequest> requests, std::span<RangeResponse> responses);
     void perform_hop(std::span<const RangeRequest> requests, std::span<RangeResponse> responses, unsigned hop);
 };
 
@@ -196,9 +198,9 @@ void HttpClient::Impl::run(CURLM* multi, std::vector<Transfer>& transfers) {
             t->response->curl_code = CURLE_ABORTED_BY_CALLBACK;  // a rule, not a failure worth retrying
             t->response->curl_error = t->connect.refused;
         }
-        char* location = nullptr;
-        if (t->response->status / 100 == 3 && curl_easy_getinfo(m->easy_handle, CURLINFO_REDIRECT_URL, &location) == CURLE_OK && location)
-            t->redirect = location;
+        char* location = nullptr;  // where a 3xx points, resolved by curl (not followed)
+        curl_easy_getinfo(m->easy_handle, CURLINFO_REDIRECT_URL, &location);
+        if (t->response->status / 100 == 3 && location) t->redirect = location;
     }
 }
 
@@ -224,10 +226,8 @@ void HttpClient::perform(std::span<const RangeRequest> requests, std::span<Range
     impl_->perform_hop(requests, responses, 0);
 }
 
-// Runs the requests; then the redirected ones again at their targets, when
-// the access policy lets them go there (else the refusal is their error).
-void HttpClient::Impl::perform_hop(std::span<const RangeRequest> requests, std::span<RangeResponse> responses,
-                                   unsigned hop) {
+std::vector<std::string> HttpClient::Impl::run_round(std::span<const RangeRequest> requests,
+                                                     std::span<RangeResponse> responses) {
     std::vector<Transfer> transfers(requests.size());
     for (size_t i = 0; i < requests.size(); ++i) {
         responses[i] = RangeResponse{};
@@ -238,14 +238,23 @@ void HttpClient::Impl::perform_hop(std::span<const RangeRequest> requests, std::
     CURLM* multi = take_multi();
     run(multi, transfers);
     give_back(multi, transfers);
+    std::vector<std::string> redirects;
+    for (Transfer& t : transfers) redirects.push_back(std::move(t.redirect));
+    return redirects;
+}
 
+// Runs the requests; then the redirected ones again at their targets, when
+// the access policy lets them go there (else the refusal is their error).
+void HttpClient::Impl::perform_hop(std::span<const RangeRequest> requests, std::span<RangeResponse> responses,
+                                   unsigned hop) {
+    const std::vector<std::string> redirects = run_round(requests, responses);
     std::vector<ObjectAddress> targets;
     targets.reserve(requests.size());  // the next requests point into it
     std::vector<RangeRequest> next;
     std::vector<size_t> origin;
     for (size_t i = 0; i < requests.size(); ++i) {
-        if (transfers[i].redirect.empty()) continue;
-        Redirect r = config.access.redirect_address(*requests[i].address, transfers[i].redirect);
+        if (redirects[i].empty()) continue;
+        Redirect r = config.access.redirect_address(*requests[i].address, redirects[i]);
         if (r.address && hop >= kMaxRedirects) r = {std::nullopt, "more than 5 redirects"};
         if (!r.address) {
             responses[i].curl_code = CURLE_TOO_MANY_REDIRECTS;  // not retried
