@@ -308,6 +308,11 @@ def case_check(work):
         check(good.returncode == 0 and good.stdout.strip() == "ok", "check of the good one: " + good.stdout + good.stderr)
         inspect = subprocess.run([NCAFS, "inspect", nca], capture_output=True, text=True, timeout=60)
         check(inspect.returncode == 0 and missing in inspect.stdout, "inspect lists the URLs without opening them")
+        inspect = subprocess.run([NCAFS, "inspect", "-o", roots(web), nca], capture_output=True, text=True, timeout=60)
+        lines = inspect.stdout.splitlines()
+        check(any("s3://" in l and "(refused: not under an allowed remote root" in l for l in lines) and
+              not any(missing in l and "refused" in l for l in lines), "inspect -o marks the URLs no root covers:\n" +
+              inspect.stdout + inspect.stderr)
 
 
 def expect_refused(m, path, words, what):
