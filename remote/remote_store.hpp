@@ -12,6 +12,7 @@
 #include <string_view>
 
 #include "codecs/remote_bytes.hpp"
+#include "remote/access_policy.hpp"
 
 namespace ncafs {
 class OpenFile;
@@ -23,6 +24,7 @@ class DiskCache;
 
 struct RemoteConfig {
     bool allowed = true;           // -o remote=no: every open throws SourceError
+    AccessPolicy access;           // -o allow_root=URL (repeatable) and allow_other
     std::string s3_endpoint;       // -o s3_endpoint=URL ("" = AWS, virtual-host style)
     std::string s3_region;         // -o s3_region= ("" = AWS_REGION / profile / us-east-1)
     std::string ca_file;           // -o ca_file=
