@@ -105,7 +105,10 @@ Backend make_backend(const ViewOptions& options, const std::vector<std::string>&
     b.draws_on_remote = [](const Dataset& dataset) { return agg::draws_on_remote_objects(dataset); };
     VdsViewOptions vds_options;
     vds_options.lods = options.vds_lods;
-    vds_options.note = [](const std::string& m) { log_once(LogLevel::Info, m); };
+    // Variables a .vds view leaves out are a fact about each dataset, not
+    // something an operator acts on: debug level (one ls -lR of a healthy
+    // collection writes no log line).
+    vds_options.note = [](const std::string& m) { log_once(LogLevel::Debug, m); };
     b.make_view = [cdf, ds_options, vds_options](std::shared_ptr<const Dataset> dataset, const std::string& view,
                                     const std::string& name) -> std::shared_ptr<const VirtualFile> {
         if (view == "nc") return make_cdf_view(std::move(dataset), cdf);
