@@ -19,6 +19,8 @@
 #include "codecs/sniff.hpp"
 #include "codecs/vds/vds_reader.hpp"
 #include "codecs/vds/vds_view.hpp"
+#include "codecs/vds/vds_writer_container.hpp"
+#include "codecs/vds/vds_writer_plan.hpp"
 #include "fs/log.hpp"
 
 namespace ncafs::fs {
@@ -73,6 +75,25 @@ std::shared_ptr<const Dataset> open_vds_directory_dataset(const std::string& pat
     return std::make_shared<const Dataset>(vds::open_vds_directory(std::move(dir.fd), path));
 }
 
+// Whether make_vds_view can make the .vds view of a dataset, from its plan
+// and the chunk count of every layer (as build_container counts them),
+// without building the page tables: "" when it can, else why not.
+std::string vds_refusal(const Dataset& dataset, int lods) {
+    std::string why;
+    auto plan = vds::plan_vds(dataset, lods, &why);
+    if (!plan) return dataset.origin + ": no .vds view: " + why;
+    uint64_t chunks = 0;
+    for (size_t c = 0; c < plan->channels.size(); ++c)
+        for (int lod = 0; lod <= plan->layout.lod_levels; ++lod) {
+            const uint64_t n = vds::make_geometry(plan->layout, plan->group, lod).chunk_count;
+            if (n > vds::kMaxViewChunks - chunks)
+                return dataset.origin + ": no .vds view: it would have more than " +
+                       std::to_string(vds::kMaxViewChunks) + " chunks";
+            chunks += n;
+        }
+    return {};
+}
+
 }  // namespace
 
 Backend make_backend(const ViewOptions& options, const std::vector<std::string>& allowed_roots) {
@@ -109,6 +130,11 @@ Backend make_backend(const ViewOptions& options, const std::vector<std::string>&
     // something an operator acts on: debug level (one ls -lR of a healthy
     // collection writes no log line).
     vds_options.note = [](const std::string& m) { log_once(LogLevel::Debug, m); };
+    b.cheap_verdict = [lods = options.vds_lods](const Dataset& dataset,
+                                                const std::string& view) -> std::optional<std::string> {
+        if (view == "vds") return vds_refusal(dataset, lods);
+        return std::nullopt;  // nc, ds, ncs: headers, built to know
+    };
     b.make_view = [cdf, ds_options, vds_options](std::shared_ptr<const Dataset> dataset, const std::string& view,
                                     const std::string& name) -> std::shared_ptr<const VirtualFile> {
         if (view == "nc") return make_cdf_view(std::move(dataset), cdf);

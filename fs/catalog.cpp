@@ -80,7 +80,7 @@ Catalog::Catalog(std::string source_root, ViewOptions options, Backend backend)
     netcdf4_.set_capacity(kClassificationCapacity);
     prechecks_.set_capacity(kClassificationCapacity);
     view_sizes_.set_capacity(kClassificationCapacity);
-    refused_views_.set_capacity(kClassificationCapacity);
+    view_verdicts_.set_capacity(kClassificationCapacity);
     lod_datasets_.set_capacity(kClassificationCapacity);
     unreadable_.set_capacity(kClassificationCapacity);
     // Opened datasets hold descriptors: open_files bounds them, and so does RLIMIT_NOFILE.
@@ -253,6 +253,13 @@ std::shared_ptr<const Dataset> Catalog::dataset(const std::string& path, const s
     return d;
 }
 
+std::shared_ptr<const Dataset> Catalog::dataset_at(const std::string& path, const struct stat& st, bool aggregation,
+                                                   int lod) {
+    std::shared_ptr<const Dataset> data = dataset(path, st, aggregation);
+    if (lod > 0) data = std::make_shared<const Dataset>(make_lod_dataset(*data, lod, options_.lod_keep));
+    return data;
+}
+
 std::shared_ptr<const VirtualFile> Catalog::view_of(const std::string& path, const struct stat& st, bool aggregation,
                                                     const std::string& view, const std::string& name, int lod) {
     // Only the ncs view records its name; nc and ds views are the same for any name.
@@ -261,9 +268,7 @@ std::shared_ptr<const VirtualFile> Catalog::view_of(const std::string& path, con
         std::lock_guard lock(mutex_);
         if (auto hit = views_.get(key)) return *hit;
     }
-    std::shared_ptr<const Dataset> data = dataset(path, st, aggregation);
-    if (lod > 0) data = std::make_shared<const Dataset>(make_lod_dataset(*data, lod, options_.lod_keep));
-    auto vf = backend_.make_view(std::move(data), view, name);
+    auto vf = backend_.make_view(dataset_at(path, st, aggregation, lod), view, name);
     uint64_t size = vf->size();
     std::lock_guard lock(mutex_);
     views_.put(key, vf);
@@ -434,7 +439,7 @@ bool Catalog::dataset_has_lods(const std::string& path, const struct stat& st, b
     return has;
 }
 
-bool Catalog::view_servable(Entry& v) {
+bool Catalog::view_servable(Entry& v, bool need_size) {
     const ViewKey key = view_key(v.real_path, v.st, v.aggregation, v.view, v.name, v.lod);
     {
         std::lock_guard lock(mutex_);
@@ -442,9 +447,30 @@ bool Catalog::view_servable(Entry& v) {
             v.size = *hit;
             return true;
         }
-        if (refused_views_.get(key)) return false;
+        if (auto verdict = view_verdicts_.get(key); verdict && (!*verdict || !need_size)) return *verdict;
     }
-    return size_view(v);
+    if (need_size || !backend_.cheap_verdict) return size_view(v);
+    bool remembered = true;
+    if (!readable_dataset(v.real_path, v.st, v.aggregation, remembered)) {
+        if (remembered) refuse_view(v);
+        return false;
+    }
+    std::optional<std::string> refusal;
+    try {
+        refusal = backend_.cheap_verdict(*dataset_at(v.real_path, v.st, v.aggregation, v.lod), v.view);
+    } catch (const std::exception& ex) {
+        if (may_pass(ex)) return false;
+        refusal = ex.what();
+    }
+    if (!refusal) return size_view(v);
+    if (!refusal->empty()) {
+        log_once(LogLevel::Debug, v.real_path + ": no " + v.name + " view: " + *refusal);
+        refuse_view(v);
+        return false;
+    }
+    std::lock_guard lock(mutex_);
+    view_verdicts_.put(key, true);
+    return true;
 }
 
 std::shared_ptr<const Dataset> Catalog::readable_dataset(const std::string& path, const struct stat& st,
@@ -487,7 +513,7 @@ bool Catalog::size_view(Entry& v) {
 
 void Catalog::refuse_view(const Entry& v) {
     std::lock_guard lock(mutex_);
-    refused_views_.put(view_key(v.real_path, v.st, v.aggregation, v.view, v.name, v.lod), true);
+    view_verdicts_.put(view_key(v.real_path, v.st, v.aggregation, v.view, v.name, v.lod), false);
 }
 
 // NAME.classic.nc: the nc view of a netCDF-4 file NAME.nc that is not an aggregation.
@@ -644,7 +670,7 @@ void Catalog::list_twins(std::vector<ListedSource>& sources, const std::set<std:
         v.name = name;
         v.lod = lod;
         // An aggregation's nc view was built when it was classified.
-        if ((s.aggregation && view == "nc" && lod == 0) || view_servable(v)) out.push_back({name, false});
+        if ((s.aggregation && view == "nc" && lod == 0) || view_servable(v, false)) out.push_back({name, false});
     };
     for (const auto& s : sources) {
         std::string stem = source_stem(s.name)->first;

@@ -134,6 +134,8 @@ private:
     bool may_be_aggregation(const std::string& path, const struct stat& st);
     SourceFormat sniff(const std::string& path, const struct stat& st);
     std::shared_ptr<const Dataset> dataset(const std::string& path, const struct stat& st, bool aggregation);
+    // The dataset a view of LOD `lod` shows (lod 0: the file's own).
+    std::shared_ptr<const Dataset> dataset_at(const std::string& path, const struct stat& st, bool aggregation, int lod);
     std::shared_ptr<const VirtualFile> view_of(const std::string& path, const struct stat& st, bool aggregation,
                                                const std::string& view, const std::string& name, int lod);
     std::optional<Entry> resolve_twin(const std::string& real_dir, const std::string& name);
@@ -156,9 +158,11 @@ private:
     std::vector<LodName> lod_names(const std::string& stem, const std::string& path, const struct stat& st,
                                    bool aggregation);
     std::optional<Entry> resolve_classic_view(const std::string& real_dir, const std::string& name);
-    // Whether the view of entry v (view fields set) can be served, and its
-    // size: from the caches of sizes and refusals, else by building it.
-    bool view_servable(Entry& v);
+    // Whether the view of entry v (view fields set) can be served: from the
+    // caches of sizes and verdicts, else by building it (v.size set), or,
+    // when !need_size and the backend has a cheap verdict for the view
+    // (vds), from that.
+    bool view_servable(Entry& v, bool need_size = true);
     // Builds the view of v for its size; false, logged and (unless the cause
     // may pass, such as EMFILE) remembered as refused, when it cannot be made.
     bool size_view(Entry& view_entry);
@@ -186,7 +190,7 @@ private:
     Lru<FileKey, bool> netcdf4_;
     Lru<FileKey, bool> prechecks_;  // "may be an aggregation" (the header pre-check)
     Lru<ViewKey, uint64_t> view_sizes_;
-    Lru<ViewKey, bool> refused_views_;   // views that could not be built (listed never, looked up in vain)
+    Lru<ViewKey, bool> view_verdicts_;  // false: cannot be built (never listed); true: a cheap verdict said it can
     Lru<DatasetKey, bool> lod_datasets_;  // dataset_has_lods
     Lru<DatasetKey, bool> unreadable_;    // datasets that do not parse
     Lru<DatasetKey, std::shared_ptr<const Dataset>> datasets_;
