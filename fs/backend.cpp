@@ -5,6 +5,8 @@
 
 #include <algorithm>
 #include <cstring>
+#include <span>
+#include <unordered_map>
 
 #include "aggregation/read/open_aggregation.hpp"
 #include "aggregation/read/dataset_cache.hpp"
@@ -94,6 +96,27 @@ std::string vds_refusal(const Dataset& dataset, int lods) {
     return {};
 }
 
+// Partition folders held open during one sweep: partitions share few folders.
+constexpr size_t kSweepFolders = 64;
+
+std::optional<std::string> first_unreadable(std::span<const std::string> files, const ConfinedRoots& confined) {
+    std::unordered_map<std::string, UniqueFd> folders;
+    for (const auto& file : files) {
+        const auto slash = file.rfind('/');
+        if (slash == std::string::npos || slash + 1 == file.size()) return file;
+        const std::string folder = slash == 0 ? std::string("/") : file.substr(0, slash);
+        auto it = folders.find(folder);
+        if (it == folders.end()) {
+            if (folders.size() >= kSweepFolders) folders.clear();
+            OpenResult dir = confined.open(folder, O_PATH | O_DIRECTORY);
+            if (!dir.fd) return file;
+            it = folders.emplace(folder, std::move(dir.fd)).first;
+        }
+        if (::faccessat(it->second.get(), file.c_str() + slash + 1, R_OK, AT_SYMLINK_NOFOLLOW) != 0) return file;
+    }
+    return std::nullopt;
+}
+
 }  // namespace
 
 Backend make_backend(const ViewOptions& options, const std::vector<std::string>& allowed_roots) {
@@ -123,6 +146,7 @@ Backend make_backend(const ViewOptions& options, const std::vector<std::string>&
         return open_plain_dataset(OpenFile::open(path, confined.get()));
     };
     b.source_files = [](const Dataset& dataset) { return agg::files_drawn_on(dataset); };
+    b.first_unreadable = [confined](std::span<const std::string> files) { return first_unreadable(files, *confined); };
     b.draws_on_remote = [](const Dataset& dataset) { return agg::draws_on_remote_objects(dataset); };
     VdsViewOptions vds_options;
     vds_options.lods = options.vds_lods;

@@ -54,6 +54,11 @@ struct Backend {
     // Every file a dataset draws on (its origin, an aggregation's partitions);
     // empty: just the origin.
     std::function<std::vector<std::string>(const Dataset& dataset)> source_files;
+    // The first of `files` that is absent or unreadable now (access(2) with
+    // R_OK), each tested from its folder's descriptor opened confined to the
+    // allowed roots: one open per folder, one faccessat per file (its last
+    // component, if a symlink, not followed). Unset: none.
+    std::function<std::optional<std::string>(std::span<const std::string> files)> first_unreadable;
     // Whether a dataset reads partitions from remote objects (URLs); unset: never.
     std::function<bool(const Dataset& dataset)> draws_on_remote;
     // Cheap magic sniff; defaults to sniff_source_format.

@@ -12,6 +12,7 @@
 #include <iterator>
 #include <new>
 #include <set>
+#include <span>
 #include <system_error>
 
 #include "aggregation/read/dataset_cache.hpp"
@@ -706,8 +707,8 @@ std::optional<std::string> Catalog::absent_partition(const Entry& entry) {
         std::lock_guard lock(mutex_);
         if (auto seen = all_partitions_present_.get(key); seen && *seen == generation) return std::nullopt;
     }
-    for (size_t i = 1; i < files->size(); ++i)
-        if (::access((*files)[i].c_str(), R_OK) != 0) return (*files)[i];
+    if (!backend_.first_unreadable || files->size() < 2) return std::nullopt;
+    if (auto absent = backend_.first_unreadable(std::span<const std::string>(*files).subspan(1))) return absent;
     std::lock_guard lock(mutex_);
     all_partitions_present_.put(key, generation);
     return std::nullopt;

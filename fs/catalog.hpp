@@ -88,8 +88,9 @@ public:
     // The view of a View entry, from the cache or built; throws on failure.
     std::shared_ptr<const VirtualFile> open_view(const Entry& entry);
     // For a view of an aggregation: the first partition file that is absent
-    // or unreadable now (one access(2) per partition file), else nullopt.
-    // No access(2) at all when the previous answer for this aggregation was
+    // or unreadable now (Backend::first_unreadable: one faccessat per
+    // partition file, from its folder opened confined), else nullopt.
+    // No system call at all when the previous answer for this aggregation was
     // "none" and no partition change was seen since (the partition watch
     // bumps DatasetCache::generation on any change).
     std::optional<std::string> absent_partition(const Entry& entry);
