@@ -74,6 +74,15 @@ def unservable_collection(src):
     make_aggregations.split_2d(os.path.join(src, "agg"))
 
 
+def check_absent(path, why):
+    """A name that must not resolve (it is not listed)."""
+    try:
+        os.stat(path)
+    except FileNotFoundError:
+        return
+    check(False, "%s resolves: %s" % (path, why))
+
+
 def listed_names(root):
     names = []
     for folder, dirs, files in os.walk(root):
@@ -112,11 +121,7 @@ def case_served(work):
         for n in ("chars.vds", "wide.vds", "huge.vds"):
             check(n not in names, n + " is listed: no .vds view can hold it")
         for n in ("chars.vds", "huge.vds", "garbage.ds"):
-            try:
-                os.stat(m.path(n))
-                check(False, n + " resolves although it is not listed")
-            except FileNotFoundError:
-                pass
+            check_absent(m.path(n), "it is not listed")
         agg = set(os.listdir(m.path("agg")))
         for n in ("tiles.nc", "tiles.ds", "tiles.ncs", "tiles.vds"):
             check(n in agg, "agg/" + n + " is not listed")
@@ -132,11 +137,7 @@ def case_once(work):
         names = sorted(os.listdir(m.mnt))
         check(names.count("agg4.nc") == 1, "agg4.nc listed %d times" % names.count("agg4.nc"))
         check("agg4.classic.nc" not in names, "the netCDF-4 aggregation agg4.nc is also listed as agg4.classic.nc")
-        try:
-            os.stat(m.path("agg4.classic.nc"))
-            check(False, "agg4.classic.nc resolves")
-        except FileNotFoundError:
-            pass
+        check_absent(m.path("agg4.classic.nc"), "a second name of the aggregation's view")
         with netCDF4.Dataset(m.path("agg4.nc")) as ds:
             check(ds.data_model.startswith("NETCDF3"), "agg4.nc is not the classic view: " + ds.data_model)
         # A netCDF-4 dataset NAME.nc keeps its bytes and has its classic view beside it.
@@ -191,11 +192,7 @@ def case_lods(work):
         check(len([n for n in names if ".lod" in n]) == 16, "LOD names: %s" % sorted(n for n in names if ".lod" in n))
         for n in per_dataset("big", 2):
             os.stat(m.path(n))
-        try:
-            os.stat(m.path("small.lod1.nc"))
-            check(False, "small.lod1.nc resolves although it is not listed")
-        except FileNotFoundError:
-            pass
+        check_absent(m.path("small.lod1.nc"), "it is not listed")
         with netCDF4.Dataset(m.path("big.lod2.nc")) as ds:
             check(np.array_equal(ds["t"][:], big[::4, ::4]), "big.lod2.nc holds other values than every 4th sample")
     with Mount(src, "lods=1,lod_min_size=0") as m:

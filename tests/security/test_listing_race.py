@@ -103,7 +103,7 @@ def case_swap(work):
         flipper = threading.Thread(target=flip, args=(src, outside, stop, rounds))
         flipper.start()
         try:
-            deadline = time.time() + 15
+            deadline = time.time() + 10
             while time.time() < deadline:
                 try:
                     names = os.listdir(m.path("d"))
