@@ -259,6 +259,11 @@ TEST(Options, LodLevelsAndKeptDimensions) {
     EXPECT_EQ(parse_mount_command_line({src.path.string(), mnt.path.string()}).view.lods, 0);
     EXPECT_THROW(parse_mount_command_line({src.path.string(), mnt.path.string(), "-o", "lods=17"}), UsageError);
     EXPECT_THROW(parse_mount_command_line({src.path.string(), mnt.path.string(), "-o", "lods=-1"}), UsageError);
+    EXPECT_EQ(o.view.lod_min_size, uint64_t{64} << 20);  // the default
+    EXPECT_EQ(parse_mount_command_line({src.path.string(), mnt.path.string(), "-o", "lods=1,lod_min_size=3M"})
+                  .view.lod_min_size,
+              uint64_t{3} << 20);
+    EXPECT_THROW(parse_mount_command_line({src.path.string(), mnt.path.string(), "-o", "lod_min_size=big"}), UsageError);
 }
 
 TEST(Log, ControlBytesCannotForgeOrCutLines) {
@@ -442,6 +447,48 @@ TEST(Catalog, ListingNamesOnlyWhatALookupServes) {
     for (const char* n : {"bad.ds", "novds.vds"}) EXPECT_FALSE(catalog.resolve(n)) << n;
     EXPECT_EQ(views_built.load(), built);  // verdicts remembered, both ways
     EXPECT_EQ(catalog.dataset_open_count(), opened);
+}
+
+// A costly view (vds) is decided at listing by the backend's cheap verdict,
+// not built; a lookup builds it.
+TEST(Catalog, CheapVerdictListsVdsWithoutBuildingIt) {
+    TempDir d;
+    d.write("good.nc", classic_with_attribute("history"));
+    d.write("novds.nc", classic_with_attribute("history"));
+    std::atomic<int> full_tests{0}, vds_built{0};
+    Backend backend = fake_backend(full_tests);
+    backend.make_view = [&](std::shared_ptr<const Dataset>, const std::string& view,
+                            const std::string&) -> std::shared_ptr<const VirtualFile> {
+        if (view == "vds") ++vds_built;
+        return std::make_shared<FakeView>();
+    };
+    backend.cheap_verdict = [](const Dataset&, const std::string& view) -> std::optional<std::string> {
+        if (view != "vds") return std::nullopt;
+        return std::string();
+    };
+    Catalog catalog(d.path, ViewOptions{}, backend);
+    // One of the two refused by its verdict (fake datasets have no origin: told apart by the call count).
+    int calls = 0;
+    Backend refusing = backend;
+    refusing.cheap_verdict = [&calls](const Dataset&, const std::string& view) -> std::optional<std::string> {
+        if (view != "vds") return std::nullopt;
+        return ++calls == 1 ? std::string() : std::string("no variable of a VDS type");
+    };
+    Catalog mixed(d.path, ViewOptions{}, refusing);
+    std::set<std::string> names;
+    for (auto& e : catalog.list("")) names.insert(e.name);
+    EXPECT_TRUE(names.count("good.vds") && names.count("novds.vds"));
+    EXPECT_EQ(vds_built.load(), 0);  // listed from the verdict alone
+    auto good = catalog.resolve("good.vds");
+    ASSERT_TRUE(good);
+    EXPECT_EQ(good->size, 1000u);
+    EXPECT_EQ(vds_built.load(), 1);  // the lookup built it for its size
+    names.clear();
+    for (auto& e : mixed.list("")) names.insert(e.name);
+    EXPECT_EQ(calls, 2);
+    EXPECT_EQ(names.count("good.vds") + names.count("novds.vds"), 1u);
+    mixed.list("");
+    EXPECT_EQ(calls, 2);  // verdicts remembered both ways
 }
 
 // A netCDF-4 aggregation NAME.nc shows its nc view under its own name only.
