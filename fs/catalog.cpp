@@ -451,6 +451,11 @@ bool Catalog::view_servable(Entry& v, bool need_size) {
         if (auto verdict = view_verdicts_.get(key); verdict && (!*verdict || !need_size)) return *verdict;
     }
     if (need_size || !backend_.cheap_verdict) return size_view(v);
+    if (auto verdict = judge_cheaply(v)) return *verdict;
+    return size_view(v);
+}
+
+std::optional<bool> Catalog::judge_cheaply(const Entry& v) {
     bool remembered = true;
     if (!readable_dataset(v.real_path, v.st, v.aggregation, remembered)) {
         if (remembered) refuse_view(v);
@@ -463,14 +468,14 @@ bool Catalog::view_servable(Entry& v, bool need_size) {
         if (may_pass(ex)) return false;
         refusal = ex.what();
     }
-    if (!refusal) return size_view(v);
+    if (!refusal) return std::nullopt;
     if (!refusal->empty()) {
         log_once(LogLevel::Debug, v.real_path + ": no " + v.name + " view: " + *refusal);
         refuse_view(v);
         return false;
     }
     std::lock_guard lock(mutex_);
-    view_verdicts_.put(key, true);
+    view_verdicts_.put(view_key(v.real_path, v.st, v.aggregation, v.view, v.name, v.lod), true);
     return true;
 }
 

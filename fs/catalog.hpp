@@ -164,6 +164,8 @@ private:
     // when !need_size and the backend has a cheap verdict for the view
     // (vds), from that.
     bool view_servable(Entry& v, bool need_size = true);
+    // The backend's cheap verdict on v's view, remembered; nullopt when it has none.
+    std::optional<bool> judge_cheaply(const Entry& v);
     // Builds the view of v for its size; false, logged and (unless the cause
     // may pass, such as EMFILE) remembered as refused, when it cannot be made.
     bool size_view(Entry& view_entry);
