@@ -140,6 +140,8 @@ bool apply_layout_option(const std::string& key, const std::string& value, ViewO
         options.lods = static_cast<int>(n);
     } else if (key == "lod_keep") {  // repeatable
         for (auto& d : colon_list(value)) options.lod_keep.push_back(std::move(d));
+    } else if (key == "lod_min_size") {
+        options.lod_min_size = parse_size(value, key);
     } else {
         return false;
     }
@@ -312,6 +314,9 @@ std::string usage_text(const std::string& program) {
       << "                     sample along each dimension but the record one (0..16,\n"
       << "                     default 0)\n"
       << "  lod_keep=DIM[:DIM] (mount) dimensions the LOD views leave whole (repeatable)\n"
+      << "  lod_min_size=SIZE  (mount) LOD views only of aggregations and of datasets\n"
+      << "                     whose variables hold more than SIZE bytes, bytes or K, M,\n"
+      << "                     G (default 64M)\n"
       << "\n"
       << "FUSE/mount options passed on: allow_other (forces default_permissions),\n"
       << "  allow_root, default_permissions, fsname=, subtype=, max_read=, dev, nodev,\n"
