@@ -106,6 +106,8 @@ Backend make_backend(const ViewOptions& options, const std::vector<std::string>&
     VdsViewOptions vds_options;
     vds_options.lods = options.vds_lods;
     vds_options.note = [](const std::string& m) { log_once(LogLevel::Info, m); };
+    // The view is planned at a stat: no coordinate values from a server then.
+    vds_options.may_read_coordinates = [](const ArraySource& s) { return !agg::draws_on_remote_objects(s); };
     b.make_view = [cdf, ds_options, vds_options](std::shared_ptr<const Dataset> dataset, const std::string& view,
                                     const std::string& name) -> std::shared_ptr<const VirtualFile> {
         if (view == "nc") return make_cdf_view(std::move(dataset), cdf);

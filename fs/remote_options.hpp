@@ -1,6 +1,6 @@
 // The -o options of remote partitions (remote=, s3_endpoint=, s3_region=,
-// ca_file=, cache_dir=, cache_size=), shared by mount, export and check:
-// parsing into a remote::RemoteConfig. Their --help lines are in options.cpp.
+// ca_file=, cache_dir=, cache_size=, remote_timeout=), shared by mount,
+// export and check: parsing into a remote::RemoteConfig. Their --help lines are in options.cpp.
 #pragma once
 
 #include <cstdint>
