@@ -29,7 +29,8 @@ namespace ncafs::agg {
 
 class DatasetCache {
 public:
-    static constexpr std::chrono::seconds kRemoteRevalidate{5};
+    // Fresh opens see a replaced object within 5 s: this, plus the open's own time.
+    static constexpr std::chrono::seconds kRemoteRevalidate{4};
 
     explicit DatasetCache(size_t capacity = 256);
 

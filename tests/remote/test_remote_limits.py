@@ -66,11 +66,14 @@ class TrickleServer:
                 self.send_header("ETag", '"trickle"')
                 self.end_headers()
                 step = max(1, owner.rate // 10)
-                for at in range(first, last + 1, step):
-                    if owner.stopping.wait(0.1):
-                        break
-                    self.wfile.write(data[at:min(at + step, last + 1)])
-                    self.wfile.flush()
+                try:
+                    for at in range(first, last + 1, step):
+                        if owner.stopping.wait(0.1):
+                            break
+                        self.wfile.write(data[at:min(at + step, last + 1)])
+                        self.wfile.flush()
+                except (BrokenPipeError, ConnectionResetError):
+                    pass  # the client gave up (its deadline)
                 self.close_connection = True
 
             def log_message(self, *args):
