@@ -18,6 +18,7 @@
 #include "codecs/open_file.hpp"
 #include "fs/log.hpp"
 #include "fs/read_path.hpp"
+#include "remote/network_scope.hpp"
 #include "remote/remote_store.hpp"
 
 namespace ncafs::fs {
@@ -226,6 +227,8 @@ void open_entry(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi, Entry entry,
         try {
             handle->view = fs.catalog().open_view(entry);
             fs.block_cache().forget(handle->view.get());  // partitions may have changed since
+        } catch (const remote::NetworkNeeded&) {
+            throw;  // nothing answered yet: op_open hands the open over
         } catch (const std::exception& e) {
             log_rate_limited(LogLevel::Error, entry.real_path + ": cannot open the view: " + e.what(),
                              entry.real_path + ": cannot open the view");
@@ -256,8 +259,14 @@ void op_open(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
         auto entry = fs.catalog().resolve(*path);
         if (!entry) return (void)fuse_reply_err(req, ENOENT);
         if (entry->kind == EntryKind::Directory) return (void)fuse_reply_err(req, EISDIR);
-        // Opening such a view opens remote objects (a request each): not on a FUSE worker.
+        // Such a view may need requests to open (never on a FUSE worker): from
+        // the caches if it can be, else on a thread that may wait.
         if (fs.catalog().draws_on_remote(*entry)) {
+            try {
+                remote::NetworkScope caches_only(false);
+                return open_entry(req, ino, fi, *entry, true);
+            } catch (const remote::NetworkNeeded&) {
+            }
             auto job = [req, ino, info = *fi, e = *entry]() mutable {
                 guarded(req, "open", [&] { open_entry(req, ino, &info, std::move(e), true); });
             };
@@ -316,13 +325,18 @@ bool extents_spliceable(const std::vector<ViewPiece>& pieces) {
     return true;
 }
 
-void reply_view(fuse_req_t req, Filesystem& fs, const FileHandle& h, size_t size, off_t offset, bool splice) {
+// Answers a read of a view. caches_only (a FUSE worker reading a view that
+// draws on remote objects): false, nothing answered, when a request would
+// be needed.
+bool reply_view(fuse_req_t req, Filesystem& fs, const FileHandle& h, size_t size, off_t offset, bool splice,
+                bool caches_only = false) {
     const VirtualFile& vf = *h.view;
     uint64_t file_size = vf.size();
     uint64_t off = static_cast<uint64_t>(offset);
-    if (off >= file_size) return (void)fuse_reply_buf(req, nullptr, 0);
+    if (off >= file_size) return fuse_reply_buf(req, nullptr, 0), true;
     size_t n = static_cast<size_t>(std::min<uint64_t>(size, file_size - off));
     try {
+        remote::NetworkScope network(!caches_only);
         auto pieces = merged_pieces(vf, off, n);
         bool any_extent = false;
         for (const auto& p : pieces) any_extent = any_extent || p.extent.has_value();
@@ -359,7 +373,7 @@ void reply_view(fuse_req_t req, Filesystem& fs, const FileHandle& h, size_t size
             }
             if (covered != n) throw UsageError("VirtualFile::pieces did not cover the range");
             fuse_reply_data(req, bv.get(), FUSE_BUF_SPLICE_MOVE);
-            return;
+            return true;
         }
         thread_local std::vector<uint8_t> buffer;
         buffer.resize(n);
@@ -378,6 +392,8 @@ void reply_view(fuse_req_t req, Filesystem& fs, const FileHandle& h, size_t size
             }
         }
         fuse_reply_buf(req, reinterpret_cast<const char*>(buffer.data()), n);
+    } catch (const remote::NetworkNeeded&) {
+        return false;  // only where caches_only: nothing answered
     } catch (const SourceError& e) {
         // One line per view and failing file a minute, whatever the reason's details.
         log_rate_limited(LogLevel::Error, "read of " + h.real_path + " failed: " + e.what(),
@@ -387,6 +403,7 @@ void reply_view(fuse_req_t req, Filesystem& fs, const FileHandle& h, size_t size
         log_rate_limited(LogLevel::Error, "read of " + h.real_path + " failed: " + e.what());
         fuse_reply_err(req, EIO);
     }
+    return true;
 }
 
 void op_read(fuse_req_t req, fuse_ino_t, size_t size, off_t offset, fuse_file_info* fi) {
@@ -400,6 +417,8 @@ void op_read(fuse_req_t req, fuse_ino_t, size_t size, off_t offset, fuse_file_in
         if (h.grant)
             if (int refused = fs.grant_holds(*h.grant)) return (void)fuse_reply_err(req, refused);
         if (h.remote) {
+            // Cached bytes at once; a read that needs a server waits on a thread that may.
+            if (reply_view(req, fs, h, size, offset, false, true)) return;
             auto job = [req, &fs, held = ref, size, offset] {
                 guarded(req, "read", [&] { reply_view(req, fs, *held, size, offset, false); });
             };

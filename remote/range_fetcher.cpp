@@ -4,6 +4,7 @@
 #include <thread>
 
 #include "remote/backoff.hpp"
+#include "remote/network_scope.hpp"
 
 namespace ncafs::remote {
 namespace {
@@ -40,6 +41,7 @@ std::chrono::milliseconds left_until(Clock::time_point deadline) {
 
 void fetch_ranges(const FetchContext& context, const std::string& url, const Expected& expected,
                   const std::vector<RangeRequest>& requests, std::vector<RangeResponse>* responses) {
+    if (!network_allowed()) throw NetworkNeeded(url);
     const Clock::time_point deadline = Clock::now() + context.config.timeout;
     std::vector<RangeResponse> results(requests.size());
     std::vector<size_t> pending(requests.size());

@@ -36,7 +36,8 @@ struct FetchContext {
     const RemoteConfig& config;
 };
 
-// Every request must name the same object (url is for messages). On
+// Every request must name the same object (url is for messages). Throws
+// NetworkNeeded (network_scope.hpp) where the thread may not send any. On
 // success each destination holds its bytes; responses (when given) hold the
 // last response of each request (for the ETag and size seen at open).
 void fetch_ranges(const FetchContext& context, const std::string& url, const Expected& expected,

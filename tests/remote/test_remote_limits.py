@@ -12,7 +12,6 @@ Expected values come from netCDF4-python and ncdump of the partition files
 themselves; request counts from the servers' own logs.
 """
 import errno
-import http.server
 import os
 import re
 import shutil
@@ -34,60 +33,40 @@ from test_remote_mount import (BUCKET, KEY_ID, SECRET, Layout, need_servers, rea
                                use_s3_credentials)
 
 
-class TrickleServer:
+class TrickleServer(servers._Proxy):
     """Serves the files of `root` by byte range at about `rate` bytes a
     second per request (just above libcurl's 1 KiB/s low-speed abort);
     stop() ends every answer under way at once (connections closed)."""
 
     def __init__(self, root, rate=1500):
+        super().__init__("http://127.0.0.1:9")  # nothing upstream: handle() answers
         self.root, self.rate = root, rate
         self.stopping = threading.Event()
-        self.requests = 0
 
-    @property
-    def url(self):
-        return "http://127.0.0.1:%d" % self.server.server_address[1]
-
-    def __enter__(self):
-        owner = self
-
-        class Handler(http.server.BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def do_GET(self):
-                owner.requests += 1
-                with open(os.path.join(owner.root, os.path.basename(self.path)), "rb") as f:
-                    data = f.read()
-                m = re.fullmatch(r"bytes=(\d+)-(\d+)", self.headers.get("Range", ""))
-                first, last = (int(m.group(1)), min(int(m.group(2)), len(data) - 1)) if m else (0, len(data) - 1)
-                self.send_response(206)
-                self.send_header("Content-Range", "bytes %d-%d/%d" % (first, last, len(data)))
-                self.send_header("Content-Length", str(last - first + 1))
-                self.send_header("ETag", '"trickle"')
-                self.end_headers()
-                step = max(1, owner.rate // 10)
-                try:
-                    for at in range(first, last + 1, step):
-                        if owner.stopping.wait(0.1):
-                            break
-                        self.wfile.write(data[at:min(at + step, last + 1)])
-                        self.wfile.flush()
-                except (BrokenPipeError, ConnectionResetError):
-                    pass  # the client gave up (its deadline)
-                self.close_connection = True
-
-            def log_message(self, *args):
-                pass
-
-        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.server.daemon_threads = True
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
-        return self
+    def handle(self, handler):
+        with open(os.path.join(self.root, os.path.basename(handler.path)), "rb") as f:
+            data = f.read()
+        m = re.fullmatch(r"bytes=(\d+)-(\d+)", handler.headers.get("Range", ""))
+        first, last = (int(m.group(1)), min(int(m.group(2)), len(data) - 1)) if m else (0, len(data) - 1)
+        handler.send_response(206)
+        handler.send_header("Content-Range", "bytes %d-%d/%d" % (first, last, len(data)))
+        handler.send_header("Content-Length", str(last - first + 1))
+        handler.send_header("ETag", '"trickle"')
+        handler.end_headers()
+        step = max(1, self.rate // 10)
+        try:
+            for at in range(first, last + 1, step):
+                if self.stopping.wait(0.1):
+                    break
+                handler.wfile.write(data[at:min(at + step, last + 1)])
+                handler.wfile.flush()
+        except (BrokenPipeError, ConnectionResetError):
+            pass  # the client gave up (its deadline)
+        handler.close_connection = True
 
     def stop(self):
         self.stopping.set()
-        self.server.shutdown()
-        self.server.server_close()
+        super().__exit__(None, None, None)
 
     def __exit__(self, *exc):
         if not self.stopping.is_set():
@@ -110,26 +89,31 @@ def nginx_requests(web):
 
 
 def case_trickle(work):
-    """64 reads waiting on a server that trickles 1.5 KB/s: `ls` and `cat` of
-    a local file on the mount answer at once; when the server stops, every
+    """64 reads waiting on a server that trickles 1.5 KB/s: `ls`, `cat` of a
+    local file and the cached bytes of a view on nginx answer at once; when the server stops, every
     read ends (EIO) in bounded time and the mount unmounts; `ncafs check`
     ends within remote_timeout and says how long it took."""
+    need_servers(s3=False)
     layout = Layout(work, lat=180, lon=360)  # partitions of 518 KB: minutes each at 1.5 KB/s
     with open(os.path.join(layout.source, "notes.txt"), "w") as f:
         f.write("local bytes\n")
     results = []
-    with TrickleServer(layout.gen) as slow:
+    with TrickleServer(layout.gen) as slow, servers.Nginx(layout.gen) as web:
         name = layout.write_nca("slow", slow.url, {i: "%s/%s" % (slow.url, layout.parts[i]) for i in range(4, 12)})
+        fast = layout.write_nca("fast", web.url, {i: "%s/%s" % (web.url, layout.parts[i]) for i in range(4, 12)})
         with Mount(layout.source, "remote_timeout=60") as m:
+            cached_fd = os.open(m.path(fast), os.O_RDONLY)
+            size = os.fstat(cached_fd).st_size
+            warm = os.pread(cached_fd, size, 0)  # every object fetched once: in the memory cache now
             def reader():
                 results.append(read_all(m.path(name)))
             readers = [threading.Thread(target=reader) for _ in range(64)]
             for t in readers:
                 t.start()
             deadline = time.monotonic() + 30
-            while slow.requests < 8 and time.monotonic() < deadline:  # the reads are waiting on the server
+            while len(slow.requests) < 8 and time.monotonic() < deadline:  # the reads are waiting on the server
                 time.sleep(0.1)
-            check(slow.requests >= 8, "the reads reached the trickling server (%d requests)" % slow.requests)
+            check(len(slow.requests) >= 8, "the reads reached the trickling server (%d requests)" % len(slow.requests))
             for _ in range(3):
                 listed = timed("ls of the mount", lambda: subprocess.run(["ls", "-l", m.mnt], capture_output=True,
                                                                         text=True, timeout=30), 3.0)
@@ -138,7 +122,10 @@ def case_trickle(work):
                                                                            capture_output=True, text=True,
                                                                            timeout=30), 3.0)
                 check(text.stdout == "local bytes\n", "cat of the local file: %r" % text.stdout)
+                again = timed("a cached view read", lambda: os.pread(cached_fd, size, 0), 3.0)
+                check(again == warm and len(warm) == size, "the cached view reads the same bytes")
                 time.sleep(0.5)
+            os.close(cached_fd)
             check(all(t.is_alive() for t in readers), "the remote reads are still waiting")
             slow.stop()
             stopped = time.monotonic()
