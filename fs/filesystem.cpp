@@ -35,7 +35,7 @@ struct FileHandle {
     std::shared_ptr<const VirtualFile> view;   // View
     std::string real_path;                     // for messages
     std::unique_ptr<Filesystem::AccessGrant> grant;  // allow_other: judged again after changes
-    bool remote = false;                       // View drawing on remote objects: read by RemoteWorkers
+    bool remote = false;                       // View on remote objects: reads needing a server go to RemoteWorkers
     ~FileHandle() {
         if (fd >= 0) ::close(fd);
     }

@@ -247,7 +247,8 @@ def case_failing(work):
                             check(np.array_equal(got, partition_tas(layout, good)),
                                   "%s: partition %d reads right (netCDF4-python)" % (fault, good))
                     for good in (4, 6):
-                        check(tas_bytes(m.path(name), layout, good) == partition_tas(layout, good).astype(">f4").tobytes(),
+                        want = partition_tas(layout, good).astype(">f4").tobytes()
+                        check(tas_bytes(m.path(name), layout, good) == want,
                               "%s: partition %d beside the failing one reads right (exact ranges)" % (fault, good))
                     failures = 0
                     first_sent = None
@@ -264,7 +265,8 @@ def case_failing(work):
                     check(sent == first_sent, "%s: after the first failure no request within 10 s (%d, then %d)"
                           % (fault, first_sent, sent))
                     lines = [l for l in m.log_text().splitlines() if layout.parts[bad] in l]
-                    check(0 < len(lines) <= 3, "%s: a few log lines for the failing URL:\n%s" % (fault, "\n".join(lines)))
+                    check(0 < len(lines) <= 3,
+                          "%s: a few log lines for the failing URL:\n%s" % (fault, "\n".join(lines)))
     # A missing local partition, time a plain variable of the aggregation file
     # (a fixed dimension: its values lie before the partitions' bytes).
     fixed = os.path.join(work, "fixed")
@@ -277,7 +279,8 @@ def case_failing(work):
                               text=True, timeout=60)
         check(done.returncode == 0, "ncdump -v time with a missing local partition works:\n" + done.stderr)
         data = lambda text: text[text.index("data:"):]  # noqa: E731
-        check(data(done.stdout) == data(want.stdout), "the time values equal the aggregation file's:\n" + done.stdout[-500:])
+        check(data(done.stdout) == data(want.stdout),
+              "the time values equal the aggregation file's:\n" + done.stdout[-500:])
         got = read_all(m.path("fixed.nc"))
         check(got == errno.EIO, "the whole file does not read (a partition is missing)")
 
