@@ -82,7 +82,9 @@ std::shared_ptr<const Dataset> open_vds_directory_dataset(const std::string& pat
 // without building the page tables: "" when it can, else why not.
 std::string vds_refusal(const Dataset& dataset, int lods) {
     std::string why;
-    auto plan = vds::plan_vds(dataset, lods, &why);
+    // Chunk counts do not depend on coordinate values: none is read (a
+    // listing must not read data, let alone fetch it from a server).
+    auto plan = vds::plan_vds(dataset, lods, &why, [](const ArraySource&) { return false; });
     if (!plan) return dataset.origin + ": no .vds view: " + why;
     uint64_t chunks = 0;
     for (size_t c = 0; c < plan->channels.size(); ++c)
@@ -154,6 +156,8 @@ Backend make_backend(const ViewOptions& options, const std::vector<std::string>&
     // something an operator acts on: debug level (one ls -lR of a healthy
     // collection writes no log line).
     vds_options.note = [](const std::string& m) { log_once(LogLevel::Debug, m); };
+    // The view is planned at a stat: no coordinate values from a server then.
+    vds_options.may_read_coordinates = [](const ArraySource& s) { return !agg::draws_on_remote_objects(s); };
     b.cheap_verdict = [lods = options.vds_lods](const Dataset& dataset,
                                                 const std::string& view) -> std::optional<std::string> {
         if (view == "vds") return vds_refusal(dataset, lods);

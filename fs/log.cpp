@@ -105,18 +105,20 @@ void log_line(LogLevel level, const std::string& message) {
     write_locked(s, level, message);
 }
 
-void log_rate_limited(LogLevel level, const std::string& message) {
+void log_rate_limited(LogLevel level, const std::string& message) { log_rate_limited(level, message, message); }
+
+void log_rate_limited(LogLevel level, const std::string& message, const std::string& key) {
     auto& s = state();
     auto now = std::chrono::steady_clock::now();
     std::lock_guard lock(s.mutex);
-    auto it = s.recent.find(message);
+    auto it = s.recent.find(key);
     if (it != s.recent.end() && now - it->second.last < kRateInterval) {
         ++it->second.suppressed;
         return;
     }
     uint64_t suppressed = it == s.recent.end() ? 0 : it->second.suppressed;
     if (it == s.recent.end() && s.recent.size() >= kMaxRemembered) s.recent.clear();
-    s.recent[message] = RateEntry{now, 0};
+    s.recent[key] = RateEntry{now, 0};
     write_locked(s, level,
                  suppressed ? message + " (repeated " + std::to_string(suppressed) + " times since last logged)"
                             : message);

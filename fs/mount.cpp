@@ -56,7 +56,7 @@ int run_mount(const MountOptions& options, const char* program) {
     fuse_args args = FUSE_ARGS_INIT(static_cast<int>(argv.size()), argv.data());
 
     remote::RemoteConfig remote = options.view.remote;
-    remote.log = [](const std::string& line) { log_rate_limited(LogLevel::Error, line); };
+    remote.log = [](const std::string& key, const std::string& line) { log_rate_limited(LogLevel::Error, line, key); };
     remote::RemoteStore::configure_shared(remote);  // opened lazily, after daemonizing
     Catalog catalog(options.source, options.view, make_backend(options.view, {options.source}));
     Filesystem filesystem(catalog, options.allow_other);

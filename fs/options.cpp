@@ -309,6 +309,8 @@ std::string usage_text(const std::string& program) {
       << "  cache_dir=DIR      keep fetched remote objects on disk in DIR (netCDF-4\n"
       << "                     partitions need it: they are read from a whole copy)\n"
       << "  cache_size=SIZE    bound of cache_dir, bytes or K, M, G (default 1G)\n"
+      << "  remote_timeout=S   the longest one remote fetch may take, its retries\n"
+      << "                     included (seconds, default 30)\n"
       << "  lods=N             (mount) also show NAME.lod1.nc ... NAME.lodN.nc (and .ds,\n"
       << "                     .ncs) of datasets with a variable of rank >= 2: every 2^n-th\n"
       << "                     sample along each dimension but the record one (0..16,\n"
