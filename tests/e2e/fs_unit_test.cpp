@@ -18,6 +18,7 @@
 #include "fs/cache_keys.hpp"
 #include "fs/catalog.hpp"
 #include "fs/log.hpp"
+#include "fs/mount_options.hpp"
 #include "fs/options.hpp"
 #include "fs/read_path.hpp"
 #include "fs/remote_options.hpp"
@@ -230,6 +231,16 @@ TEST(Options, MountCommandLine) {
     EXPECT_EQ(rw.view.views, (std::vector<std::string>{"nc", "ds", "ncs", "vds"}));  // the default
     EXPECT_THROW(parse_mount_command_line({src.path.string(), mnt.path.string(), "-o", "ds_values=x"}), UsageError);
     EXPECT_THROW(parse_mount_command_line({src.path.string()}), UsageError);
+    // An option neither ncafs nor FUSE knows is a usage error (exit status 2),
+    // not a FUSE session that fails later (exit status 1).
+    EXPECT_THROW(parse_mount_command_line({src.path.string(), mnt.path.string(), "-o", "no_such_option"}), UsageError);
+    // mount.fuse3 adds dev,suid for root: accepted, and every mount is nosuid,nodev.
+    auto suid = parse_mount_command_line({src.path.string(), mnt.path.string(), "-o", "ro,dev,suid,allow_other"});
+    const std::string list = "," + fuse_option_list(suid) + ",";
+    EXPECT_EQ(list.find(",suid,"), std::string::npos) << list;
+    EXPECT_EQ(list.find(",dev,"), std::string::npos) << list;
+    for (const char* forced : {",ro,", ",nosuid,", ",nodev,", ",default_permissions,", ",allow_other,"})
+        EXPECT_NE(list.find(forced), std::string::npos) << forced << " in " << list;
 }
 
 TEST(Options, LimitsAndDeadMountpoint) {
