@@ -18,7 +18,6 @@ works here at all, so that the checks through the mount can fail.
 """
 
 import os
-import re
 import shutil
 import stat
 import subprocess
