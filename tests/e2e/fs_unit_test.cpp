@@ -2,13 +2,17 @@
 // aggregation pre-check, and the catalog's lazy classification (with a fake
 // backend, so that what is asked of the layers below can be counted).
 #include <gtest/gtest.h>
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <atomic>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <set>
 #include <system_error>
 
@@ -277,6 +281,36 @@ TEST(Log, ControlBytesCannotForgeOrCutLines) {
               "a.nc\\x0ancafs: error: forged\\x00tail");
     EXPECT_EQ(escape_log_text("tab\there\x7f"), "tab\\x09here\\x7f");
     EXPECT_EQ(escape_log_text("plain \xc3\xa9 UTF-8"), "plain \xc3\xa9 UTF-8");  // bytes >= 0x80 kept
+}
+
+// Under systemd (JOURNAL_STREAM names stderr) every line carries the
+// sd-daemon(3) priority prefix; with another stderr, none.
+TEST(Log, JournalPriorityPrefixOnlyOnTheJournalStream) {
+    TempDir d;
+    const auto path = (d.path / "stderr").string();
+    auto logged_with_stream = [&](bool matching) {
+        std::fflush(stderr);
+        const int saved = ::dup(STDERR_FILENO);
+        const int file = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+        ::dup2(file, STDERR_FILENO);
+        struct stat st {};
+        ::fstat(STDERR_FILENO, &st);
+        const auto stream = std::to_string(st.st_dev) + ":" + std::to_string(st.st_ino + (matching ? 0 : 1));
+        ::setenv("JOURNAL_STREAM", stream.c_str(), 1);
+        log_to_stderr(false);
+        log_line(LogLevel::Warning, "w");
+        log_line(LogLevel::Error, "e");
+        std::fflush(stderr);
+        ::dup2(saved, STDERR_FILENO);
+        ::close(saved);
+        ::close(file);
+        ::unsetenv("JOURNAL_STREAM");
+        log_to_stderr(false);
+        std::ifstream in(path);
+        return std::string(std::istreambuf_iterator<char>(in), {});
+    };
+    EXPECT_EQ(logged_with_stream(true), "<4>ncafs: warning: w\n<3>ncafs: error: e\n");
+    EXPECT_EQ(logged_with_stream(false), "ncafs: warning: w\nncafs: error: e\n");
 }
 
 TEST(Precheck, NameMagicAndMarkers) {

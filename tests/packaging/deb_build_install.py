@@ -41,9 +41,6 @@ ACCEPTED_LINTIAN_TAGS = {
     # cpack writes no source package, so there is no debian/copyright in the
     # DEP-5 format to check against, and the tree states no license.
     "copyright-without-copyright-notice",
-    # /usr/share/doc/ncafs/examples/remote-partitions.conf is a systemd drop-in
-    # for the administrator to copy, not a unit that runs.
-    "systemd-service-file-outside-lib",
     # The maintainer scripts call systemctl themselves: debhelper's
     # deb-systemd-invoke has no templates-with-instances form (ncafs@*.service).
     "maintainer-script-calls-systemctl",
