@@ -28,10 +28,11 @@ from packaging_common import TestFailure, log, run
 SUITE = "bookworm"
 MIRROR = "http://deb.debian.org/debian"
 # systemd as init, D-Bus for systemctl, fuse3 for mount.fuse3 and
-# fusermount3, netcdf-bin for ncdump, python3 for the HTTP server of remote
-# partitions, strace to see which system calls the daemon makes. The
+# fusermount3, netcdf-bin for ncdump, busybox for the HTTP server of remote
+# partitions (httpd; a tenth of python3's size), strace to see which system
+# calls the daemon makes. The
 # package's own dependencies are added from its Depends field.
-BASE_PACKAGES = ["systemd", "systemd-sysv", "dbus", "fuse3", "netcdf-bin", "python3", "strace"]
+BASE_PACKAGES = ["systemd", "systemd-sysv", "dbus", "fuse3", "netcdf-bin", "busybox", "strace"]
 COMPLETE = ".ncafs-root-complete"
 
 

@@ -232,11 +232,11 @@ class Checks:
             f"{self.main_pid('ncafs@tas.service')}, one mount at /mnt/tas")
 
     def remote(self):
-        self.c.run(["systemd-run", "--unit=ncafs-test-http", "--property=WorkingDirectory=/srv/http",
-                    "python3", "-m", "http.server", "--bind", "127.0.0.1", str(HTTP_PORT)])
-        wait_until(lambda: self.c.run(["python3", "-c", f"import urllib.request as u; "
-                                          f"u.urlopen('http://127.0.0.1:{HTTP_PORT}/part1.nc')"],
-                                         check=False).returncode == 0, 20, "the HTTP server")
+        self.c.run(["systemd-run", "--unit=ncafs-test-http", "busybox", "httpd", "-f",
+                    "-p", f"127.0.0.1:{HTTP_PORT}", "-h", "/srv/http"])
+        wait_until(lambda: self.c.run(["busybox", "wget", "-q", "-O", "/dev/null",
+                                       f"http://127.0.0.1:{HTTP_PORT}/part1.nc"], check=False).returncode == 0,
+                   20, "the HTTP server")
         self.configure("remote", "/srv/remote", "/mnt/remote", "ro,allow_other")
         self.systemctl("start", "ncafs@remote.service")
         denied = self.c.run(["ncdump", "-v", "tas", "/mnt/remote/agg.nc"], check=False, timeout=120)
