@@ -77,6 +77,9 @@ void guarded(fuse_req_t req, const char* what, Op&& op) {
 struct stat attributes_with_ino(Catalog& catalog, const Entry& e, fuse_ino_t ino) {
     struct stat st = catalog.attributes(e);
     st.st_ino = ino;
+    // Whoever writes SOURCE must not hand out setuid/setgid programs: the
+    // mount is nosuid (fs/mount_options.cpp), and the modes do not show them.
+    st.st_mode &= ~static_cast<mode_t>(S_ISUID | S_ISGID);
     return st;
 }
 

@@ -1,4 +1,5 @@
-// Daemon logging: stderr in the foreground, syslog once daemonized. Error
+// Daemon logging: stderr in the foreground (with the "<N>" priority prefixes
+// of sd-daemon(3) when stderr is the journal), syslog once daemonized. Error
 // lines about data (a bad partition) are rate-limited: an identical line (or
 // one of the same key) is written at most once a minute, with a count of
 // what was suppressed.
