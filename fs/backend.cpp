@@ -98,8 +98,10 @@ std::string vds_refusal(const Dataset& dataset, int lods) {
     return {};
 }
 
-// Partition folders held open during one sweep: partitions share few folders.
-constexpr size_t kSweepFolders = 64;
+// Partition folders held open during one sweep: partitions come in folder
+// order, so a few suffice, and descriptors stay within the bound
+// open_files= promises (a collection may span thousands of folders).
+constexpr size_t kSweepFolders = 4;
 
 std::optional<std::string> first_unreadable(std::span<const std::string> files, const ConfinedRoots& confined) {
     std::unordered_map<std::string, UniqueFd> folders;
