@@ -101,7 +101,12 @@ Backend make_backend(const ViewOptions& options, const std::vector<std::string>&
         if (confined->stat(path, st) && S_ISDIR(st.st_mode)) return open_vds_directory_dataset(path, *confined);
         return open_plain_dataset(OpenFile::open(path, confined.get()));
     };
-    b.source_files = [](const Dataset& dataset) { return agg::files_drawn_on(dataset); };
+    b.source_files = [](const Dataset& dataset) {
+        std::vector<std::string> files = agg::files_drawn_on(dataset);
+        // A *.vds/ folder: every member read (the caller check tests each).
+        for (auto& member : vds::vds_member_files(dataset)) files.push_back(std::move(member));
+        return files;
+    };
     b.draws_on_remote = [](const Dataset& dataset) { return agg::draws_on_remote_objects(dataset); };
     VdsViewOptions vds_options;
     vds_options.lods = options.vds_lods;
