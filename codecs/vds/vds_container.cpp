@@ -16,6 +16,9 @@ constexpr uint64_t kMaxNameLength = 4096;
 constexpr uint64_t kMaxMetadataLength = 4096;
 // The file table and page directories are read in blocks of this size at most.
 constexpr uint64_t kReadBlock = 1u << 20;
+// Page offsets checked while the table is parsed, over all files (8 MiB of
+// reads at most, whatever the files claim); the rest wait for the layout.
+constexpr uint64_t kPagesCheckedAtParse = 1u << 20;
 
 int32_t get_i32(const uint8_t* p) {
     int32_t v;
@@ -79,6 +82,19 @@ void Container::parse_file_table(uint64_t offset, uint64_t count, uint64_t name_
             files_.push_back(parse_file_header(&block[i * row], offset + (first + i) * row, name_length));
     }
     check_unique_names(offset, row);
+    check_small_page_directories();
+}
+
+// A damaged index usually shows here, before the layout is parsed, for the
+// price of a bounded read.
+void Container::check_small_page_directories() {
+    uint64_t budget = kPagesCheckedAtParse;
+    for (auto& f : files_) {
+        if (f.pages() > budget) continue;
+        check_page_offsets(f);
+        budget -= f.pages();
+        f.pages_checked = true;
+    }
 }
 
 void Container::check_unique_names(uint64_t table_offset, uint64_t row_bytes) {
@@ -141,6 +157,10 @@ uint64_t Container::page_offset(const ContainerFile& f, uint64_t page) const {
 }
 
 void Container::check_index_pages(const ContainerFile& f) const {
+    if (!f.pages_checked) check_page_offsets(f);
+}
+
+void Container::check_page_offsets(const ContainerFile& f) const {
     const uint64_t pages = f.pages();
     const uint64_t base = f.directory + kDirectoryHeader + f.file_metadata_length;
     const uint64_t page_bytes = f.page_entries * (kEntryFixed + f.metadata_length);

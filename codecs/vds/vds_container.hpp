@@ -36,6 +36,7 @@ struct ContainerFile {
     uint64_t metadata_length = 0;  // per-chunk metadata bytes (hash first)
     uint64_t file_metadata_length = 0;
     uint64_t directory = 0;      // offset of the page directory
+    bool pages_checked = false;  // every index page offset checked at parse
     uint64_t pages() const { return chunk_count == 0 ? 0 : (chunk_count - 1) / page_entries + 1; }
 };
 
@@ -58,7 +59,8 @@ public:
     // The file metadata of `f` (at most 4096 bytes, read now).
     std::vector<uint8_t> file_metadata(const ContainerFile& f) const;
     // Checks every index page offset of `f` (streamed: no allocation that
-    // grows with the page count). Called once the layout bounds the count.
+    // grows with the page count), unless the parse did. Called once the
+    // layout bounds the count.
     void check_index_pages(const ContainerFile& f) const;
     // The entry of chunk `index` of `f` (index < f.chunk_count; checked).
     ChunkEntry entry(const ContainerFile& f, uint64_t index) const;
@@ -70,6 +72,8 @@ private:
     void parse_file_table(uint64_t offset, uint64_t count, uint64_t name_length);
     ContainerFile parse_file_header(const uint8_t* row, uint64_t at, uint64_t name_length) const;
     void check_unique_names(uint64_t table_offset, uint64_t row_bytes);
+    void check_page_offsets(const ContainerFile& f) const;
+    void check_small_page_directories();
     uint64_t page_offset(const ContainerFile& f, uint64_t page) const;
     void check_range(uint64_t offset, uint64_t n, const std::string& what) const;
     std::vector<uint8_t> read_bytes(uint64_t offset, uint64_t n, const std::string& what) const;
