@@ -152,16 +152,14 @@ FILLS = {
     "r_uint64_odd": ("u8", 2 ** 40 + 1, False),
 }
 # Variables without _FillValue, half written: netCDF's default fills are values.
-DEFAULT_FILLS = {"d_float": "f4", "d_double": "f8", "d_int": "i4", "d_short": "i2", "d_byte": "i1",
-                 "d_ubyte": "u1", "d_ushort": "u2", "d_uint": "u4", "d_uint64": "u8"}
+DEFAULT_FILLS = {"d_" + name[2:]: t for name, t in TYPES.items()}
 
 
 def make_fills(path):
     """(t, y, x) = (6, 20, 70) channels; fills in a box and scattered."""
-    rng = np.random.default_rng(3)
-    shape = (6, 20, 70)
+    rng, shape = np.random.default_rng(3), (6, 20, 70)
     with netCDF4.Dataset(path, "w", format="NETCDF4") as ds:
-        for name, n in zip(("t", "y", "x"), shape):
+        for name, n in (("t", 6), ("y", 20), ("x", 70)):
             ds.createDimension(name, n)
         # The primary channel: the first largest variable in file order.
         ds.createVariable("base", "f4", ("t", "y", "x"))[:] = rng.uniform(-5, 5, shape)
