@@ -7,6 +7,7 @@
 
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "codecs/dataset.hpp"
@@ -19,6 +20,13 @@ struct VdsViewOptions {
     // Told about variables left out (a type with no VDS format); may be empty.
     std::function<void(const std::string&)> note;
 };
+
+// Why the dataset has no .vds view (no variable a VDS can hold, more than
+// 2^20 chunks), or nullopt when make_vds_view builds one (barring I/O errors
+// while it tests chunks). From metadata alone, nothing built: a listing can
+// ask it of every dataset (plan_vds reads 1-D coordinate variables of at
+// most 2^20 values to test their spacing).
+std::optional<std::string> vds_view_refusal(const Dataset& dataset, int lods);
 
 // Throws UsageError when the dataset has no variable a VDS can hold.
 std::shared_ptr<const VirtualFile> make_vds_view(std::shared_ptr<const Dataset> dataset,
