@@ -184,7 +184,7 @@ public:
         const auto status_file = open_member(fd_, dir_, {"LayerStatus"});
         const auto bytes = read_small_file(*status_file, kMaxJsonBytes);
         const std::string_view text(reinterpret_cast<const char*>(bytes.data()), bytes.size());
-        check_json_depth(text, file);
+        check_json_shape(text, file);
         Json doc = Json::parse(text.begin(), text.end(), nullptr, false);
         if (doc.is_discarded() || !doc.is_array()) throw FormatError(file, 0, "LayerStatus is not a JSON array");
         for (auto& o : doc) raw_.push_back(std::move(o));

@@ -30,7 +30,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
             ncafs::fuzz::read_every_variable(d, 4096);
         } else {
             const std::string_view text(reinterpret_cast<const char*>(data), size);
-            ncafs::vds::check_json_depth(text, "fuzz-layout");
+            ncafs::vds::check_json_shape(text, "fuzz-layout");
             (void)ncafs::vds::parse_layout(text, "fuzz-layout");
         }
     } catch (const ncafs::FormatError&) {

@@ -1,11 +1,12 @@
 // Hostile volumes made to exhaust memory or time, generated here from the
 // smallest OpenVDS fixture: a sparse 1 GiB container whose page directory
-// claims 2^27 pages, a LayerStatus claiming chunkCount 2^31
-// with page size 1, a sparse 1 GiB chunk object, and a container listing
-// 150,000 files (unique, then with one repeat). Each is opened and read in a
-// forked child: its peak memory (VmHWM) must stay under 512 MiB and its time
-// under 10 s; a container refused once is refused again at once (its
-// failure is remembered per file identity).
+// claims 2^27 pages, a LayerStatus claiming chunkCount 2^31 with page size
+// 1, a 16 MiB LayerStatus of millions of values, a sparse 1 GiB chunk
+// object, and a container listing 150,000 files (unique, then with one
+// repeat). Each is opened and read in a forked child: its peak memory
+// (VmHWM) must stay under 512 MiB and its time under 10 s; a container
+// refused once is refused again at once (its failure is remembered per file
+// identity).
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -160,6 +161,21 @@ TEST(VdsHostileSize, LayerStatusClaimingTwoToThe31Chunks) {
     const Outcome o = twice_in_child(dir.path.string(), &cost);
     EXPECT_NE(o.first.find("layer Dimensions_012LOD0: 2147483648 chunks, the layout gives"), std::string::npos) << o.first;
     expect_bounded(cost, "LayerStatus chunkCount 2^31");
+}
+
+// A 16 MiB LayerStatus of empty objects: 5.6 million values, which a JSON
+// parser would hold in some 450 MiB; refused by its weight before parsing.
+TEST(VdsHostileSize, LayerStatusOfMillionsOfValues) {
+    TempDir dir;
+    to_directory(fixture(kSmallest), dir.path);
+    std::string text = "[";
+    while (text.size() < (16u << 20) - 8) text += "{},";
+    text += "{}]";
+    write_file(dir.path / "LayerStatus", text.data(), text.size());
+    ChildCost cost;
+    const Outcome o = twice_in_child(dir.path.string(), &cost);
+    EXPECT_NE(o.first.find("JSON holds too many values"), std::string::npos) << o.first;
+    expect_bounded(cost, "LayerStatus of 5.6 million values");
 }
 
 // A chunk object replaced by a sparse 1 GiB file: refused from its size
