@@ -16,8 +16,9 @@ constexpr uint64_t kMaxNameLength = 4096;
 constexpr uint64_t kMaxMetadataLength = 4096;
 // The file table and page directories are read in blocks of this size at most.
 constexpr uint64_t kReadBlock = 1u << 20;
-// Page offsets checked while the table is parsed, over all files (8 MiB of
-// reads at most, whatever the files claim); the rest wait for the layout.
+// Page offsets checked (and kept, 8 bytes each) while the table is parsed,
+// over all files (8 MiB at most, whatever the files claim); the rest wait
+// for the layout and are read per lookup.
 constexpr uint64_t kPagesCheckedAtParse = 1u << 20;
 
 int32_t get_i32(const uint8_t* p) {
@@ -86,12 +87,12 @@ void Container::parse_file_table(uint64_t offset, uint64_t count, uint64_t name_
 }
 
 // A damaged index usually shows here, before the layout is parsed, for the
-// price of a bounded read.
+// price of a bounded read; lookups then need no read of the directory.
 void Container::check_small_page_directories() {
     uint64_t budget = kPagesCheckedAtParse;
     for (auto& f : files_) {
         if (f.pages() > budget) continue;
-        check_page_offsets(f);
+        check_page_offsets(f, &f.page_offsets);
         budget -= f.pages();
         f.pages_checked = true;
     }
@@ -142,6 +143,7 @@ std::vector<uint8_t> Container::file_metadata(const ContainerFile& f) const {
 }
 
 uint64_t Container::page_offset(const ContainerFile& f, uint64_t page) const {
+    if (f.pages_checked) return f.page_offsets[page];
     const uint64_t where = f.directory + kDirectoryHeader + f.file_metadata_length + page * 8;
     uint8_t b[8];
     file_->pread_exact(b, 8, where);  // inside the extent checked at parse
@@ -157,10 +159,10 @@ uint64_t Container::page_offset(const ContainerFile& f, uint64_t page) const {
 }
 
 void Container::check_index_pages(const ContainerFile& f) const {
-    if (!f.pages_checked) check_page_offsets(f);
+    if (!f.pages_checked) check_page_offsets(f, nullptr);
 }
 
-void Container::check_page_offsets(const ContainerFile& f) const {
+void Container::check_page_offsets(const ContainerFile& f, std::vector<uint64_t>* keep) const {
     const uint64_t pages = f.pages();
     const uint64_t base = f.directory + kDirectoryHeader + f.file_metadata_length;
     const uint64_t page_bytes = f.page_entries * (kEntryFixed + f.metadata_length);
@@ -173,6 +175,7 @@ void Container::check_page_offsets(const ContainerFile& f) const {
             const auto o = static_cast<uint64_t>(offset);
             if (offset < 0 || (o != 0 && (o > file_->size() || page_bytes > file_->size() - o)))
                 page_offset(f, first + p);  // throws with the reason
+            if (keep) keep->push_back(o);
         }
     }
 }

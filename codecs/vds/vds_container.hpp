@@ -37,6 +37,7 @@ struct ContainerFile {
     uint64_t file_metadata_length = 0;
     uint64_t directory = 0;      // offset of the page directory
     bool pages_checked = false;  // every index page offset checked at parse
+    std::vector<uint64_t> page_offsets;  // kept when checked at parse (else read per lookup)
     uint64_t pages() const { return chunk_count == 0 ? 0 : (chunk_count - 1) / page_entries + 1; }
 };
 
@@ -72,7 +73,7 @@ private:
     void parse_file_table(uint64_t offset, uint64_t count, uint64_t name_length);
     ContainerFile parse_file_header(const uint8_t* row, uint64_t at, uint64_t name_length) const;
     void check_unique_names(uint64_t table_offset, uint64_t row_bytes);
-    void check_page_offsets(const ContainerFile& f) const;
+    void check_page_offsets(const ContainerFile& f, std::vector<uint64_t>* keep) const;
     void check_small_page_directories();
     uint64_t page_offset(const ContainerFile& f, uint64_t page) const;
     void check_range(uint64_t offset, uint64_t n, const std::string& what) const;
