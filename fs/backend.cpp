@@ -5,6 +5,8 @@
 
 #include <algorithm>
 #include <cstring>
+#include <span>
+#include <unordered_map>
 
 #include "aggregation/read/open_aggregation.hpp"
 #include "aggregation/read/dataset_cache.hpp"
@@ -73,6 +75,27 @@ std::shared_ptr<const Dataset> open_vds_directory_dataset(const std::string& pat
     return std::make_shared<const Dataset>(vds::open_vds_directory(std::move(dir.fd), path));
 }
 
+// Partition folders held open during one sweep: partitions share few folders.
+constexpr size_t kSweepFolders = 64;
+
+std::optional<std::string> first_unreadable(std::span<const std::string> files, const ConfinedRoots& confined) {
+    std::unordered_map<std::string, UniqueFd> folders;
+    for (const auto& file : files) {
+        const auto slash = file.rfind('/');
+        if (slash == std::string::npos || slash + 1 == file.size()) return file;
+        const std::string folder = slash == 0 ? std::string("/") : file.substr(0, slash);
+        auto it = folders.find(folder);
+        if (it == folders.end()) {
+            if (folders.size() >= kSweepFolders) folders.clear();
+            OpenResult dir = confined.open(folder, O_PATH | O_DIRECTORY);
+            if (!dir.fd) return file;
+            it = folders.emplace(folder, std::move(dir.fd)).first;
+        }
+        if (::faccessat(it->second.get(), file.c_str() + slash + 1, R_OK, AT_SYMLINK_NOFOLLOW) != 0) return file;
+    }
+    return std::nullopt;
+}
+
 }  // namespace
 
 Backend make_backend(const ViewOptions& options, const std::vector<std::string>& allowed_roots) {
@@ -107,10 +130,19 @@ Backend make_backend(const ViewOptions& options, const std::vector<std::string>&
         for (auto& member : vds::vds_member_files(dataset)) files.push_back(std::move(member));
         return files;
     };
+    b.first_unreadable = [confined](std::span<const std::string> files) { return first_unreadable(files, *confined); };
     b.draws_on_remote = [](const Dataset& dataset) { return agg::draws_on_remote_objects(dataset); };
     VdsViewOptions vds_options;
     vds_options.lods = options.vds_lods;
-    vds_options.note = [](const std::string& m) { log_once(LogLevel::Info, m); };
+    // Variables a .vds view leaves out are a fact about each dataset, not
+    // something an operator acts on: debug level (one ls -lR of a healthy
+    // collection writes no log line).
+    vds_options.note = [](const std::string& m) { log_once(LogLevel::Debug, m); };
+    b.cheap_verdict = [lods = options.vds_lods](const Dataset& dataset,
+                                                const std::string& view) -> std::optional<std::string> {
+        if (view == "vds") return vds_view_refusal(dataset, lods).value_or("");
+        return std::nullopt;  // nc, ds, ncs: headers, built to know
+    };
     b.make_view = [cdf, ds_options, vds_options](std::shared_ptr<const Dataset> dataset, const std::string& view,
                                     const std::string& name) -> std::shared_ptr<const VirtualFile> {
         if (view == "nc") return make_cdf_view(std::move(dataset), cdf);
