@@ -138,6 +138,8 @@ Backend make_backend(const ViewOptions& options, const std::vector<std::string>&
     // something an operator acts on: debug level (one ls -lR of a healthy
     // collection writes no log line).
     vds_options.note = [](const std::string& m) { log_once(LogLevel::Debug, m); };
+    // The view is planned at a stat: no coordinate values from a server then.
+    vds_options.may_read_coordinates = [](const ArraySource& s) { return !agg::draws_on_remote_objects(s); };
     b.cheap_verdict = [lods = options.vds_lods](const Dataset& dataset,
                                                 const std::string& view) -> std::optional<std::string> {
         if (view == "vds") return vds_view_refusal(dataset, lods).value_or("");

@@ -71,7 +71,9 @@ private:
 
 std::optional<std::string> vds_view_refusal(const Dataset& dataset, int lods) {
     std::string why;
-    const auto plan = vds::plan_vds(dataset, lods, &why);
+    // Chunk counts do not depend on coordinate values: none is read (a
+    // listing must not read data, let alone fetch it from a server).
+    const auto plan = vds::plan_vds(dataset, lods, &why, [](const ArraySource&) { return false; });
     if (!plan) return dataset.origin + ": no .vds view: " + why;
     if (vds::view_chunk_count(*plan) > vds::kMaxViewChunks)
         return dataset.origin + ": no .vds view: more than " + std::to_string(vds::kMaxViewChunks) + " chunks";
@@ -82,7 +84,7 @@ std::shared_ptr<const VirtualFile> make_vds_view(std::shared_ptr<const Dataset> 
                                                  const VdsViewOptions& options) {
     if (!dataset) throw UsageError("make_vds_view: no dataset");
     std::string why;
-    auto plan = vds::plan_vds(*dataset, options.lods, &why);
+    auto plan = vds::plan_vds(*dataset, options.lods, &why, options.may_read_coordinates);
     if (!plan) throw UsageError(dataset->origin + ": no .vds view: " + why);
     if (options.note)
         for (const auto& o : plan->omitted) options.note(dataset->origin + ": left out of the .vds view: " + o);

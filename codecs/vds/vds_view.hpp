@@ -19,13 +19,17 @@ struct VdsViewOptions {
     int lods = 2;  // stored LODs besides LOD0 (vds_lods=)
     // Told about variables left out (a type with no VDS format); may be empty.
     std::function<void(const std::string&)> note;
+    // Whether a coordinate variable's values may be read to plan the view
+    // (a stat plans it): no for values on remote servers, which then get
+    // index coordinates. Empty: always.
+    std::function<bool(const ArraySource&)> may_read_coordinates;
 };
 
 // Why the dataset has no .vds view (no variable a VDS can hold, more than
 // 2^20 chunks), or nullopt when make_vds_view builds one (barring I/O errors
-// while it tests chunks). From metadata alone, nothing built: a listing can
-// ask it of every dataset (plan_vds reads 1-D coordinate variables of at
-// most 2^20 values to test their spacing).
+// while it tests chunks). From metadata alone, nothing built and no value
+// read (coordinates are not tested for spacing): a listing can ask it of
+// every dataset.
 std::optional<std::string> vds_view_refusal(const Dataset& dataset, int lods);
 
 // Throws UsageError when the dataset has no variable a VDS can hold.

@@ -2,13 +2,17 @@
 // aggregation pre-check, and the catalog's lazy classification (with a fake
 // backend, so that what is asked of the layers below can be counted).
 #include <gtest/gtest.h>
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <atomic>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <set>
 #include <system_error>
 
@@ -18,6 +22,7 @@
 #include "fs/cache_keys.hpp"
 #include "fs/catalog.hpp"
 #include "fs/log.hpp"
+#include "fs/mount_options.hpp"
 #include "fs/options.hpp"
 #include "fs/read_path.hpp"
 #include "fs/remote_options.hpp"
@@ -230,6 +235,16 @@ TEST(Options, MountCommandLine) {
     EXPECT_EQ(rw.view.views, (std::vector<std::string>{"nc", "ds", "ncs", "vds"}));  // the default
     EXPECT_THROW(parse_mount_command_line({src.path.string(), mnt.path.string(), "-o", "ds_values=x"}), UsageError);
     EXPECT_THROW(parse_mount_command_line({src.path.string()}), UsageError);
+    // An option neither ncafs nor FUSE knows is a usage error (exit status 2),
+    // not a FUSE session that fails later (exit status 1).
+    EXPECT_THROW(parse_mount_command_line({src.path.string(), mnt.path.string(), "-o", "no_such_option"}), UsageError);
+    // mount.fuse3 adds dev,suid for root: accepted, and every mount is nosuid,nodev.
+    auto suid = parse_mount_command_line({src.path.string(), mnt.path.string(), "-o", "ro,dev,suid,allow_other"});
+    const std::string list = "," + fuse_option_list(suid) + ",";
+    EXPECT_EQ(list.find(",suid,"), std::string::npos) << list;
+    EXPECT_EQ(list.find(",dev,"), std::string::npos) << list;
+    for (const char* forced : {",ro,", ",nosuid,", ",nodev,", ",default_permissions,", ",allow_other,"})
+        EXPECT_NE(list.find(forced), std::string::npos) << forced << " in " << list;
 }
 
 TEST(Options, RemoteRootsBesideLocalOnes) {
@@ -291,6 +306,36 @@ TEST(Log, ControlBytesCannotForgeOrCutLines) {
               "a.nc\\x0ancafs: error: forged\\x00tail");
     EXPECT_EQ(escape_log_text("tab\there\x7f"), "tab\\x09here\\x7f");
     EXPECT_EQ(escape_log_text("plain \xc3\xa9 UTF-8"), "plain \xc3\xa9 UTF-8");  // bytes >= 0x80 kept
+}
+
+// Under systemd (JOURNAL_STREAM names stderr) every line carries the
+// sd-daemon(3) priority prefix; with another stderr, none.
+TEST(Log, JournalPriorityPrefixOnlyOnTheJournalStream) {
+    TempDir d;
+    const auto path = (d.path / "stderr").string();
+    auto logged_with_stream = [&](bool matching) {
+        std::fflush(stderr);
+        const int saved = ::dup(STDERR_FILENO);
+        const int file = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+        ::dup2(file, STDERR_FILENO);
+        struct stat st {};
+        ::fstat(STDERR_FILENO, &st);
+        const auto stream = std::to_string(st.st_dev) + ":" + std::to_string(st.st_ino + (matching ? 0 : 1));
+        ::setenv("JOURNAL_STREAM", stream.c_str(), 1);
+        log_to_stderr(false);
+        log_line(LogLevel::Warning, "w");
+        log_line(LogLevel::Error, "e");
+        std::fflush(stderr);
+        ::dup2(saved, STDERR_FILENO);
+        ::close(saved);
+        ::close(file);
+        ::unsetenv("JOURNAL_STREAM");
+        log_to_stderr(false);
+        std::ifstream in(path);
+        return std::string(std::istreambuf_iterator<char>(in), {});
+    };
+    EXPECT_EQ(logged_with_stream(true), "<4>ncafs: warning: w\n<3>ncafs: error: e\n");
+    EXPECT_EQ(logged_with_stream(false), "ncafs: warning: w\nncafs: error: e\n");
 }
 
 TEST(Precheck, NameMagicAndMarkers) {
