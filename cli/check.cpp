@@ -3,6 +3,7 @@
 #include "cli/commands.hpp"
 
 #include "aggregation/check/check_file.hpp"
+#include "cli/contained.hpp"
 #include "cli/file_args.hpp"
 #include "remote/remote_store.hpp"
 
@@ -11,16 +12,18 @@ namespace ncafs::cli {
 int run_check(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
     FileArgs cl;
     if (!parse_file_args(args, cl, err, "check")) return 2;
-    remote::RemoteStore::configure_shared(cl.remote);  // probes and opens remote partitions
-    size_t problems = 0;
-    for (const auto& file : cl.files)
-        for (const auto& finding :
-             agg::check_aggregation_file(file, cl.options, agg::DatasetCache::shared(), cl.verify_coordinates)) {
-            out << (finding.problem ? "" : "warning: ") << finding.text << "\n";
-            if (finding.problem) ++problems;
-        }
-    if (problems == 0) out << "ok\n";
-    return problems == 0 ? 0 : 1;
+    return run_confined(sandbox_roots(cl), cl.sandbox, out, err, [&cl](std::ostream& out, std::ostream&) {
+        remote::RemoteStore::configure_shared(cl.remote);  // probes and opens remote partitions
+        size_t problems = 0;
+        for (const auto& file : cl.files)
+            for (const auto& finding :
+                 agg::check_aggregation_file(file, cl.options, agg::DatasetCache::shared(), cl.verify_coordinates)) {
+                out << (finding.problem ? "" : "warning: ") << finding.text << "\n";
+                if (finding.problem) ++problems;
+            }
+        if (problems == 0) out << "ok\n";
+        return problems == 0 ? 0 : 1;
+    });
 }
 
 }  // namespace ncafs::cli

@@ -89,8 +89,7 @@ void make_cache_dir(const std::string& dir) {
 
 void enter_sandbox(const SandboxRoots& roots) {
     LandlockRules rules;
-    for (const auto& r : roots.read)
-        if (!rules.allow(r, Access::Read)) throw std::runtime_error("sandbox: cannot open " + r);
+    for (const auto& r : roots.read) rules.allow(r, Access::Read);
     for (const auto& r : roots.read_executable) rules.allow(r, Access::ReadExecute);
     for (const auto& f : roots.write_files) rules.allow(f, Access::ReadWrite);
     if (!roots.remote.cache_dir.empty()) {
