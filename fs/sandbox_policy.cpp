@@ -107,8 +107,9 @@ SandboxDecision decide_sandbox(bool wanted, bool allow_other) {
                                      "file the daemon's user can read may reach a caller through a crafted dataset"};
     if (landlock_abi() > 0) return {SandboxDecision::Yes, ""};
     if (allow_other)
-        return {SandboxDecision::Refuse, "the kernel has no Landlock (Linux 5.13+, enabled in the LSM list): refusing "
-                                         "to serve with allow_other without the sandbox; -o sandbox=off overrides"};
+        return {SandboxDecision::Refuse, "the kernel has no Landlock (Linux 5.13+, enabled in the LSM list; or a "
+                                         "system-call filter hides it): refusing to serve with allow_other without "
+                                         "the sandbox; -o sandbox=off overrides"};
     return {SandboxDecision::No, "the kernel has no Landlock: file access is not confined by the kernel"};
 }
 

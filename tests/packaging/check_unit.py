@@ -68,6 +68,8 @@ def lint(path):
     expect("CapabilityBoundingSet", lambda v: "CAP_SYS_ADMIN" in v.split(), "keep CAP_SYS_ADMIN (mount)")
     expect("DeviceAllow", lambda v: "/dev/fuse" in v, "allow /dev/fuse")
     expect("SystemCallFilter", lambda v: "@mount" in v.split(), "allow @mount")
+    expect("SystemCallFilter", lambda v: {"landlock_create_ruleset", "landlock_add_rule", "landlock_restrict_self"}
+           <= set(v.split()), "allow the Landlock system calls")
     expect("ExecStopPost", lambda v: "fusermount3" in v and "${MOUNTPOINT}" in v,
            "remove a mount left by a crash")
     if unit_values(entries, "WantedBy", section="Install") == []:
