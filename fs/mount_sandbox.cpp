@@ -2,6 +2,7 @@
 
 #include <exception>
 
+#include "fs/landlock.hpp"
 #include "fs/log.hpp"
 
 namespace ncafs::fs {
@@ -19,9 +20,12 @@ MountSandbox::MountSandbox(const MountOptions& options, const SandboxDecision& d
         roots.remote = options.view.remote;
         enter_sandbox(roots);
         set_active_outside_helper(helper_.get());
-        log_line(LogLevel::Info, "file access confined by Landlock to " + options.source +
-                                     (roots.read.size() > 1 ? ", allow_root=" : "") +
-                                     (roots.remote.cache_dir.empty() ? "" : ", cache_dir") + " and system files");
+        std::string read;
+        for (const auto& r : roots.read) read += (read.empty() ? "" : ", ") + r;
+        log_line(LogLevel::Info, "file access confined by Landlock (ABI " + std::to_string(landlock_abi()) +
+                                     "): read beneath " + read +
+                                     (roots.remote.cache_dir.empty() ? "" : "; read-write beneath " + roots.remote.cache_dir) +
+                                     "; system files");
     } catch (const std::exception& e) {
         log_line(LogLevel::Error, std::string("cannot enter the sandbox: ") + e.what());
         ok_ = false;

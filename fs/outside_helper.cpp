@@ -71,11 +71,24 @@ std::pair<std::string, std::string> top_fuse_mount(const std::string& mountpoint
     return top_is_fuse ? top : std::pair<std::string, std::string>{};
 }
 
+// A lazily detached mount lives on while a process holds a file in it; ending
+// its connection (fusectl, writable by the mount's owner) lets libfuse see
+// it gone instead of trying an unmount of its own, which a sandboxed daemon
+// may not do. Without fusectl the connection ends when the daemon exits.
+void abort_connection(const std::string& device) {
+    const auto colon = device.find(':');
+    if (colon == std::string::npos || device.compare(0, colon, "0") != 0) return;
+    std::ofstream abort_file("/sys/fs/fuse/connections/" + device.substr(colon + 1) + "/abort");
+    abort_file << "1";
+}
+
 void unmount_if_ours(const std::string& mountpoint, const std::pair<std::string, std::string>& ours) {
     if (top_fuse_mount(mountpoint) != ours) return;  // gone (fusermount3 -u), or covered by another mount
     if (::geteuid() == 0) {
         if (::umount2(mountpoint.c_str(), MNT_DETACH | UMOUNT_NOFOLLOW) != 0)
             std::fprintf(stderr, "ncafs: cannot unmount %s: %s\n", mountpoint.c_str(), std::strerror(errno));
+        else
+            abort_connection(ours.second);
         return;
     }
     pid_t child = ::fork();  // an unprivileged mount: fusermount3 (setuid) unmounts it
@@ -85,6 +98,7 @@ void unmount_if_ours(const std::string& mountpoint, const std::pair<std::string,
         ::_exit(127);
     }
     if (child > 0) ::waitpid(child, nullptr, 0);
+    abort_connection(ours.second);
 }
 
 // The "Groups:" line of /proc/TID/task/TID/status (what fuse_req_getgroups reads).

@@ -21,12 +21,16 @@ Run as root: test_sandbox.py CASE, CASE one of
               the helper unmounts the dead mount.
   commands    `ncafs export` of the external-storage file fails naming it and
               leaves no output; with -o sandbox=off it carries the secret.
+  held        SIGTERM with a file held open: the mount goes, the holder gets
+              ENOTCONN, no failed unmount is logged (fusectl, in a private
+              mount namespace).
   refusal     with NCAFS_TEST_PRETEND_NO_LANDLOCK=1 (test-only: "the kernel has
               no Landlock"), allow_other is refused with exit 2 and a message;
               sandbox=off is accepted with a logged warning; without
               allow_other the mount goes on with a warning.
 Exit 77 with SKIPPED when not root or FUSE is unusable.
 """
+import errno
 import json
 import os
 import shutil
@@ -41,7 +45,7 @@ import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "e2e"))
-from test_mount import NCAFS, Mount, check, fuse_usable  # noqa: E402
+from test_mount import NCAFS, Mount, check, fail, fuse_usable  # noqa: E402
 
 SKIP = 77
 USER = "ncafs-sbx-%d" % os.getpid()
@@ -229,6 +233,46 @@ def case_signals(work):
     check(code == -signal.SIGKILL, "kill -9: unexpected exit %d" % code)
 
 
+def case_held(work):
+    """SIGTERM while a file is held open: the mount goes, the holder then gets
+    ENOTCONN, and libfuse logs no failed unmount of its own. Runs itself again
+    in a private mount namespace, where fusectl can be mounted without
+    touching the machine's."""
+    if os.environ.get("NCAFS_TEST_IN_NAMESPACE") != "1":
+        r = subprocess.run(["unshare", "-m", "--propagation", "private", sys.executable, os.path.abspath(__file__),
+                            "held"], env=dict(os.environ, NCAFS_TEST_IN_NAMESPACE="1"), timeout=120)
+        check(r.returncode == 0, "the held case failed in its mount namespace")
+        return
+    r = subprocess.run(["mount", "-t", "fusectl", "none", "/sys/fs/fuse/connections"], capture_output=True, text=True)
+    check(r.returncode == 0 or "busy" in r.stderr, "cannot mount fusectl: " + r.stderr)
+    src = os.path.join(work, "src")
+    os.makedirs(src)
+    with open(os.path.join(src, "plain.txt"), "w") as f:
+        f.write("held\n")
+    m = Mount(src).__enter__()
+    try:
+        held = os.open(m.path("plain.txt"), os.O_RDONLY)
+        m.process.send_signal(signal.SIGTERM)
+        code = m.process.wait(timeout=30)
+        check(code == 0, "the daemon exited %d after SIGTERM with a file held open:\n%s" % (code, m.log_text()))
+        check(not os.path.ismount(m.mnt), "still mounted after SIGTERM with a file held open")
+        try:
+            os.pread(held, 5, 0)
+            fail("a file held open on the ended mount still reads")
+        except OSError as e:
+            check(e.errno == errno.ENOTCONN, "held file: expected ENOTCONN, got %s" % e)
+        try:
+            os.close(held)  # the flush to the ended connection fails; the descriptor is closed anyway
+        except OSError:
+            pass
+        check("failed to unmount" not in m.log_text(), "libfuse tried its own unmount:\n" + m.log_text())
+    finally:
+        if os.path.ismount(m.mnt):
+            subprocess.run(["fusermount3", "-u", "-z", m.mnt])
+        m._cleanup_dir()
+        os.unlink(m.log.name)
+
+
 def mount_status(src, options, env):
     """Runs a foreground mount that must fail at once: (exit code, output)."""
     mnt = tempfile.mkdtemp(prefix="ncafs-mnt-")
@@ -282,18 +326,15 @@ def case_commands(work):
 
 
 CASES = {"secret": case_secret, "restricted": case_restricted, "signals": case_signals, "refusal": case_refusal,
-         "commands": case_commands}
+         "commands": case_commands, "held": case_held}
 
 
 def main():
     case = sys.argv[1] if len(sys.argv) > 1 else ""
     check(case in CASES, "usage: test_sandbox.py %s" % "|".join(CASES))
-    if os.geteuid() != 0:
-        print("SKIPPED: test_sandbox.py must run as root (it mounts with allow_other and creates a user)")
-        return SKIP
-    reason = fuse_usable()
+    reason = fuse_usable() if os.geteuid() == 0 else "not root (the test mounts with allow_other, creates a user)"
     if reason:
-        print("SKIPPED: " + reason)
+        print("SKIPPED: test_sandbox.py: " + reason)
         return SKIP
     # The by-name refusal of HDF5 indirections is switched off: the kernel alone must hold.
     os.environ["NCAFS_TEST_ALLOW_HDF5_INDIRECTION"] = "1"
