@@ -4,6 +4,7 @@
 // the test process itself stays free. SKIPPED where the kernel has no Landlock.
 #include <gtest/gtest.h>
 #include <fcntl.h>
+#include <netdb.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -15,6 +16,7 @@
 #include <functional>
 #include <thread>
 
+#include "aggregation/model/units_conversion.hpp"
 #include "codecs/error.hpp"
 #include "fs/landlock.hpp"
 #include "fs/options.hpp"
@@ -146,6 +148,28 @@ TEST(Landlock, RefusesWhenAnotherThreadRuns) {
                   (void)::write(pipe_fds[1], "x", 1);
                   waiter.join();
                   return status;
+              }),
+              0);
+}
+
+// What the libraries read after start works inside the mount's sandbox with
+// no data root at all: UDUNITS-2's database, name resolution, the system's
+// CA bundle; a private file still does not open.
+TEST(SandboxPolicy, SystemFilesTheLibrariesNeed) {
+    REQUIRE_LANDLOCK();
+    EXPECT_EQ(in_child([] {
+                  enter_sandbox(SandboxRoots{});
+                  if (ncafs::agg::units_converter("km", "", "m", "").scale != 1000.0) return 1;
+                  addrinfo* found = nullptr;
+                  if (::getaddrinfo("localhost", "80", nullptr, &found) != 0) return 2;
+                  ::freeaddrinfo(found);
+                  if (stdfs::exists("/etc/ssl/certs/ca-certificates.crt") &&
+                      open_error("/etc/ssl/certs/ca-certificates.crt", O_RDONLY) != 0)
+                      return 3;
+                  if (open_error("/etc/passwd", O_RDONLY) != EACCES) return 4;
+                  if (stdfs::exists("/etc/ssl/private") && open_error("/etc/ssl/private", O_RDONLY) != EACCES) return 5;
+                  if (open_error("/proc/self/environ", O_RDONLY) != EACCES) return 6;
+                  return 0;
               }),
               0);
 }
