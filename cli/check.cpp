@@ -12,8 +12,10 @@ namespace ncafs::cli {
 int run_check(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
     FileArgs cl;
     if (!parse_file_args(args, cl, err, "check")) return 2;
+    // Probes and opens remote partitions; cache_dir is opened (created) here,
+    // before the sandbox, which allows only what exists.
+    remote::RemoteStore::configure_shared(cl.remote);
     return run_confined(sandbox_roots(cl), cl.sandbox, out, err, [&cl](std::ostream& out, std::ostream&) {
-        remote::RemoteStore::configure_shared(cl.remote);  // probes and opens remote partitions
         size_t problems = 0;
         for (const auto& file : cl.files)
             for (const auto& finding :

@@ -7,6 +7,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <memory>
 #include <optional>
 #include <ostream>
@@ -233,14 +234,16 @@ void copy_view(const VirtualFile& view, const ExportOutput& out, ProgressMeter& 
 // The export itself, confined: the bytes of FILE's view (or conversion) to out.fd.
 int export_view(ExportArgs& a, const ExportOutput& out, std::ostream& err) {
     try {
-        // Partitions are confined to allow_root= folders, else to FILE's folder
-        // (with sandbox=off: anywhere the caller can read).
-        std::vector<std::string> roots;
-        if (a.view.extra_allowed_roots.empty()) roots.push_back(a.view.sandbox ? folder_of(a.file) : "/");
-        remote::RemoteStore::configure_shared(a.view.remote);
-        Backend backend = make_backend(a.view, roots);
         std::string stem;
         const std::string file = resolve_export_file(a, stem);
+        // FILE's own folder plays SOURCE's part (partitions beside it are
+        // allowed, as on a mount) and allow_root= adds more: what the sandbox
+        // lets this process read. With sandbox=off and no allow_root=, the
+        // caller reads with their own rights: partitions anywhere.
+        std::vector<std::string> roots;
+        if (a.view.extra_allowed_roots.empty() && !a.view.sandbox) roots.push_back("/");
+        else roots.push_back(std::filesystem::absolute(file).parent_path().string());
+        Backend backend = make_backend(a.view, roots);
         auto slash = stem.rfind('/');
         std::string ncs_name = (slash == std::string::npos ? stem : stem.substr(slash + 1)) + ".ncs";
         bool aggregation = sniff_source_format(file) == SourceFormat::Netcdf &&
@@ -279,6 +282,7 @@ int run_export(const std::vector<std::string>& args, std::ostream& out_text, std
     try {
         ExportArgs a = parse(args);
         out.open(a);  // before the sandbox: OUT may lie outside the folders read
+        remote::RemoteStore::configure_shared(a.view.remote);  // cache_dir opened (created) before it too
         SandboxRoots roots;
         roots.read.push_back(folder_of(a.file));
         for (const auto& r : a.view.extra_allowed_roots) roots.read.push_back(r);

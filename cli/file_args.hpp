@@ -21,7 +21,7 @@ struct FileArgs {
     bool all = false;
     bool verify_coordinates = false;
     remote::RemoteConfig remote;
-    bool sandbox = true;  // -o sandbox=on|off (check)
+    bool sandbox = true;  // -o sandbox=on|off
 };
 
 // What the command may read: the files' folders, --root folders, cache_dir= and ca_file=.

@@ -18,6 +18,7 @@
 #include "codecs/open_file.hpp"
 #include "fs/log.hpp"
 #include "fs/outside_helper.hpp"
+#include "fs/piece_windows.hpp"
 #include "fs/read_path.hpp"
 
 namespace ncafs::fs {
@@ -298,10 +299,13 @@ void reply_view(fuse_req_t req, Filesystem& fs, const FileHandle& h, size_t size
     if (off >= file_size) return (void)fuse_reply_buf(req, nullptr, 0);
     size_t n = static_cast<size_t>(std::min<uint64_t>(size, file_size - off));
     try {
-        auto pieces = merged_pieces(vf, off, n);
-        bool any_extent = false;
+        // Pieces that would hold more partitions open than a request may are
+        // read in windows by read_view instead (fs/piece_windows.hpp).
+        auto within = pieces_within(vf, off, n);
+        std::vector<ViewPiece> pieces = within ? std::move(within->pieces) : std::vector<ViewPiece>{};
+        bool any_extent = !within;
         for (const auto& p : pieces) any_extent = any_extent || p.extent.has_value();
-        if (splice && any_extent && extents_spliceable(pieces)) {
+        if (splice && within && any_extent && extents_spliceable(pieces)) {
             // Computed pieces go into one buffer; extents are passed as fds.
             size_t computed = 0;
             for (const auto& p : pieces)
@@ -336,6 +340,8 @@ void reply_view(fuse_req_t req, Filesystem& fs, const FileHandle& h, size_t size
             fuse_reply_data(req, bv.get(), FUSE_BUF_SPLICE_MOVE);
             return;
         }
+        pieces.clear();  // the reads below hold files by leases of their own
+        within.reset();
         thread_local std::vector<uint8_t> buffer;
         buffer.resize(n);
         if (any_extent) {

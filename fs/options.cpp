@@ -149,7 +149,7 @@ bool apply_layout_option(const std::string& key, const std::string& value, ViewO
 // Options on where files come from and what reading them may cost.
 bool apply_source_option(const std::string& key, const std::string& value, bool has_value, const std::string& item,
                          ViewOptions& options) {
-    if (key == "allow_root" && has_value) {  // bare allow_root is libfuse's own option
+    if (key == "allow_root" && has_value && !remote::is_remote_url(value)) {  // bare allow_root is libfuse's own
         options.extra_allowed_roots.push_back(absolute_directory(value, "allow_root:"));
     } else if (key == "rewrite") {
         auto second = value.find('=');
@@ -240,6 +240,7 @@ MountOptions parse_mount_command_line(const std::vector<std::string>& args) {
     if (positional.size() != 2)
         throw UsageError(positional.size() < 2 ? "missing SOURCE or MOUNTPOINT (see --help)"
                                                : "too many arguments: " + positional.back() + " (see --help)");
+    o.view.remote.access.serve_other_users(o.allow_other);
     o.source = absolute_directory(positional[0], "SOURCE");
     o.mountpoint = absolute_directory(positional[1], "MOUNTPOINT");
     if (o.source == o.mountpoint) throw UsageError("SOURCE and MOUNTPOINT are the same directory");
@@ -251,7 +252,8 @@ std::string usage_text(const std::string& program) {
     s << "usage: " << program << " SOURCE MOUNTPOINT [-f] [-d] [-s] [-o opt[,opt...]]\n"
       << "       " << program << " export FILE [--format nc|ds|ncs|vds] [--values raw|cf]\n"
       << "                    [--deflate[=LEVEL]] [-o OUT] [-o opt[,opt...]]\n"
-      << "       " << program << " inspect [--root DIR] [--rewrite OLD=NEW] [--all] FILE\n"
+      << "       " << program << " inspect [--root DIR] [--rewrite OLD=NEW] [--all]\n"
+      << "                    [-o remote-opt[,remote-opt...]] FILE\n"
       << "       " << program << " check [--root DIR] [--rewrite OLD=NEW] [--verify-coordinates]\n"
       << "                    [-o remote-opt[,remote-opt...]] FILE...\n"
       << "       " << program << " aggregate [--dim NAME]... [--relative|--absolute] [--classic]\n"
@@ -282,6 +284,12 @@ std::string usage_text(const std::string& program) {
       << "                     as netCDF4-python shows them (masked, scaled)\n"
       << "  allow_root=DIR     also allow partition files under DIR (repeatable; by\n"
       << "                     default only files under SOURCE are read)\n"
+      << "  allow_root=URL     read remote partitions under URL: http(s)://HOST[:PORT]/PREFIX\n"
+      << "                     or s3://BUCKET/PREFIX (repeatable). Once one is given, only\n"
+      << "                     those; without any, every http(s) host and S3 bucket, except\n"
+      << "                     with allow_other (then none). Loopback and private addresses\n"
+      << "                     only when a root names the host; https:// or s3:// alone\n"
+      << "                     (any host) is refused with allow_other\n"
       << "  rewrite=OLD=NEW    read partition paths starting with OLD from NEW instead\n"
       << "                     (repeatable, first match wins)\n"
       << "  open_files=N       keep at most N datasets and partitions open (default 128;\n"
@@ -294,7 +302,8 @@ std::string usage_text(const std::string& program) {
       << "  max_metadata=BYTES refuse aggregation JSON/attribute text longer than BYTES\n"
       << "                     (default 268435456)\n"
       << "  remote=yes|no      read partitions named by http://, https:// and s3:// URLs\n"
-      << "                     (default yes; no refuses every remote partition)\n"
+      << "                     (default yes, as allow_root=URL permits; no refuses every\n"
+      << "                     remote partition)\n"
       << "  s3_endpoint=URL    S3 service for s3://BUCKET/KEY (default: AWS)\n"
       << "  s3_region=NAME     S3 region (default: AWS_REGION, else us-east-1)\n"
       << "  ca_file=FILE       CA certificates for https:// (default: the system's)\n"

@@ -34,7 +34,9 @@ std::string absolute_path(const std::string& value, const std::string& option) {
 }  // namespace
 
 bool apply_remote_option(const std::string& key, const std::string& value, remote::RemoteConfig& config) {
-    if (key == "remote") {
+    if (key == "allow_root" && remote::is_remote_url(value)) {  // a local allow_root=DIR is options.cpp's
+        config.access.allow(remote::parse_remote_root(value));
+    } else if (key == "remote") {
         if (value != "yes" && value != "no") throw UsageError("option remote: expected yes or no, got '" + value + "'");
         config.allowed = value == "yes";
     } else if (key == "s3_endpoint") {

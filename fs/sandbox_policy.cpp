@@ -1,12 +1,8 @@
 #include "fs/sandbox_policy.hpp"
 
-#include <sys/stat.h>
 
-#include <cerrno>
 #include <cstdlib>
-#include <cstring>
 #include <filesystem>
-#include <stdexcept>
 
 #include "fs/landlock.hpp"
 
@@ -76,15 +72,6 @@ void allow_system_files(LandlockRules& rules) {
     allow_environment_files(rules);
 }
 
-// The disk cache's folder must exist for its rule; made private when new.
-void make_cache_dir(const std::string& dir) {
-    std::error_code ec;
-    if (std::filesystem::is_directory(dir, ec)) return;
-    std::filesystem::create_directories(std::filesystem::path(dir).parent_path(), ec);
-    if (::mkdir(dir.c_str(), 0700) != 0 && errno != EEXIST)
-        throw std::runtime_error("cannot create cache_dir " + dir + ": " + std::strerror(errno));
-}
-
 }  // namespace
 
 void enter_sandbox(const SandboxRoots& roots) {
@@ -92,10 +79,7 @@ void enter_sandbox(const SandboxRoots& roots) {
     for (const auto& r : roots.read) rules.allow(r, Access::Read);
     for (const auto& r : roots.read_executable) rules.allow(r, Access::ReadExecute);
     for (const auto& f : roots.write_files) rules.allow(f, Access::ReadWrite);
-    if (!roots.remote.cache_dir.empty()) {
-        make_cache_dir(roots.remote.cache_dir);
-        rules.allow(roots.remote.cache_dir, Access::ReadWrite);
-    }
+    if (!roots.remote.cache_dir.empty()) rules.allow(roots.remote.cache_dir, Access::ReadWrite);
     if (!roots.remote.ca_file.empty()) rules.allow(roots.remote.ca_file, Access::Read);
     allow_system_files(rules);
     rules.restrict_self();

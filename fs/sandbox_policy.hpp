@@ -19,8 +19,8 @@ struct SandboxRoots {
 };
 
 // Builds the rules and restricts the calling process (single-threaded) to
-// them; roots that do not exist are skipped (nothing beneath them opens).
-// Creates cache_dir (0700) when missing: a rule needs the folder.
+// them; roots that do not exist are skipped (nothing beneath them opens):
+// open cache_dir before (remote::RemoteStore::configure_shared creates it).
 // Throws std::runtime_error naming what failed.
 void enter_sandbox(const SandboxRoots& roots);
 

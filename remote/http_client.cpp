@@ -8,11 +8,14 @@
 #include <mutex>
 #include <vector>
 
+#include "remote/connect_check.hpp"
+
 namespace ncafs::remote {
 namespace {
 
 constexpr size_t kErrorBodyLimit = 2048;
 constexpr long kParallelPerHost = 8;
+constexpr unsigned kMaxRedirects = 5;
 
 // One transfer in flight: where its body goes and what its headers said.
 struct Transfer {
@@ -22,6 +25,8 @@ struct Transfer {
     curl_slist* headers = nullptr;
     std::string range;
     char error[CURL_ERROR_SIZE] = {};
+    ConnectCheck connect;   // the address connected to (connect_check.hpp)
+    std::string redirect;   // a 3xx answer's target (absolute), followed by perform()
 };
 
 std::string lower(std::string s) {
@@ -98,6 +103,9 @@ struct HttpClient::Impl {
     void give_back(CURLM* multi, std::vector<Transfer>& transfers);
     void configure(Transfer& t);
     void run(CURLM* multi, std::vector<Transfer>& transfers);
+    // The redirect target of each request ("" = none).
+    std::vector<std::string> run_round(std::span<const RangeRequest> requests, std::span<RangeResponse> responses);
+    void perform_hop(std::span<const RangeRequest> requests, std::span<RangeResponse> responses, unsigned hop);
 };
 
 CURLM* HttpClient::Impl::take_multi() {
@@ -155,11 +163,14 @@ void HttpClient::Impl::configure(Transfer& t) {
     if (!a.sigv4.empty()) {
         curl_easy_setopt(e, CURLOPT_AWS_SIGV4, a.sigv4.c_str());
         curl_easy_setopt(e, CURLOPT_USERPWD, a.userpwd.c_str());
-    } else {
-        // A redirect would carry no signature anyway; plain HTTP may follow one.
-        curl_easy_setopt(e, CURLOPT_FOLLOWLOCATION, 1L);
-        curl_easy_setopt(e, CURLOPT_MAXREDIRS, 5L);
     }
+    // The access policy (access_policy.hpp) judges every hop of a redirect
+    // (perform) and every address connected to; a proxy would hide the latter.
+    curl_easy_setopt(e, CURLOPT_FOLLOWLOCATION, 0L);
+    curl_easy_setopt(e, CURLOPT_UNRESTRICTED_AUTH, 0L);
+    curl_easy_setopt(e, CURLOPT_PROXY, "");
+    t.connect.private_ok = a.private_ok;
+    install_connect_check(e, &t.connect);
     curl_easy_setopt(e, CURLOPT_HEADERFUNCTION, on_header);
     curl_easy_setopt(e, CURLOPT_HEADERDATA, &t);
     curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, on_body);
@@ -183,6 +194,13 @@ void HttpClient::Impl::run(CURLM* multi, std::vector<Transfer>& transfers) {
         t->response->curl_code = m->data.result;
         if (m->data.result != CURLE_OK)
             t->response->curl_error = t->error[0] ? t->error : curl_easy_strerror(m->data.result);
+        if (m->data.result != CURLE_OK && !t->connect.refused.empty()) {
+            t->response->curl_code = CURLE_ABORTED_BY_CALLBACK;  // a rule, not a failure worth retrying
+            t->response->curl_error = t->connect.refused;
+        }
+        char* location = nullptr;  // where a 3xx points, resolved by curl (not followed)
+        curl_easy_getinfo(m->easy_handle, CURLINFO_REDIRECT_URL, &location);
+        if (t->response->status / 100 == 3 && location) t->redirect = location;
     }
 }
 
@@ -205,16 +223,53 @@ HttpClient::~HttpClient() {
 }
 
 void HttpClient::perform(std::span<const RangeRequest> requests, std::span<RangeResponse> responses) {
+    impl_->perform_hop(requests, responses, 0);
+}
+
+std::vector<std::string> HttpClient::Impl::run_round(std::span<const RangeRequest> requests,
+                                                     std::span<RangeResponse> responses) {
     std::vector<Transfer> transfers(requests.size());
     for (size_t i = 0; i < requests.size(); ++i) {
         responses[i] = RangeResponse{};
         transfers[i].request = &requests[i];
         transfers[i].response = &responses[i];
-        impl_->configure(transfers[i]);
+        configure(transfers[i]);
     }
-    CURLM* multi = impl_->take_multi();
-    impl_->run(multi, transfers);
-    impl_->give_back(multi, transfers);
+    CURLM* multi = take_multi();
+    run(multi, transfers);
+    give_back(multi, transfers);
+    std::vector<std::string> redirects;
+    for (Transfer& t : transfers) redirects.push_back(std::move(t.redirect));
+    return redirects;
+}
+
+// Runs the requests; then the redirected ones again at their targets, when
+// the access policy lets them go there (else the refusal is their error).
+void HttpClient::Impl::perform_hop(std::span<const RangeRequest> requests, std::span<RangeResponse> responses,
+                                   unsigned hop) {
+    const std::vector<std::string> redirects = run_round(requests, responses);
+    std::vector<ObjectAddress> targets;
+    targets.reserve(requests.size());  // the next requests point into it
+    std::vector<RangeRequest> next;
+    std::vector<size_t> origin;
+    for (size_t i = 0; i < requests.size(); ++i) {
+        if (redirects[i].empty()) continue;
+        Redirect r = config.access.redirect_address(*requests[i].address, redirects[i]);
+        if (r.address && hop >= kMaxRedirects) r = {std::nullopt, "more than 5 redirects"};
+        if (!r.address) {
+            responses[i].curl_code = CURLE_TOO_MANY_REDIRECTS;  // not retried
+            responses[i].curl_error = r.refusal;
+            continue;
+        }
+        targets.push_back(std::move(*r.address));
+        next.push_back(requests[i]);
+        next.back().address = &targets.back();
+        origin.push_back(i);
+    }
+    if (next.empty()) return;
+    std::vector<RangeResponse> answers(next.size());
+    perform_hop(next, answers, hop + 1);
+    for (size_t k = 0; k < next.size(); ++k) responses[origin[k]] = std::move(answers[k]);
 }
 
 }  // namespace ncafs::remote

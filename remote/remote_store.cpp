@@ -17,14 +17,19 @@ LogFunction log_or_stderr(const RemoteConfig& config) {
 
 std::mutex shared_mutex;
 RemoteConfig shared_config;
+std::shared_ptr<DiskCache> shared_disk;
 std::unique_ptr<RemoteStore> shared_store;
+
+std::shared_ptr<DiskCache> open_disk_cache(const RemoteConfig& config) {
+    if (config.cache_dir.empty()) return nullptr;
+    return std::make_shared<DiskCache>(config.cache_dir, config.cache_size, log_or_stderr(config));
+}
 
 }  // namespace
 
-StoreCore::StoreCore(RemoteConfig c)
-    : config(std::move(c)), log(log_or_stderr(config)), client(config), memory(config.memory_cache_bytes) {
-    if (!config.cache_dir.empty()) disk.emplace(config.cache_dir, config.cache_size);
-}
+StoreCore::StoreCore(RemoteConfig c, std::shared_ptr<DiskCache> d)
+    : config(std::move(c)), log(log_or_stderr(config)), client(config), memory(config.memory_cache_bytes),
+      disk(d ? std::move(d) : open_disk_cache(config)) {}
 
 const AwsCredentials& StoreCore::credentials() {
     std::call_once(credentials_once_, [this] { credentials_ = find_aws_credentials(); });
@@ -59,21 +64,24 @@ std::shared_ptr<const RemoteBytes> RemoteStore::Impl::open_offline(const std::st
     return std::make_shared<RemoteObject>(core, *meta, std::move(address));
 }
 
-RemoteStore::RemoteStore(RemoteConfig config) : impl_(std::make_unique<Impl>()) {
-    impl_->core = std::make_shared<StoreCore>(std::move(config));
+RemoteStore::RemoteStore(RemoteConfig config) : RemoteStore(std::move(config), nullptr) {}
+
+RemoteStore::RemoteStore(RemoteConfig config, std::shared_ptr<DiskCache> disk) : impl_(std::make_unique<Impl>()) {
+    impl_->core = std::make_shared<StoreCore>(std::move(config), std::move(disk));
 }
 
 RemoteStore::~RemoteStore() = default;
 
 RemoteStore& RemoteStore::shared() {
     std::lock_guard lock(shared_mutex);
-    if (!shared_store) shared_store = std::make_unique<RemoteStore>(shared_config);
+    if (!shared_store) shared_store.reset(new RemoteStore(shared_config, shared_disk));
     return *shared_store;
 }
 
 void RemoteStore::configure_shared(RemoteConfig config) {
     std::lock_guard lock(shared_mutex);
     if (shared_store) throw UsageError("the remote store is configured before its first use");
+    shared_disk = open_disk_cache(config);
     shared_config = std::move(config);
 }
 

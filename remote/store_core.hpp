@@ -21,13 +21,14 @@ constexpr uint64_t kMaxBlocksPerRequest = 32;  // 8 MiB per range GET
 constexpr unsigned kMaxReadaheadBlocks = 8;
 
 struct StoreCore {
-    explicit StoreCore(RemoteConfig c);
+    // `disk`: cache_dir already opened (configure_shared), else opened here.
+    StoreCore(RemoteConfig c, std::shared_ptr<DiskCache> disk);
 
     RemoteConfig config;
     LogFunction log;
     HttpClient client;
     BlockCache memory;
-    std::optional<DiskCache> disk;
+    std::shared_ptr<DiskCache> disk;
 
     FetchContext fetch_context() { return FetchContext{client, config, log}; }
     const AwsCredentials& credentials();

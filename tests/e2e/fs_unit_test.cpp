@@ -232,6 +232,26 @@ TEST(Options, MountCommandLine) {
     EXPECT_THROW(parse_mount_command_line({src.path.string()}), UsageError);
 }
 
+TEST(Options, RemoteRootsBesideLocalOnes) {
+    TempDir src, mnt, extra;
+    auto o = parse_mount_command_line({src.path.string(), mnt.path.string(), "-o",
+                                       "allow_root=https://Data.example.org/pub,allow_root=" + extra.path.string() +
+                                           ",allow_root=s3://bucket/prefix,allow_root"});
+    ASSERT_EQ(o.view.remote.access.roots().size(), 2u);
+    EXPECT_EQ(o.view.remote.access.roots()[0].parts.host, "data.example.org");
+    EXPECT_EQ(o.view.remote.access.roots()[1].parts.path, "prefix");
+    EXPECT_EQ(o.view.extra_allowed_roots, (std::vector<std::string>{extra.path.string()}));
+    EXPECT_EQ(o.fuse_options, (std::vector<std::string>{"allow_root"}));  // bare: libfuse's option
+    // A root for any host serves only the mount's owner.
+    EXPECT_NO_THROW(parse_mount_command_line({src.path.string(), mnt.path.string(), "-o", "allow_root=https://"}));
+    EXPECT_THROW(parse_mount_command_line({src.path.string(), mnt.path.string(), "-o", "allow_other,allow_root=https://"}),
+                 UsageError);
+    EXPECT_THROW(parse_mount_command_line({src.path.string(), mnt.path.string(), "-o", "allow_root=s3://,allow_other"}),
+                 UsageError);
+    EXPECT_THROW(parse_mount_command_line({src.path.string(), mnt.path.string(), "-o", "allow_root=https://h/a/../b"}),
+                 UsageError);
+}
+
 TEST(Options, LimitsAndDeadMountpoint) {
     TempDir src, mnt;
     auto o = parse_mount_command_line({src.path.string(), mnt.path.string(), "-o", "max_fragments=7,max_metadata=4096"});
