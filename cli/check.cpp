@@ -2,6 +2,9 @@
 // "warning: ", "ok" when every file is clean (aggregation/check/check_file.hpp).
 #include "cli/commands.hpp"
 
+#include <chrono>
+#include <cstdio>
+
 #include "aggregation/check/check_file.hpp"
 #include "cli/contained.hpp"
 #include "cli/file_args.hpp"
@@ -15,7 +18,8 @@ int run_check(const std::vector<std::string>& args, std::ostream& out, std::ostr
     // Probes and opens remote partitions; cache_dir is opened (created) here,
     // before the sandbox, which allows only what exists.
     remote::RemoteStore::configure_shared(cl.remote);
-    return run_confined(sandbox_roots(cl), cl.sandbox, out, err, [&cl](std::ostream& out, std::ostream&) {
+    const auto start = std::chrono::steady_clock::now();
+    const int status = run_confined(sandbox_roots(cl), cl.sandbox, out, err, [&cl](std::ostream& out, std::ostream&) {
         size_t problems = 0;
         for (const auto& file : cl.files)
             for (const auto& finding :
@@ -26,6 +30,13 @@ int run_check(const std::vector<std::string>& args, std::ostream& out, std::ostr
         if (problems == 0) out << "ok\n";
         return problems == 0 ? 0 : 1;
     });
+    // On err: out keeps the findings alone. Remote objects may take up to remote_timeout= each.
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    char took[64];
+    std::snprintf(took, sizeof took, "%.1f s", seconds);
+    err << "ncafs check: " << cl.files.size() << (cl.files.size() == 1 ? " file" : " files") << " checked in " << took
+        << "\n";
+    return status;
 }
 
 }  // namespace ncafs::cli

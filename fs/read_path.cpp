@@ -8,6 +8,7 @@
 
 #include "codecs/error.hpp"
 #include "fs/piece_windows.hpp"
+#include "remote/network_scope.hpp"
 
 namespace ncafs::fs {
 
@@ -51,8 +52,12 @@ void read_remote_ranges(const RemoteRanges& ranges) {
     auto it = ranges.begin();
     while (it != ranges.end()) {
         std::vector<std::future<void>> running;
+        const bool network = remote::network_allowed();  // the caller's, on every thread
         for (; it != ranges.end() && running.size() < kObjectsAtOnce; ++it)
-            running.push_back(std::async(std::launch::async, read_one_object, std::cref(*it->first), std::cref(it->second)));
+            running.push_back(std::async(std::launch::async, [network, &file = *it->first, &wanted = it->second] {
+                remote::NetworkScope scope(network);
+                read_one_object(file, wanted);
+            }));
         for (auto& r : running) {  // every fetch ends before the buffers may go
             try {
                 r.get();

@@ -21,6 +21,9 @@ packages=(
   strace  # tests/e2e/test_many_partitions.py: system calls per partition of a read
   # packaging: .deb, man page checks, systemd unit checks
   dpkg-dev groff-base systemd
+  # the package under a real systemd (tests/packaging/nspawn_systemd.py: a
+  # debootstrapped Debian 12 booted by systemd-nspawn), and lintian on the .deb
+  debootstrap systemd-container lintian
   # fuzzing (libFuzzer comes with clang); tests/run.sh links its clang tree with lld
   clang lld
   # remote/: libcurl, OpenSSL flavour (libnetcdf-dev accepts it in place of the

@@ -3,6 +3,7 @@
 #include <curl/curl.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cctype>
 #include <cstring>
 #include <mutex>
@@ -82,6 +83,12 @@ size_t on_body(char* data, size_t size, size_t count, void* user) {
     return n;
 }
 
+// Called by libcurl about once a second and on every chunk: a non-zero
+// answer aborts the transfer (cancel()).
+int on_progress(void* user, curl_off_t, curl_off_t, curl_off_t, curl_off_t) {
+    return static_cast<const std::atomic<bool>*>(user)->load(std::memory_order_relaxed) ? 1 : 0;
+}
+
 void lock_share(CURL*, curl_lock_data data, curl_lock_access, void* user) {
     static_cast<std::mutex*>(user)[data % CURL_LOCK_DATA_LAST].lock();
 }
@@ -98,14 +105,18 @@ struct HttpClient::Impl {
     std::mutex pool_mutex;
     std::vector<CURLM*> idle_multis;  // each keeps its own live connections
     std::vector<CURL*> idle_easies;
+    std::atomic<bool> cancelled{false};
 
     CURLM* take_multi();
     void give_back(CURLM* multi, std::vector<Transfer>& transfers);
-    void configure(Transfer& t);
+    void configure(Transfer& t, std::chrono::milliseconds timeout);
     void run(CURLM* multi, std::vector<Transfer>& transfers);
     // The redirect target of each request ("" = none).
-    std::vector<std::string> run_round(std::span<const RangeRequest> requests, std::span<RangeResponse> responses);
-    void perform_hop(std::span<const RangeRequest> requests, std::span<RangeResponse> responses, unsigned hop);
+    std::vector<std::string> run_round(std::span<const RangeRequest> requests, std::span<RangeResponse> responses,
+                                       std::chrono::milliseconds timeout);
+    // Every hop of a redirect within one deadline.
+    void perform_hop(std::span<const RangeRequest> requests, std::span<RangeResponse> responses, unsigned hop,
+                     std::chrono::steady_clock::time_point deadline);
 };
 
 CURLM* HttpClient::Impl::take_multi() {
@@ -131,7 +142,7 @@ void HttpClient::Impl::give_back(CURLM* multi, std::vector<Transfer>& transfers)
     idle_multis.push_back(multi);
 }
 
-void HttpClient::Impl::configure(Transfer& t) {
+void HttpClient::Impl::configure(Transfer& t, std::chrono::milliseconds timeout) {
     {
         std::lock_guard lock(pool_mutex);
         if (!idle_easies.empty()) t.easy = idle_easies.back(), idle_easies.pop_back();
@@ -154,7 +165,13 @@ void HttpClient::Impl::configure(Transfer& t) {
     curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
     curl_easy_setopt(e, CURLOPT_TCP_KEEPALIVE, 1L);
     curl_easy_setopt(e, CURLOPT_USERAGENT, "ncafs");
-    curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS, static_cast<long>(config.connect_timeout.count()));
+    const long total_ms = std::max<long>(1, static_cast<long>(timeout.count()));
+    curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, total_ms);
+    curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS,
+                     std::min(total_ms, static_cast<long>(config.connect_timeout.count())));
+    curl_easy_setopt(e, CURLOPT_NOPROGRESS, 0L);
+    curl_easy_setopt(e, CURLOPT_XFERINFOFUNCTION, on_progress);
+    curl_easy_setopt(e, CURLOPT_XFERINFODATA, &cancelled);
     curl_easy_setopt(e, CURLOPT_LOW_SPEED_LIMIT, 1024L);
     curl_easy_setopt(e, CURLOPT_LOW_SPEED_TIME, static_cast<long>(config.low_speed_time.count()));
     curl_easy_setopt(e, CURLOPT_SSL_VERIFYPEER, 1L);
@@ -222,18 +239,24 @@ HttpClient::~HttpClient() {
     curl_share_cleanup(impl_->share);
 }
 
-void HttpClient::perform(std::span<const RangeRequest> requests, std::span<RangeResponse> responses) {
-    impl_->perform_hop(requests, responses, 0);
+void HttpClient::cancel() { impl_->cancelled = true; }
+
+bool HttpClient::cancelled() const { return impl_->cancelled.load(std::memory_order_relaxed); }
+
+void HttpClient::perform(std::span<const RangeRequest> requests, std::span<RangeResponse> responses,
+                         std::chrono::milliseconds timeout) {
+    impl_->perform_hop(requests, responses, 0, std::chrono::steady_clock::now() + timeout);
 }
 
 std::vector<std::string> HttpClient::Impl::run_round(std::span<const RangeRequest> requests,
-                                                     std::span<RangeResponse> responses) {
+                                                     std::span<RangeResponse> responses,
+                                                     std::chrono::milliseconds timeout) {
     std::vector<Transfer> transfers(requests.size());
     for (size_t i = 0; i < requests.size(); ++i) {
         responses[i] = RangeResponse{};
         transfers[i].request = &requests[i];
         transfers[i].response = &responses[i];
-        configure(transfers[i]);
+        configure(transfers[i], timeout);
     }
     CURLM* multi = take_multi();
     run(multi, transfers);
@@ -246,8 +269,9 @@ std::vector<std::string> HttpClient::Impl::run_round(std::span<const RangeReques
 // Runs the requests; then the redirected ones again at their targets, when
 // the access policy lets them go there (else the refusal is their error).
 void HttpClient::Impl::perform_hop(std::span<const RangeRequest> requests, std::span<RangeResponse> responses,
-                                   unsigned hop) {
-    const std::vector<std::string> redirects = run_round(requests, responses);
+                                   unsigned hop, std::chrono::steady_clock::time_point deadline) {
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+    const std::vector<std::string> redirects = run_round(requests, responses, std::max(left, std::chrono::milliseconds(1)));
     std::vector<ObjectAddress> targets;
     targets.reserve(requests.size());  // the next requests point into it
     std::vector<RangeRequest> next;
@@ -268,7 +292,7 @@ void HttpClient::Impl::perform_hop(std::span<const RangeRequest> requests, std::
     }
     if (next.empty()) return;
     std::vector<RangeResponse> answers(next.size());
-    perform_hop(next, answers, hop + 1);
+    perform_hop(next, answers, hop + 1, deadline);
     for (size_t k = 0; k < next.size(); ++k) responses[origin[k]] = std::move(answers[k]);
 }
 

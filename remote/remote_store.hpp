@@ -35,9 +35,17 @@ struct RemoteConfig {
     std::chrono::seconds low_speed_time{30};     // abort below 1 KiB/s for this long
     unsigned max_retries = 5;                    // 5xx, 429, dropped connections
     std::chrono::milliseconds retry_budget{60000};
-    // One line per failed fetch and per offline open (remote/ does not depend
-    // on fs/: the mount passes fs::log_rate_limited here). Empty = stderr.
-    std::function<void(const std::string&)> log;
+    // -o remote_timeout=: the total time one fetch may take, its retries and
+    // their waits included (each attempt gets what is left of it).
+    std::chrono::milliseconds timeout{30000};
+    // How long a failed fetch of one object (URL and version) is remembered:
+    // reads of it meanwhile fail at once with the same error, unsent.
+    std::chrono::milliseconds failure_memory{10000};
+    // One line per failed object and per offline open (remote/ does not
+    // depend on fs/: the mount passes fs::log_rate_limited here). `key`
+    // names the URL and the kind of error: a log may keep one line per key
+    // and minute. Empty = stderr.
+    std::function<void(const std::string& key, const std::string& line)> log;
 };
 
 // True for http://, https:// and s3:// names (case-insensitive scheme).
@@ -72,6 +80,17 @@ public:
         std::string detail;  // "HTTP 403", "Could not resolve host", ...
     };
     Probe probe(const std::string& url);
+
+    // True when a read of this version of the object found it replaced on
+    // the server (HTTP 412, another ETag) a moment ago: open its URL again.
+    bool replaced(const RemoteBytes& object) const;
+
+    // Ends every transfer under way and every wait between retries at once
+    // (their reads fail); later fetches fail at once too. For a mount
+    // stopping: no request outlives it by more than a moment.
+    void cancel();
+    // cancel() of the shared store, when there is one.
+    static void cancel_shared();
 
 private:
     RemoteStore(RemoteConfig config, std::shared_ptr<DiskCache> disk);

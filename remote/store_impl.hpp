@@ -26,7 +26,7 @@ struct RemoteStore::Impl {
     }
     std::shared_ptr<const RemoteBytes> open_online(const std::string& url, ObjectAddress address);
     std::shared_ptr<const RemoteBytes> open_offline(const std::string& url, ObjectAddress address,
-                                                    const FetchError& why);
+                                                    const FetchError& why, bool fresh);
 };
 
 }  // namespace ncafs::remote

@@ -11,9 +11,12 @@
 #include <fstream>
 #include <functional>
 #include <set>
+#include <thread>
 
 #include "codecs/error.hpp"
+#include "remote/backoff.hpp"
 #include "remote/disk_cache.hpp"
+#include "remote/failure_memory.hpp"
 #include "remote/object_address.hpp"
 #include "remote/range_response.hpp"
 
@@ -355,4 +358,35 @@ TEST(DiskCache, AnOlderCacheIsTightenedAndEmptied) {
     ASSERT_EQ(lines.size(), 1u);
     EXPECT_NE(lines[0].find("1 cached file removed"), std::string::npos) << lines[0];
     std::filesystem::remove_all(dir);
+}
+
+TEST(FailureMemory, RecallsPerUrlAndVersionUntilItExpires) {
+    using namespace std::chrono_literals;
+    ncafs::remote::FailureMemory memory(300ms);
+    ncafs::remote::FetchError error("http://h/a.nc", "HTTP 503 (after 6 attempts)", ncafs::remote::Verdict::Retry, 503);
+    memory.remember("http://h/a.nc", "v1", error);
+    auto recalled = memory.recall("http://h/a.nc", "v1");
+    ASSERT_TRUE(recalled);
+    EXPECT_EQ(recalled->status(), 503);
+    EXPECT_NE(std::string(recalled->what()).find("HTTP 503"), std::string::npos);
+    EXPECT_NE(std::string(recalled->what()).find("not tried again"), std::string::npos);
+    EXPECT_FALSE(memory.recall("http://h/a.nc", "v2"));  // another version: not failed
+    EXPECT_FALSE(memory.recall("http://h/b.nc", "v1"));
+    std::this_thread::sleep_for(350ms);
+    EXPECT_FALSE(memory.recall("http://h/a.nc", "v1"));  // expired
+    memory.remember("http://h/a.nc", "", error);
+    memory.forget("http://h/a.nc", "");
+    EXPECT_FALSE(memory.recall("http://h/a.nc", ""));
+}
+
+TEST(Backoff, NoAttemptPastTheDeadline) {
+    using namespace std::chrono_literals;
+    ncafs::remote::RemoteConfig config;
+    config.max_retries = 1000;
+    auto deadline = std::chrono::steady_clock::now() + 1s;
+    ncafs::remote::Backoff backoff(config, deadline);
+    while (auto wait = backoff.next()) std::this_thread::sleep_for(*wait);  // as fetch_ranges waits
+    // The last wait ended early enough for one more attempt before the deadline.
+    EXPECT_LT(std::chrono::steady_clock::now(), deadline);
+    EXPECT_GT(backoff.attempts(), 1u);
 }

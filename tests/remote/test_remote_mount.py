@@ -267,6 +267,9 @@ def case_disk_cache(work):
         web.stop()
         with Mount(layout.source, "cache_dir=%s,%s" % (cache, roots(web))) as m:
             expect_master(m.path(name), layout, "cache_dir, nginx stopped")
+            for part in layout.parts[8:]:  # one line each: served from the disk cache (not the error as well)
+                lines = [l for l in m.log_text().splitlines() if part in l]
+                check(len(lines) == 1 and "disk cache" in lines[0], "one log line for %s:\n%s" % (part, m.log_text()))
 
 
 def case_https(work):

@@ -196,7 +196,7 @@ def case_links(m_args, cache, layout, nc4_info, victims):
                   for n in os.listdir(os.path.join(cache, d))), "no planted link is left in the cache")
 
 
-def case_swapped_folders(layout, cache, victims):
+def case_swapped_folders(layout, cache, victims, servers_roots):
     """(c) tmp and meta swapped for links under a running mount: nothing
     outside the cache is deleted or created; a new mount refuses them."""
     tmp_victim, meta_victim = os.path.join(victims, "tmp-victim"), os.path.join(victims, "meta-victim")
@@ -207,7 +207,7 @@ def case_swapped_folders(layout, cache, victims):
         f.write("precious")
     os.utime(old, (time.time() - 3 * 3600,) * 2)
     # A bound below the data read: eviction (and the clean-up of tmp/) runs during the reads.
-    with Mount(layout.source, "cache_dir=%s,cache_size=1M" % cache) as m:
+    with Mount(layout.source, "cache_dir=%s,cache_size=1M,%s" % (cache, servers_roots)) as m:
         for sub, victim in (("tmp", tmp_victim), ("meta", meta_victim)):
             os.rename(os.path.join(cache, sub), os.path.join(cache, sub + ".away"))
             os.symlink(victim, os.path.join(cache, sub))
@@ -261,7 +261,8 @@ def main():
             write_aggregations(work, layout, web, web4)
             case_refused(layout, shared)
             cache = os.path.join(shared, "cache")
-            m_args = (layout.source, "cache_dir=%s,cache_size=64M" % cache)
+            servers_roots = ",".join("allow_root=%s/" % s.url for s in (web, web4))  # on 127.0.0.1: named
+            m_args = (layout.source, "cache_dir=%s,cache_size=64M,%s" % (cache, servers_roots))
             with Mount(*m_args) as m:
                 read_both(m, layout, nc4_info, "first reads")
             control = os.path.join(layout.gen, layout.parts[0])
@@ -269,7 +270,7 @@ def main():
             case_fifo(m_args, cache, layout, nc4_info)
             case_links(m_args, cache, layout, nc4_info, victims)
             case_modes(cache, control)
-            case_swapped_folders(layout, cache, victims)
+            case_swapped_folders(layout, cache, victims, servers_roots)
     finally:
         shutil.rmtree(work, ignore_errors=True)
         cleanup_user()
