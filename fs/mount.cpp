@@ -64,7 +64,7 @@ int run_mount(const MountOptions& options, const char* program) {
                 fuse_opt_free_args(&args);
                 return 1;
             }
-            log_line(LogLevel::Info, "serving " + options.source + " at " + options.mountpoint);
+            log_line(LogLevel::Info, "serving " + options.source + " at " + options.mountpoint + contained.summary());
             filesystem.start(session);
             ncafs::notify_service("READY=1\nSTATUS=serving " + options.source + " at " + options.mountpoint);
             int loop;

@@ -22,10 +22,9 @@ MountSandbox::MountSandbox(const MountOptions& options, const SandboxDecision& d
         set_active_outside_helper(helper_.get());
         std::string read;
         for (const auto& r : roots.read) read += (read.empty() ? "" : ", ") + r;
-        log_line(LogLevel::Info, "file access confined by Landlock (ABI " + std::to_string(landlock_abi()) +
-                                     "): read beneath " + read +
-                                     (roots.remote.cache_dir.empty() ? "" : "; read-write beneath " + roots.remote.cache_dir) +
-                                     "; system files");
+        summary_ = "; file access confined by Landlock (ABI " + std::to_string(landlock_abi()) + "): read beneath " +
+                   read + (roots.remote.cache_dir.empty() ? "" : ", read-write beneath " + roots.remote.cache_dir) +
+                   ", system files";
     } catch (const std::exception& e) {
         log_line(LogLevel::Error, std::string("cannot enter the sandbox: ") + e.what());
         ok_ = false;

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <memory>
+#include <string>
 
 #include "fs/options.hpp"
 #include "fs/outside_helper.hpp"
@@ -20,12 +21,15 @@ public:
     MountSandbox(const MountOptions& options, const SandboxDecision& decision);
     ~MountSandbox();
     bool ok() const { return ok_; }
+    // For the "serving" log line: what the daemon may open ("" unconfined).
+    const std::string& summary() const { return summary_; }
     // Before fuse_session_unmount: a restricted daemon's own umount2 is refused.
     void unmount();
 
 private:
     std::unique_ptr<OutsideHelper> helper_;
     bool ok_ = true;
+    std::string summary_;
 };
 
 }  // namespace ncafs::fs
