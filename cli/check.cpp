@@ -6,6 +6,7 @@
 #include <cstdio>
 
 #include "aggregation/check/check_file.hpp"
+#include "cli/contained.hpp"
 #include "cli/file_args.hpp"
 #include "remote/remote_store.hpp"
 
@@ -14,23 +15,28 @@ namespace ncafs::cli {
 int run_check(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
     FileArgs cl;
     if (!parse_file_args(args, cl, err, "check")) return 2;
-    remote::RemoteStore::configure_shared(cl.remote);  // probes and opens remote partitions
+    // Probes and opens remote partitions; cache_dir is opened (created) here,
+    // before the sandbox, which allows only what exists.
+    remote::RemoteStore::configure_shared(cl.remote);
     const auto start = std::chrono::steady_clock::now();
-    size_t problems = 0;
-    for (const auto& file : cl.files)
-        for (const auto& finding :
-             agg::check_aggregation_file(file, cl.options, agg::DatasetCache::shared(), cl.verify_coordinates)) {
-            out << (finding.problem ? "" : "warning: ") << finding.text << "\n";
-            if (finding.problem) ++problems;
-        }
-    if (problems == 0) out << "ok\n";
+    const int status = run_confined(sandbox_roots(cl), cl.sandbox, out, err, [&cl](std::ostream& out, std::ostream&) {
+        size_t problems = 0;
+        for (const auto& file : cl.files)
+            for (const auto& finding :
+                 agg::check_aggregation_file(file, cl.options, agg::DatasetCache::shared(), cl.verify_coordinates)) {
+                out << (finding.problem ? "" : "warning: ") << finding.text << "\n";
+                if (finding.problem) ++problems;
+            }
+        if (problems == 0) out << "ok\n";
+        return problems == 0 ? 0 : 1;
+    });
     // On err: out keeps the findings alone. Remote objects may take up to remote_timeout= each.
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     char took[64];
     std::snprintf(took, sizeof took, "%.1f s", seconds);
     err << "ncafs check: " << cl.files.size() << (cl.files.size() == 1 ? " file" : " files") << " checked in " << took
         << "\n";
-    return problems == 0 ? 0 : 1;
+    return status;
 }
 
 }  // namespace ncafs::cli

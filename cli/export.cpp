@@ -20,6 +20,8 @@
 #include "fs/backend.hpp"
 #include "fs/options.hpp"
 #include "fs/read_path.hpp"
+#include "fs/sandbox_policy.hpp"
+#include "cli/contained.hpp"
 #include "remote/remote_store.hpp"
 
 namespace ncafs::cli {
@@ -158,8 +160,9 @@ bool print_usage_if_asked(const std::vector<std::string>& args, std::ostream& ou
                    "(ncstream; --deflate[=LEVEL] compresses the data, LEVEL 0..9, default 6),\n"
                    "vds (OpenVDS container; vds_lods= as for the mount).\n"
                    "Options as for the mount (cdf_version=, ds_values=, allow_root=,\n"
-                   "rewrite=). Partition files may lie anywhere the caller can read unless\n"
-                   "allow_root= narrows it.\n";
+                   "rewrite=, sandbox=). Files are read beneath FILE's folder and the\n"
+                   "allow_root= folders only (the kernel refuses the rest; sandbox=off:\n"
+                   "partitions anywhere the caller can read).\n";
             return true;
         }
     return false;
@@ -228,22 +231,18 @@ void copy_view(const VirtualFile& view, const ExportOutput& out, ProgressMeter& 
     }
 }
 
-}  // namespace
-
-int run_export(const std::vector<std::string>& args, std::ostream& out_text, std::ostream& err) {
-    if (print_usage_if_asked(args, out_text)) return 0;
-    ExportOutput out;
+// The export itself, confined: the bytes of FILE's view (or conversion) to out.fd.
+int export_view(ExportArgs& a, const ExportOutput& out, std::ostream& err) {
     try {
-        ExportArgs a = parse(args);
         std::string stem;
         const std::string file = resolve_export_file(a, stem);
-        // The caller reads with their own rights: no SOURCE tree to confine
-        // partitions to, unless allow_root= gives one; FILE's own folder then
-        // plays SOURCE's part (partitions beside it are allowed, as on a mount).
+        // FILE's own folder plays SOURCE's part (partitions beside it are
+        // allowed, as on a mount) and allow_root= adds more: what the sandbox
+        // lets this process read. With sandbox=off and no allow_root=, the
+        // caller reads with their own rights: partitions anywhere.
         std::vector<std::string> roots;
-        if (a.view.extra_allowed_roots.empty()) roots.push_back("/");
+        if (a.view.extra_allowed_roots.empty() && !a.view.sandbox) roots.push_back("/");
         else roots.push_back(std::filesystem::absolute(file).parent_path().string());
-        remote::RemoteStore::configure_shared(a.view.remote);
         Backend backend = make_backend(a.view, roots);
         auto slash = stem.rfind('/');
         std::string ncs_name = (slash == std::string::npos ? stem : stem.substr(slash + 1)) + ".ncs";
@@ -259,13 +258,41 @@ int run_export(const std::vector<std::string>& args, std::ostream& out_text, std
         } else {
             view = std::make_shared<PlainFileView>(OpenFile::open(file));
         }
-        out.open(a);
         ProgressMeter meter("export " + a.file, ProgressMeter::Unit::Bytes);
         auto report = [&](uint64_t done, uint64_t total) { meter.update(done, total); };
         // ncstream: streamed by the writer, which can also deflate; uncompressed
         // it writes exactly the bytes of the .ncs view.
         if (!view) ncstream::export_ncstream(*dataset, out.fd, a.deflate, report, ncs_name);
         else copy_view(*view, out, meter);
+        return 0;
+    } catch (const UsageError& e) {
+        err << "ncafs: " << e.what() << "\n";
+        return 2;
+    } catch (const std::exception& e) {
+        err << "ncafs: export failed: " << e.what() << "\n";
+        return 1;
+    }
+}
+
+}  // namespace
+
+int run_export(const std::vector<std::string>& args, std::ostream& out_text, std::ostream& err) {
+    if (print_usage_if_asked(args, out_text)) return 0;
+    ExportOutput out;
+    try {
+        ExportArgs a = parse(args);
+        out.open(a);  // before the sandbox: OUT may lie outside the folders read
+        remote::RemoteStore::configure_shared(a.view.remote);  // cache_dir opened (created) before it too
+        SandboxRoots roots;
+        roots.read.push_back(folder_of(a.file));
+        for (const auto& r : a.view.extra_allowed_roots) roots.read.push_back(r);
+        roots.remote = a.view.remote;
+        const int status = run_confined(roots, a.view.sandbox, out_text, err,
+                                        [&](std::ostream&, std::ostream& e) { return export_view(a, out, e); });
+        if (status != 0) {
+            out.discard();
+            return status;
+        }
         if (out.created && ::close(out.fd) != 0) {
             out.fd = -1;
             throw SourceError(out.name, std::string("close failed: ") + std::strerror(errno));

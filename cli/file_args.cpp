@@ -1,5 +1,7 @@
 #include "cli/file_args.hpp"
 
+#include "cli/contained.hpp"
+
 #include "fs/options.hpp"
 #include "fs/remote_options.hpp"
 
@@ -7,25 +9,37 @@ namespace ncafs::cli {
 
 namespace {
 
-// -o LIST of remote options (remote=, s3_endpoint=, ...); false (with a message) on a bad one.
-bool apply_remote_options(const std::string& list, remote::RemoteConfig& config, std::ostream& err, const char* cmd) {
+// -o LIST of remote options (remote=, s3_endpoint=, ...) and sandbox=; false (with a message) on a bad one.
+bool apply_remote_options(const std::string& list, FileArgs& cl, std::ostream& err, const char* cmd) {
     for (const auto& item : fs::split_option_list(list)) {
         const auto eq = item.find('=');
+        if (item == "sandbox=on" || item == "sandbox=off") {
+            cl.sandbox = item == "sandbox=on";
+            continue;
+        }
         try {
-            if (eq != std::string::npos && fs::apply_remote_option(item.substr(0, eq), item.substr(eq + 1), config))
+            if (eq != std::string::npos && fs::apply_remote_option(item.substr(0, eq), item.substr(eq + 1), cl.remote))
                 continue;
         } catch (const std::exception& e) {
             err << "ncafs " << cmd << ": " << e.what() << "\n";
             return false;
         }
         err << "ncafs " << cmd << ": -o takes remote options only (allow_root=URL, remote=, s3_endpoint=, "
-               "s3_region=, ca_file=, cache_dir=, cache_size=), got \"" << item << "\"\n";
+               "s3_region=, ca_file=, cache_dir=, cache_size=) and sandbox=on|off, got \"" << item << "\"\n";
         return false;
     }
     return true;
 }
 
 }  // namespace
+
+fs::SandboxRoots sandbox_roots(const FileArgs& cl) {
+    fs::SandboxRoots roots;
+    for (const auto& file : cl.files) roots.read.push_back(folder_of(file));
+    for (const auto& root : cl.options.allowed_roots) roots.read.push_back(root);
+    roots.remote = cl.remote;
+    return roots;
+}
 
 bool parse_file_args(const std::vector<std::string>& args, FileArgs& cl, std::ostream& err, const char* cmd) {
     for (size_t i = 0; i < args.size(); ++i) {
@@ -53,7 +67,7 @@ bool parse_file_args(const std::vector<std::string>& args, FileArgs& cl, std::os
             cl.options.path_rewrites.emplace_back(v.substr(0, eq), v.substr(eq + 1));
         } else if (a == "-o") {  // check opens remote partitions; inspect takes the same options
             std::string v;
-            if (!value(v) || !apply_remote_options(v, cl.remote, err, cmd)) return false;
+            if (!value(v) || !apply_remote_options(v, cl, err, cmd)) return false;
         } else if (a == "--all") {
             cl.all = true;
         } else if (a == "--verify-coordinates") {

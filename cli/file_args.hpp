@@ -1,7 +1,8 @@
 // The arguments `ncafs inspect` and `ncafs check` share: --root DIR (an
 // allowed root; repeat), --rewrite OLD=NEW (path prefix rewrite; repeat),
 // --all (inspect: every partition), --verify-coordinates (check: A9),
-// -o LIST (check: the remote options of the mount, fs/remote_options.hpp), FILE...
+// -o LIST (check: the remote options of the mount, fs/remote_options.hpp, and
+// sandbox=on|off), FILE...
 #pragma once
 
 #include <ostream>
@@ -9,6 +10,7 @@
 #include <vector>
 
 #include "aggregation/read/open_aggregation.hpp"
+#include "fs/sandbox_policy.hpp"
 #include "remote/remote_store.hpp"
 
 namespace ncafs::cli {
@@ -19,7 +21,11 @@ struct FileArgs {
     bool all = false;
     bool verify_coordinates = false;
     remote::RemoteConfig remote;
+    bool sandbox = true;  // -o sandbox=on|off
 };
+
+// What the command may read: the files' folders, --root folders, cache_dir= and ca_file=.
+fs::SandboxRoots sandbox_roots(const FileArgs& cl);
 
 // Returns false (message and usage of `cmd` on err) on a usage error.
 bool parse_file_args(const std::vector<std::string>& args, FileArgs& cl, std::ostream& err, const char* cmd);

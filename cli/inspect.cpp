@@ -6,6 +6,7 @@
 #include "aggregation/read/dataset_cache.hpp"
 #include "aggregation/read/open_aggregation.hpp"
 #include "aggregation/read/partitioned_source.hpp"
+#include "cli/contained.hpp"
 #include "cli/file_args.hpp"
 #include "codecs/error.hpp"
 #include "codecs/open_file.hpp"
@@ -64,11 +65,7 @@ std::string remote_refusal(const std::string& path, const remote::RemoteConfig& 
     return {};
 }
 
-}  // namespace
-
-int run_inspect(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
-    FileArgs cl;
-    if (!parse_file_args(args, cl, err, "inspect")) return 2;
+int inspect_files(const FileArgs& cl, std::ostream& out, std::ostream& err) {
     int rc = 0;
     for (const auto& file : cl.files) {
         agg::LoadedAggregation loaded;
@@ -116,6 +113,15 @@ int run_inspect(const std::vector<std::string>& args, std::ostream& out, std::os
         }
     }
     return rc;
+}
+
+}  // namespace
+
+int run_inspect(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
+    FileArgs cl;
+    if (!parse_file_args(args, cl, err, "inspect")) return 2;
+    return run_confined(sandbox_roots(cl), cl.sandbox, out, err,
+                        [&cl](std::ostream& o, std::ostream& e) { return inspect_files(cl, o, e); });
 }
 
 }  // namespace ncafs::cli

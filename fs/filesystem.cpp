@@ -17,6 +17,7 @@
 #include "codecs/error.hpp"
 #include "codecs/open_file.hpp"
 #include "fs/log.hpp"
+#include "fs/outside_helper.hpp"
 #include "fs/piece_windows.hpp"
 #include "fs/read_path.hpp"
 #include "remote/network_scope.hpp"
@@ -519,10 +520,10 @@ Caller caller_of(fuse_req_t req) {
     const fuse_ctx* ctx = fuse_req_ctx(req);
     Caller caller{ctx->uid, ctx->gid, {}};
     std::vector<gid_t> groups(64);
-    int n = fuse_req_getgroups(req, static_cast<int>(groups.size()), groups.data());
+    int n = caller_groups(req, static_cast<int>(groups.size()), groups.data());
     if (n > static_cast<int>(groups.size())) {
         groups.resize(static_cast<size_t>(n));
-        n = fuse_req_getgroups(req, static_cast<int>(groups.size()), groups.data());
+        n = caller_groups(req, static_cast<int>(groups.size()), groups.data());
     }
     // Unknown groups (the caller is gone, no /proc): judged without them, i.e. with fewer rights.
     groups.resize(n > 0 ? std::min(static_cast<size_t>(n), groups.size()) : 0);

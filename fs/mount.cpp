@@ -5,9 +5,11 @@
 #include "fs/filesystem.hpp"
 #include "fs/log.hpp"
 #include "fs/mount_options.hpp"
+#include "fs/mount_sandbox.hpp"
 #include "fs/service_notify.hpp"
 #include "remote/remote_store.hpp"
 
+#include <csignal>
 #include <cstdio>
 #include <string>
 #include <vector>
@@ -16,6 +18,11 @@ namespace ncafs::fs {
 
 int run_mount(const MountOptions& options, const char* program) {
     log_to_stderr(options.debug);
+    const SandboxDecision sandbox = decide_sandbox(options.view.sandbox, options.allow_other);
+    if (sandbox.kind == SandboxDecision::Refuse) {
+        std::fprintf(stderr, "%s: %s\n", program, sandbox.message.c_str());
+        return 2;
+    }
 
     std::string joined = fuse_option_list(options);
 
@@ -40,6 +47,7 @@ int run_mount(const MountOptions& options, const char* program) {
     if (fuse_set_signal_handlers(session) != 0) {
         std::fprintf(stderr, "%s: cannot install signal handlers\n", program);
     } else {
+        std::signal(SIGHUP, SIG_IGN);  // the service stays up (libfuse's handler would end the loop)
         if (fuse_session_mount(session, options.mountpoint.c_str()) != 0) {
             std::fprintf(stderr, "%s: cannot mount %s at %s\n", program, options.source.c_str(),
                          options.mountpoint.c_str());
@@ -47,7 +55,16 @@ int run_mount(const MountOptions& options, const char* program) {
             // Daemonize only now: a failed mount above has reached the caller.
             fuse_daemonize(options.foreground ? 1 : 0);
             if (!options.foreground) log_to_syslog(options.debug);
-            log_line(LogLevel::Info, "serving " + options.source + " at " + options.mountpoint);
+            MountSandbox contained(options, sandbox);  // before any thread starts: all inherit it
+            if (!contained.ok()) {
+                contained.unmount();
+                fuse_session_unmount(session);
+                fuse_remove_signal_handlers(session);
+                fuse_session_destroy(session);
+                fuse_opt_free_args(&args);
+                return 1;
+            }
+            log_line(LogLevel::Info, "serving " + options.source + " at " + options.mountpoint + contained.summary());
             filesystem.start(session);
             ncafs::notify_service("READY=1\nSTATUS=serving " + options.source + " at " + options.mountpoint);
             int loop;
@@ -62,6 +79,7 @@ int run_mount(const MountOptions& options, const char* program) {
             }
             ncafs::notify_service("STOPPING=1\nSTATUS=unmounting " + options.mountpoint);
             filesystem.stop();
+            contained.unmount();
             fuse_session_unmount(session);
             log_line(LogLevel::Info, "unmounted " + options.mountpoint);
             status = loop < 0 ? 1 : 0;  // >0: ended by a signal, a clean exit

@@ -190,6 +190,9 @@ bool apply_source_option(const std::string& key, const std::string& value, bool 
         const uint64_t n = parse_unsigned(value, key);
         if (n < 1) throw UsageError("option " + key + ": expected a positive integer");
         (key == "max_fragments" ? options.limits.max_fragments : options.limits.max_metadata_bytes) = n;
+    } else if (key == "sandbox") {
+        if (value != "on" && value != "off") throw UsageError("option sandbox: expected on or off, got '" + value + "'");
+        options.sandbox = value == "on";
     } else if (key == "splice" || key == "nosplice") {
         options.splice = key == "splice" && value != "0" && value != "no";
     } else {
@@ -330,6 +333,10 @@ std::string usage_text(const std::string& program) {
       << "  cache_size=SIZE    bound of cache_dir, bytes or K, M, G (default 1G)\n"
       << "  remote_timeout=S   the longest one remote fetch may take, its retries\n"
       << "                     included (seconds, default 30)\n"
+      << "  sandbox=on|off     confine the daemon's file access with Landlock to SOURCE,\n"
+      << "                     allow_root=, cache_dir= and system files (default on;\n"
+      << "                     with allow_other, off must be given where the kernel\n"
+      << "                     has no Landlock)\n"
       << "  lods=N             (mount) also show NAME.lod1.nc ... NAME.lodN.nc (and .ds,\n"
       << "                     .ncs) of datasets with a variable of rank >= 2: every 2^n-th\n"
       << "                     sample along each dimension but the record one (0..16,\n"

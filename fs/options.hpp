@@ -28,6 +28,7 @@ struct ViewOptions {
     bool splice = true;                         // pass file extents to the kernel by splice
     agg::AggregationLimits limits;              // max_fragments=, max_metadata=
     remote::RemoteConfig remote;                // remote=, s3_*=, ca_file=, cache_dir=, cache_size= (remote_options.hpp)
+    bool sandbox = true;                        // sandbox=on|off: Landlock (fs/sandbox_policy.hpp)
     int lods = 0;                               // lods=N: NAME.lod1.nc ... NAME.lodN.nc views
     std::vector<std::string> lod_keep;          // lod_keep=DIM:DIM: dimensions LOD views leave whole
     uint64_t lod_min_size = uint64_t{64} << 20;  // lod_min_size=SIZE: LOD views of datasets holding more (aggregations always)

@@ -105,7 +105,9 @@ def write_nca(folder, names):
 
 
 class FdSampler:
-    """Counts /proc/PID/fd entries every few milliseconds until stopped."""
+    """Counts /proc/PID/fd entries every few milliseconds until stopped: the
+    most any one of the process and its children held (`ncafs export` works
+    in a child confined by the kernel sandbox)."""
 
     def __init__(self, pid):
         self.pid, self.highest, self.samples = pid, 0, 0
@@ -115,11 +117,23 @@ class FdSampler:
     def _run(self):
         while not self._stop.is_set():
             try:
-                self.highest = max(self.highest, len(os.listdir("/proc/%d/fd" % self.pid)))
+                self.highest = max([self.highest, len(os.listdir("/proc/%d/fd" % self.pid))] +
+                                   [self._count(c) for c in self._children()])
                 self.samples += 1
             except OSError:
                 return  # the process ended
             self._stop.wait(0.005)
+
+    def _children(self):
+        with open("/proc/%d/task/%d/children" % (self.pid, self.pid)) as f:
+            return [int(c) for c in f.read().split()]
+
+    @staticmethod
+    def _count(pid):
+        try:
+            return len(os.listdir("/proc/%d/fd" % pid))
+        except OSError:
+            return 0  # a child that just ended
 
     def __enter__(self):
         self._thread.start()

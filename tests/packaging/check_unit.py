@@ -74,6 +74,8 @@ def lint(path):
                               "(codecs/confined_open.cpp then loses RESOLVE_BENEATH)")
     expect("DeviceAllow", lambda v: "/dev/fuse" in v, "allow /dev/fuse")
     expect("SystemCallFilter", lambda v: "@mount" in v.split(), "allow @mount")
+    expect("SystemCallFilter", lambda v: {"landlock_create_ruleset", "landlock_add_rule", "landlock_restrict_self"}
+           <= set(v.split()), "allow the Landlock system calls")
     expect("ExecStopPost", lambda v: "clear-dead-mount ${SOURCE} ${MOUNTPOINT}" in v,
            "remove the dead mount of this instance left by a crash, and nothing else")
     if unit_values(entries, "WantedBy", section="Install") == []:
