@@ -9,6 +9,7 @@
 #include "aggregation/read/open_aggregation.hpp"
 #include "aggregation/read/dataset_cache.hpp"
 #include "aggregation/read/dataset_files.hpp"
+#include "codecs/array_source.hpp"
 #include "codecs/cdf/cdf_view.hpp"
 #include "codecs/ds/ds_reader.hpp"
 #include "codecs/ds/ds_view.hpp"
@@ -73,6 +74,23 @@ std::shared_ptr<const Dataset> open_vds_directory_dataset(const std::string& pat
     return std::make_shared<const Dataset>(vds::open_vds_directory(std::move(dir.fd), path));
 }
 
+// A variable that refuses every read (HDF5 external storage...) is left out
+// of the views: every read block of a view touching its bytes would fail,
+// in a small file the whole file. What is left out is logged once per file
+// and note (docs/formats/netcdf4.md "Indirections").
+std::shared_ptr<const Dataset> presentable(std::shared_ptr<const Dataset> dataset) {
+    auto refuses = [](const Variable& v) { return v.source && v.source->refusal(); };
+    if (std::any_of(dataset->variables.begin(), dataset->variables.end(), refuses)) {
+        auto copy = std::make_shared<Dataset>(*dataset);
+        std::erase_if(copy->variables, refuses);
+        for (auto& note : copy->notes) note.listed = false;
+        dataset = std::move(copy);
+    }
+    for (const auto& note : dataset->notes)
+        if (!note.listed) log_once(note.refused ? LogLevel::Warning : LogLevel::Info, dataset->origin + ": " + note.text);
+    return dataset;
+}
+
 }  // namespace
 
 Backend make_backend(const ViewOptions& options, const std::vector<std::string>& allowed_roots) {
@@ -96,10 +114,10 @@ Backend make_backend(const ViewOptions& options, const std::vector<std::string>&
     b.is_aggregation = [confined](const std::string& path) { return is_aggregation_file(path, confined.get()); };
     b.open_dataset = [aggregation, confined](const std::string& path,
                                              bool is_aggregation) -> std::shared_ptr<const Dataset> {
-        if (is_aggregation) return open_aggregation(path, aggregation);  // confined by its PathPolicy
+        if (is_aggregation) return presentable(open_aggregation(path, aggregation));  // confined by its PathPolicy
         struct stat st {};
         if (confined->stat(path, st) && S_ISDIR(st.st_mode)) return open_vds_directory_dataset(path, *confined);
-        return open_plain_dataset(OpenFile::open(path, confined.get()));
+        return presentable(open_plain_dataset(OpenFile::open(path, confined.get())));
     };
     b.source_files = [](const Dataset& dataset) { return agg::files_drawn_on(dataset); };
     b.draws_on_remote = [](const Dataset& dataset) { return agg::draws_on_remote_objects(dataset); };

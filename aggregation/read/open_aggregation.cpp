@@ -267,6 +267,7 @@ LoadedAggregation load_aggregation(const std::string& path, const AggregationOpt
     ld.paths = std::make_shared<const PathPolicy>(path, options.allowed_roots, options.path_rewrites);
     ld.file = open_aggregation_file(*ld.paths, cache);
     ld.presented->origin = ld.paths->aggregation_file();
+    ld.presented->notes = ld.file->notes;  // refused or left out in the aggregation file itself
     parse_cf_style(ld, options);
     classify_variables(ld, options);
     present_dimensions(ld);
