@@ -76,8 +76,8 @@ std::shared_ptr<const Dataset> open_vds_directory_dataset(const std::string& pat
 
 // A variable that refuses every read (HDF5 external storage...) is left out
 // of the views: every read block of a view touching its bytes would fail,
-// in a small file the whole file. What is left out is logged once per file
-// and note (docs/formats/netcdf4.md "Indirections").
+// in a small file the whole file. Each refusal is logged once (a warning);
+// what is only left out (string variables, groups) in one line per file.
 std::shared_ptr<const Dataset> presentable(std::shared_ptr<const Dataset> dataset) {
     auto refuses = [](const Variable& v) { return v.source && v.source->refusal(); };
     if (std::any_of(dataset->variables.begin(), dataset->variables.end(), refuses)) {
@@ -86,8 +86,12 @@ std::shared_ptr<const Dataset> presentable(std::shared_ptr<const Dataset> datase
         for (auto& note : copy->notes) note.listed = false;
         dataset = std::move(copy);
     }
-    for (const auto& note : dataset->notes)
-        if (!note.listed) log_once(note.refused ? LogLevel::Warning : LogLevel::Info, dataset->origin + ": " + note.text);
+    std::string left_out;
+    for (const auto& note : dataset->notes) {
+        if (note.refused && !note.listed) log_once(LogLevel::Warning, dataset->origin + ": " + note.text);
+        if (!note.refused) left_out += (left_out.empty() ? "" : "; ") + note.text;
+    }
+    if (!left_out.empty()) log_once(LogLevel::Info, dataset->origin + ": left out: " + left_out);
     return dataset;
 }
 

@@ -140,8 +140,10 @@ struct Describing {
     [[noreturn]] void fail(const std::string& what, int status) const {
         throw SourceError(ds.origin, what + ": " + nc_message(status));
     }
-    void skip(const std::string& why) const {
-        if (skipped) skipped->push_back(why);
+    // A variable or group left out: a note of the dataset (logged and listed by inspect).
+    void skip(const std::string& name, const std::string& why) {
+        ds.notes.push_back({false, false, name, why});
+        if (skipped) skipped->push_back(path() + ": " + why);
     }
 };
 
@@ -180,7 +182,7 @@ void describe_variable(Describing& dc, int varid) {
     if (int s = nc_inq_var(ncid, varid, name, &xtype, &vndims, nullptr, nullptr); s != NC_NOERR)
         dc.fail("cannot read variable", s);
     if (!is_classic_tag(xtype)) {
-        dc.skip(dc.path() + ": variable " + name + " skipped: type " + std::to_string(xtype) +
+        dc.skip(name, "variable " + std::string(name) + " skipped: type " + std::to_string(xtype) +
                 " (string, vlen, compound, opaque or enum) has no classic netCDF equivalent");
         return;
     }
@@ -193,7 +195,7 @@ void describe_variable(Describing& dc, int varid) {
     for (int id : vdims) {
         auto it = dc.dim_index.find(id);
         if (it == dc.dim_index.end()) {  // a dimension of another group: not representable in one root group
-            dc.skip(dc.path() + ": variable " + std::string(name) + " skipped: uses a dimension outside the root group");
+            dc.skip(name, "variable " + std::string(name) + " skipped: uses a dimension outside the root group");
             return;
         }
         v.dimids.push_back(it->second);
@@ -224,6 +226,30 @@ void mark_unlimited(Describing& dc, const std::vector<int>& unlimited) {
             break;
         }
     }
+}
+
+// The subgroups of the root group, named in one note (groups are not
+// presented); an external link's stand-in group has its own note already.
+void note_groups(Describing& dc) {
+    constexpr int kNamed = 10;
+    int n = 0;
+    if (nc_inq_grps(dc.ncid, &n, nullptr) != NC_NOERR || n <= 0) return;
+    std::vector<int> ids(static_cast<size_t>(n));
+    if (nc_inq_grps(dc.ncid, &n, ids.data()) != NC_NOERR) return;
+    std::vector<std::string> names;
+    for (int id : ids) {
+        char name[NC_MAX_NAME + 1] = {};
+        if (nc_inq_grpname(id, name) != NC_NOERR) continue;
+        const bool link = std::any_of(dc.ds.notes.begin(), dc.ds.notes.end(),
+                                      [&](const DatasetNote& note) { return note.refused && note.name == name; });
+        if (!link) names.push_back(name);
+    }
+    if (names.empty()) return;
+    std::string text = "group";
+    text += names.size() > 1 ? "s " : " ";
+    for (size_t i = 0; i < names.size() && i < kNamed; ++i) text += (i ? ", " : "") + names[i];
+    if (names.size() > kNamed) text += " and " + std::to_string(names.size() - kNamed) + " more";
+    dc.skip("", text + " left out: only the root group is presented");
 }
 
 // The name of HDF5 path `path` ("/g/x") within `group` ("" for the root): "x"
@@ -260,6 +286,7 @@ Dataset describe_netcdf(std::shared_ptr<const NetcdfHandle> handle, std::vector<
             if (f.kind == Hdf5IndirectionKind::ExternalLink)
                 dc.ds.notes.push_back({true, false, name_in_group(f.path, group),
                                        Hdf5Indirections::describe_link(f)});
+    if (group.empty()) note_groups(dc);
     return std::move(dc.ds);
 }
 
