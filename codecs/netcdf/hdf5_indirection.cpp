@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <vector>
 
 #include "codecs/error.hpp"
@@ -224,9 +225,13 @@ void Hdf5Walk::link(hid_t gid, const char* name, const H5L_info_t& info, const s
 }
 
 Hdf5Indirections Hdf5Indirections::find(const std::string& path, const std::string& shown) {
-    Hdf5Indirections out;
     Hid file(H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), H5Fclose);
     if (!file.ok()) throw SourceError(shown, "HDF5 cannot open it to check for external storage");
+    return walk(file, shown);
+}
+
+Hdf5Indirections Hdf5Indirections::walk(int64_t file, const std::string& shown) {
+    Hdf5Indirections out;
     Hid root(H5Gopen2(file, "/", H5P_DEFAULT), H5Gclose);
     if (!root.ok()) throw SourceError(shown, "HDF5 cannot open its root group");
     Hdf5Walk walk{out, shown};
@@ -235,9 +240,19 @@ Hdf5Indirections Hdf5Indirections::find(const std::string& path, const std::stri
     return out;
 }
 
-std::optional<Hdf5Indirections> Hdf5Indirections::check(const std::string& path, const std::string& shown) {
-    if (!hdf5_indirection_check_enabled() || H5Fis_hdf5(path.c_str()) <= 0) return std::nullopt;
-    return find(path, shown);
+std::optional<Hdf5Indirections> Hdf5Indirections::check(const std::string& path, const std::string& shown,
+                                                        const std::function<void()>& then) {
+    if (!hdf5_indirection_check_enabled()) return then(), std::nullopt;
+    // One open for an HDF5 file (the usual case here); only when it fails is
+    // the signature looked for: an HDF5 file HDF5 cannot open is refused.
+    Hid file(H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), H5Fclose);
+    if (!file.ok()) {
+        if (H5Fis_hdf5(path.c_str()) <= 0) return then(), std::nullopt;
+        throw SourceError(shown, "HDF5 cannot open it to check for external storage");
+    }
+    auto found = walk(file, shown);
+    then();  // while this open holds the file: netcdf-c's open shares what HDF5 has read
+    return found;
 }
 
 std::optional<std::string> Hdf5Indirections::refusal(const std::string& group, const std::string& name) const {

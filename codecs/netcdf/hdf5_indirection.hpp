@@ -12,6 +12,8 @@
 // Every function here is called with netcdf_library_mutex() held.
 #pragma once
 
+#include <cstdint>
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -44,8 +46,12 @@ public:
     // (depth, number of links); a file beyond the bounds, or one HDF5 cannot
     // walk, throws SourceError: it is refused whole.
     static Hdf5Indirections find(const std::string& path, const std::string& shown);
-    // find() when the check is enabled and `path` is an HDF5 file; else nullopt.
-    static std::optional<Hdf5Indirections> check(const std::string& path, const std::string& shown);
+    // find() when the check is enabled and `path` is an HDF5 file; else
+    // nullopt. `then` (e.g. netcdf-c's open of the same file) runs after the
+    // walk, while HDF5 still holds the file open, so that it reuses what the
+    // walk read (HDF5 shares one open file), or alone when there is no walk.
+    static std::optional<Hdf5Indirections> check(const std::string& path, const std::string& shown,
+                                                 const std::function<void()>& then = [] {});
 
     // nullopt when netCDF variable `name` of group `group` ("" or "/" for the
     // root, "/a/b") may be read; else why not ("variable x uses HDF5 external
@@ -64,6 +70,7 @@ public:
 
 private:
     friend struct Hdf5Walk;
+    static Hdf5Indirections walk(int64_t file, const std::string& shown);  // file: an HDF5 hid_t
     std::map<std::string, std::optional<Finding>> datasets_;  // HDF5 path -> its indirection
     std::vector<Finding> findings_;
 };

@@ -63,10 +63,11 @@ std::shared_ptr<const NetcdfHandle> NetcdfHandle::open(const std::string& path, 
     if (shown.empty()) cdf::check_classic_header(path);  // else checked by open(OpenFile)
     std::lock_guard lock(netcdf_library_mutex());
     // Walked before netcdf-c opens it: what a read must refuse is known first.
-    std::optional<Hdf5Indirections> indirections = Hdf5Indirections::check(path, name);
     int ncid = -1;
-    if (int s = nc_open(path.c_str(), NC_NOWRITE, &ncid); s != NC_NOERR)
-        throw SourceError(name, "netcdf-c cannot open: " + nc_message(s));
+    int status = NC_NOERR;
+    std::optional<Hdf5Indirections> indirections =
+        Hdf5Indirections::check(path, name, [&] { status = nc_open(path.c_str(), NC_NOWRITE, &ncid); });
+    if (status != NC_NOERR) throw SourceError(name, "netcdf-c cannot open: " + nc_message(status));
     return std::shared_ptr<const NetcdfHandle>(new NetcdfHandle(ncid, name, std::move(indirections)));
 }
 
