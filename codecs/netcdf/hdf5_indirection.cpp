@@ -14,12 +14,6 @@ namespace ncafs::netcdf {
 
 namespace {
 
-// Bounds of the walk against hostile files: netcdf-c itself walks every link
-// of every group, so a legitimate file stays well inside them.
-constexpr size_t kMaxLinks = 100000;
-constexpr int kMaxDepth = 32;
-constexpr size_t kMaxTargetText = 256;
-
 // Closes an HDF5 identifier with its own close function.
 class Hid {
 public:
@@ -36,6 +30,12 @@ private:
     hid_t id_;
     herr_t (*close_)(hid_t);
 };
+
+// Bounds of the walk against hostile files: netcdf-c itself walks every link
+// of every group, so a legitimate file stays well inside them.
+constexpr size_t kMaxLinks = 100000;
+constexpr int kMaxDepth = 32;
+constexpr size_t kMaxTargetText = 256;
 
 std::string shortened(std::string text) {
     if (text.size() > kMaxTargetText) text = text.substr(0, kMaxTargetText) + "...";
