@@ -41,6 +41,10 @@ int run_check(const std::vector<std::string>& args, std::ostream& out, std::ostr
 // the arguments (a DIR is walked for names matching --glob) and from list
 // files or standard input; a progress line is drawn when stderr is a
 // terminal. Summary on out; warnings and differences on err.
+// clear-dead-mount SOURCE MOUNTPOINT: unmounts a dead fuse.ncafs mount of
+// SOURCE at MOUNTPOINT (its daemon was killed); leaves any other mount alone.
+int run_clear_dead_mount(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
+
 int run_aggregate(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
 
 }  // namespace ncafs::cli

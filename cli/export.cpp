@@ -7,6 +7,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <memory>
 #include <optional>
 #include <ostream>
@@ -234,14 +235,16 @@ int run_export(const std::vector<std::string>& args, std::ostream& out_text, std
     ExportOutput out;
     try {
         ExportArgs a = parse(args);
-        // The caller reads with their own rights: no SOURCE tree to confine
-        // partitions to, unless allow_root= gives one.
-        std::vector<std::string> roots;
-        if (a.view.extra_allowed_roots.empty()) roots.push_back("/");
-        remote::RemoteStore::configure_shared(a.view.remote);
-        Backend backend = make_backend(a.view, roots);
         std::string stem;
         const std::string file = resolve_export_file(a, stem);
+        // The caller reads with their own rights: no SOURCE tree to confine
+        // partitions to, unless allow_root= gives one; FILE's own folder then
+        // plays SOURCE's part (partitions beside it are allowed, as on a mount).
+        std::vector<std::string> roots;
+        if (a.view.extra_allowed_roots.empty()) roots.push_back("/");
+        else roots.push_back(std::filesystem::absolute(file).parent_path().string());
+        remote::RemoteStore::configure_shared(a.view.remote);
+        Backend backend = make_backend(a.view, roots);
         auto slash = stem.rfind('/');
         std::string ncs_name = (slash == std::string::npos ? stem : stem.substr(slash + 1)) + ".ncs";
         bool aggregation = sniff_source_format(file) == SourceFormat::Netcdf &&

@@ -18,8 +18,8 @@ bool apply_remote_options(const std::string& list, remote::RemoteConfig& config,
             err << "ncafs " << cmd << ": " << e.what() << "\n";
             return false;
         }
-        err << "ncafs " << cmd << ": -o takes remote options only (remote=, s3_endpoint=, s3_region=, ca_file=, "
-               "cache_dir=, cache_size=), got \"" << item << "\"\n";
+        err << "ncafs " << cmd << ": -o takes remote options only (allow_root=URL, remote=, s3_endpoint=, "
+               "s3_region=, ca_file=, cache_dir=, cache_size=), got \"" << item << "\"\n";
         return false;
     }
     return true;
@@ -51,7 +51,7 @@ bool parse_file_args(const std::vector<std::string>& args, FileArgs& cl, std::os
                 return false;
             }
             cl.options.path_rewrites.emplace_back(v.substr(0, eq), v.substr(eq + 1));
-        } else if (a == "-o" && std::string(cmd) == "check") {
+        } else if (a == "-o") {  // check opens remote partitions; inspect takes the same options
             std::string v;
             if (!value(v) || !apply_remote_options(v, cl.remote, err, cmd)) return false;
         } else if (a == "--all") {

@@ -51,6 +51,19 @@ std::string transform_text(const agg::Aggregate& a, const agg::Fragment& f) {
     return s;
 }
 
+// " (refused: RULE)" for a remote partition the -o remote options would not
+// read (allow_root=URL, remote=no); "" otherwise. Judged without a request.
+std::string remote_refusal(const std::string& path, const remote::RemoteConfig& config) {
+    if (!remote::is_remote_url(path)) return {};
+    if (!config.allowed) return " (refused: remote=no)";
+    try {
+        config.access.admit(path, !config.s3_endpoint.empty());
+    } catch (const SourceError& e) {
+        return " (" + std::string(e.what()).substr(e.file().size() + 2) + ")";
+    }
+    return {};
+}
+
 }  // namespace
 
 int run_inspect(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
@@ -98,7 +111,7 @@ int run_inspect(const std::vector<std::string>& args, std::ostream& out, std::os
                     out << " " << a.dims[d] << "[" << f.start[d] << ":" << f.start[d] + f.count[d] << ")";
                 out << " <- " << (f.kind == agg::FragmentKind::Self ? "(this file)" : f.path) << ":"
                     << (f.variable.empty() ? "varid " + std::to_string(f.varid.value_or(-1)) : f.variable)
-                    << transform_text(a, f) << "\n";
+                    << transform_text(a, f) << remote_refusal(f.path, cl.remote) << "\n";
             }
             if (show < a.fragments.size()) out << "  ... " << a.fragments.size() - show << " more (--all lists them)\n";
         }

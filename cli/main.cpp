@@ -1,5 +1,5 @@
 // ncafs: mount (ncafs SOURCE MOUNTPOINT ...) and the subcommands export,
-// inspect, check and aggregate, each a run_X of cli/commands.hpp.
+// inspect, check, aggregate and clear-dead-mount, each a run_X of cli/commands.hpp.
 #include <iostream>
 #include <string>
 #include <vector>
@@ -21,6 +21,7 @@ constexpr NamedCommand kCommands[] = {
     {"inspect", ncafs::cli::run_inspect},
     {"check", ncafs::cli::run_check},
     {"aggregate", ncafs::cli::run_aggregate},
+    {"clear-dead-mount", ncafs::cli::run_clear_dead_mount},
 };
 
 int dispatch(const std::vector<std::string>& args) {

@@ -5,6 +5,8 @@
 
 #include <algorithm>
 #include <cstring>
+#include <span>
+#include <unordered_map>
 
 #include "aggregation/read/open_aggregation.hpp"
 #include "aggregation/read/dataset_cache.hpp"
@@ -20,6 +22,8 @@
 #include "codecs/sniff.hpp"
 #include "codecs/vds/vds_reader.hpp"
 #include "codecs/vds/vds_view.hpp"
+#include "codecs/vds/vds_writer_container.hpp"
+#include "codecs/vds/vds_writer_plan.hpp"
 #include "fs/log.hpp"
 
 namespace ncafs::fs {
@@ -95,6 +99,48 @@ std::shared_ptr<const Dataset> presentable(std::shared_ptr<const Dataset> datase
     return dataset;
 }
 
+// Whether make_vds_view can make the .vds view of a dataset, from its plan
+// and the chunk count of every layer (as build_container counts them),
+// without building the page tables: "" when it can, else why not.
+std::string vds_refusal(const Dataset& dataset, int lods) {
+    std::string why;
+    // Chunk counts do not depend on coordinate values: none is read (a
+    // listing must not read data, let alone fetch it from a server).
+    auto plan = vds::plan_vds(dataset, lods, &why, [](const ArraySource&) { return false; });
+    if (!plan) return dataset.origin + ": no .vds view: " + why;
+    uint64_t chunks = 0;
+    for (size_t c = 0; c < plan->channels.size(); ++c)
+        for (int lod = 0; lod <= plan->layout.lod_levels; ++lod) {
+            const uint64_t n = vds::make_geometry(plan->layout, plan->group, lod).chunk_count;
+            if (n > vds::kMaxViewChunks - chunks)
+                return dataset.origin + ": no .vds view: it would have more than " +
+                       std::to_string(vds::kMaxViewChunks) + " chunks";
+            chunks += n;
+        }
+    return {};
+}
+
+// Partition folders held open during one sweep: partitions share few folders.
+constexpr size_t kSweepFolders = 64;
+
+std::optional<std::string> first_unreadable(std::span<const std::string> files, const ConfinedRoots& confined) {
+    std::unordered_map<std::string, UniqueFd> folders;
+    for (const auto& file : files) {
+        const auto slash = file.rfind('/');
+        if (slash == std::string::npos || slash + 1 == file.size()) return file;
+        const std::string folder = slash == 0 ? std::string("/") : file.substr(0, slash);
+        auto it = folders.find(folder);
+        if (it == folders.end()) {
+            if (folders.size() >= kSweepFolders) folders.clear();
+            OpenResult dir = confined.open(folder, O_PATH | O_DIRECTORY);
+            if (!dir.fd) return file;
+            it = folders.emplace(folder, std::move(dir.fd)).first;
+        }
+        if (::faccessat(it->second.get(), file.c_str() + slash + 1, R_OK, AT_SYMLINK_NOFOLLOW) != 0) return file;
+    }
+    return std::nullopt;
+}
+
 }  // namespace
 
 Backend make_backend(const ViewOptions& options, const std::vector<std::string>& allowed_roots) {
@@ -124,10 +170,21 @@ Backend make_backend(const ViewOptions& options, const std::vector<std::string>&
         return presentable(open_plain_dataset(OpenFile::open(path, confined.get())));
     };
     b.source_files = [](const Dataset& dataset) { return agg::files_drawn_on(dataset); };
+    b.first_unreadable = [confined](std::span<const std::string> files) { return first_unreadable(files, *confined); };
     b.draws_on_remote = [](const Dataset& dataset) { return agg::draws_on_remote_objects(dataset); };
     VdsViewOptions vds_options;
     vds_options.lods = options.vds_lods;
-    vds_options.note = [](const std::string& m) { log_once(LogLevel::Info, m); };
+    // Variables a .vds view leaves out are a fact about each dataset, not
+    // something an operator acts on: debug level (one ls -lR of a healthy
+    // collection writes no log line).
+    vds_options.note = [](const std::string& m) { log_once(LogLevel::Debug, m); };
+    // The view is planned at a stat: no coordinate values from a server then.
+    vds_options.may_read_coordinates = [](const ArraySource& s) { return !agg::draws_on_remote_objects(s); };
+    b.cheap_verdict = [lods = options.vds_lods](const Dataset& dataset,
+                                                const std::string& view) -> std::optional<std::string> {
+        if (view == "vds") return vds_refusal(dataset, lods);
+        return std::nullopt;  // nc, ds, ncs: headers, built to know
+    };
     b.make_view = [cdf, ds_options, vds_options](std::shared_ptr<const Dataset> dataset, const std::string& view,
                                     const std::string& name) -> std::shared_ptr<const VirtualFile> {
         if (view == "nc") return make_cdf_view(std::move(dataset), cdf);

@@ -6,6 +6,7 @@
 
 #include <functional>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -45,9 +46,19 @@ struct Backend {
     std::function<std::shared_ptr<const VirtualFile>(std::shared_ptr<const Dataset> dataset, const std::string& view,
                                                      const std::string& name)>
         make_view;
+    // For a view whose build is costly (vds: page tables of up to 2^20
+    // chunks), whether it can be made, from the dataset's metadata alone:
+    // "" when it can, else the reason; nullopt when there is no such verdict
+    // (build the view to know). Unset: never.
+    std::function<std::optional<std::string>(const Dataset& dataset, const std::string& view)> cheap_verdict;
     // Every file a dataset draws on (its origin, an aggregation's partitions);
     // empty: just the origin.
     std::function<std::vector<std::string>(const Dataset& dataset)> source_files;
+    // The first of `files` that is absent or unreadable now (access(2) with
+    // R_OK), each tested from its folder's descriptor opened confined to the
+    // allowed roots: one open per folder, one faccessat per file (its last
+    // component, if a symlink, not followed). Unset: none.
+    std::function<std::optional<std::string>(std::span<const std::string> files)> first_unreadable;
     // Whether a dataset reads partitions from remote objects (URLs); unset: never.
     std::function<bool(const Dataset& dataset)> draws_on_remote;
     // Cheap magic sniff; defaults to sniff_source_format.

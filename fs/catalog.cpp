@@ -10,7 +10,9 @@
 #include <cstring>
 #include <cstdlib>
 #include <iterator>
+#include <new>
 #include <set>
+#include <span>
 #include <system_error>
 
 #include "aggregation/read/dataset_cache.hpp"
@@ -18,6 +20,7 @@
 #include "codecs/error.hpp"
 #include "codecs/lod_dataset.hpp"
 #include "codecs/sniff.hpp"
+#include "codecs/types.hpp"
 #include "fs/log.hpp"
 
 namespace ncafs::fs {
@@ -76,7 +79,11 @@ Catalog::Catalog(std::string source_root, ViewOptions options, Backend backend)
     classifications_.set_capacity(kClassificationCapacity);
     formats_.set_capacity(kClassificationCapacity);
     netcdf4_.set_capacity(kClassificationCapacity);
+    prechecks_.set_capacity(kClassificationCapacity);
     view_sizes_.set_capacity(kClassificationCapacity);
+    view_verdicts_.set_capacity(kClassificationCapacity);
+    lod_datasets_.set_capacity(kClassificationCapacity);
+    unreadable_.set_capacity(kClassificationCapacity);
     // Opened datasets hold descriptors: open_files bounds them, and so does RLIMIT_NOFILE.
     datasets_.set_capacity(std::min(options_.open_files, agg::descriptor_budget()));
     views_.set_capacity(datasets_.capacity());
@@ -96,6 +103,11 @@ size_t Catalog::classification_count() const {
 size_t Catalog::sniff_count() const {
     std::lock_guard lock(mutex_);
     return sniff_count_;
+}
+
+size_t Catalog::precheck_count() const {
+    std::lock_guard lock(mutex_);
+    return precheck_count_;
 }
 
 size_t Catalog::dataset_open_count() const {
@@ -179,7 +191,7 @@ Classification Catalog::classify(const std::string& path, const struct stat& st)
     // A VDS directory (found by is_vds_directory) is read like a .vds container.
     SourceFormat format = S_ISDIR(st.st_mode) ? SourceFormat::Netcdf : sniff(path, st);
     if (format != SourceFormat::None) c.kind = Classification::Dataset;
-    if (format == SourceFormat::Netcdf && agg::has_aggregation_name(path) && agg::precheck_aggregation(path, confined_.get()) == agg::Precheck::Maybe) {
+    if (format == SourceFormat::Netcdf && agg::has_aggregation_name(path) && may_be_aggregation(path, st)) {
         try {
             if (backend_.is_aggregation(path)) {
                 data = backend_.open_dataset(path, true);
@@ -208,6 +220,22 @@ Classification Catalog::classify(const std::string& path, const struct stat& st)
     return c;
 }
 
+bool Catalog::may_be_aggregation(const std::string& path, const struct stat& st) {
+    const FileKey key = file_key(path, st);
+    {
+        std::lock_guard lock(mutex_);
+        if (auto hit = prechecks_.get(key)) return *hit;
+    }
+    OpenResult opened = open_regular_file(path, confined_.get());  // O_NONBLOCK, regular files only
+    if (!opened.fd) return false;  // unreadable: served (and failing) as a plain file
+    const bool maybe = agg::precheck_opened_file(opened.fd.get(), path) == agg::Precheck::Maybe;
+    std::lock_guard lock(mutex_);
+    ++precheck_count_;
+    // Another file than `st` describes was opened (a swap): answer, but do not remember.
+    if (identity_from_stat(opened.st) == identity_from_stat(st)) prechecks_.put(key, maybe);
+    return maybe;
+}
+
 std::shared_ptr<const Dataset> Catalog::dataset(const std::string& path, const struct stat& st, bool aggregation) {
     const DatasetKey key{file_key(path, st), aggregation};
     {
@@ -226,6 +254,13 @@ std::shared_ptr<const Dataset> Catalog::dataset(const std::string& path, const s
     return d;
 }
 
+std::shared_ptr<const Dataset> Catalog::dataset_at(const std::string& path, const struct stat& st, bool aggregation,
+                                                   int lod) {
+    std::shared_ptr<const Dataset> data = dataset(path, st, aggregation);
+    if (lod > 0) data = std::make_shared<const Dataset>(make_lod_dataset(*data, lod, options_.lod_keep));
+    return data;
+}
+
 std::shared_ptr<const VirtualFile> Catalog::view_of(const std::string& path, const struct stat& st, bool aggregation,
                                                     const std::string& view, const std::string& name, int lod) {
     // Only the ncs view records its name; nc and ds views are the same for any name.
@@ -234,9 +269,7 @@ std::shared_ptr<const VirtualFile> Catalog::view_of(const std::string& path, con
         std::lock_guard lock(mutex_);
         if (auto hit = views_.get(key)) return *hit;
     }
-    std::shared_ptr<const Dataset> data = dataset(path, st, aggregation);
-    if (lod > 0) data = std::make_shared<const Dataset>(make_lod_dataset(*data, lod, options_.lod_keep));
-    auto vf = backend_.make_view(std::move(data), view, name);
+    auto vf = backend_.make_view(dataset_at(path, st, aggregation, lod), view, name);
     uint64_t size = vf->size();
     std::lock_guard lock(mutex_);
     views_.put(key, vf);
@@ -318,15 +351,7 @@ std::optional<Entry> Catalog::resolve_twin(const std::string& real_dir, const st
         v.size = c.nc_size;
         return v;
     }
-    const ViewKey size_key = view_key(v.real_path, v.st, v.aggregation, view, name, 0);
-    {
-        std::lock_guard lock(mutex_);
-        if (auto hit = view_sizes_.get(size_key)) {
-            v.size = *hit;
-            return v;
-        }
-    }
-    if (!size_view(v)) return std::nullopt;
+    if (!view_servable(v)) return std::nullopt;
     return v;
 }
 
@@ -360,67 +385,156 @@ std::optional<Entry> Catalog::resolve_lod_view(const std::string& real_dir, cons
     v.view = view;
     v.name = name;
     v.lod = stem_level->second;
-    if (!dataset_has_lods(v.real_path, v.st, v.aggregation)) return std::nullopt;
-    {
-        std::lock_guard lock(mutex_);
-        if (auto hit = view_sizes_.get(view_key(v.real_path, v.st, v.aggregation, view, name, v.lod))) {
-            v.size = *hit;
-            return v;
-        }
-    }
-    if (!size_view(v)) return std::nullopt;
+    if (!dataset_has_lods(v.real_path, v.st, v.aggregation) || !view_servable(v)) return std::nullopt;
     return v;
 }
 
-std::vector<std::string> Catalog::lod_names(const std::string& stem, const std::string& path, const struct stat& st,
-                                           bool aggregation) {
-    std::vector<std::string> out;
+std::vector<Catalog::LodName> Catalog::lod_names(const std::string& stem, const std::string& path,
+                                                 const struct stat& st, bool aggregation) {
+    std::vector<LodName> out;
     if (options_.lods == 0 || !dataset_has_lods(path, st, aggregation)) return out;
     for (int n = 1; n <= options_.lods; ++n)
         for (const char* v : kViewNames)
-            if (options_.has_view(v)) out.push_back(stem + ".lod" + std::to_string(n) + "." + v);
+            if (options_.has_view(v)) out.push_back({stem + ".lod" + std::to_string(n) + "." + v, v, n});
     return out;
 }
 
+namespace {
+
+// Bytes of values a dataset holds (saturating): what its LOD views would spare a reader.
+uint64_t value_bytes(const Dataset& d) {
+    uint64_t total = 0;
+    for (const auto& v : d.variables) {
+        const auto shape = d.shape(v);
+        const uint64_t n = element_count(shape), size = type_size(v.type);
+        const uint64_t bytes = n > UINT64_MAX / size ? UINT64_MAX : n * size;
+        total = bytes > UINT64_MAX - total ? UINT64_MAX : total + bytes;
+    }
+    return total;
+}
+
+// A failure that may pass by itself (descriptors or memory short, a file
+// changing meanwhile): not remembered as the view's verdict.
+bool may_pass(const std::exception& ex) {
+    const std::string what = ex.what();
+    for (int e : {EMFILE, ENFILE, ENOMEM, EAGAIN, EINTR})
+        if (what.find(std::strerror(e)) != std::string::npos) return true;
+    return what.find("changed while it was being opened") != std::string::npos ||
+           dynamic_cast<const std::bad_alloc*>(&ex) != nullptr;
+}
+
+}  // namespace
+
 bool Catalog::dataset_has_lods(const std::string& path, const struct stat& st, bool aggregation) {
-    try {
-        return has_lod_views(*dataset(path, st, aggregation));
-    } catch (const std::exception& ex) {
-        log_once(LogLevel::Warning, path + ": no LOD views: " + ex.what());
+    const DatasetKey key{file_key(path, st), aggregation};
+    {
+        std::lock_guard lock(mutex_);
+        if (auto hit = lod_datasets_.get(key)) return *hit;
+    }
+    bool readable = true;
+    auto d = readable_dataset(path, st, aggregation, readable);
+    if (!d && !readable) return false;  // may pass: not remembered
+    const bool has = d && has_lod_views(*d) && (aggregation || value_bytes(*d) > options_.lod_min_size);
+    std::lock_guard lock(mutex_);
+    lod_datasets_.put(key, has);
+    return has;
+}
+
+bool Catalog::view_servable(Entry& v, bool need_size) {
+    const ViewKey key = view_key(v.real_path, v.st, v.aggregation, v.view, v.name, v.lod);
+    {
+        std::lock_guard lock(mutex_);
+        if (auto hit = view_sizes_.get(key)) {
+            v.size = *hit;
+            return true;
+        }
+        if (auto verdict = view_verdicts_.get(key); verdict && (!*verdict || !need_size)) return *verdict;
+    }
+    if (need_size || !backend_.cheap_verdict) return size_view(v);
+    if (auto verdict = judge_cheaply(v)) return *verdict;
+    return size_view(v);
+}
+
+std::optional<bool> Catalog::judge_cheaply(const Entry& v) {
+    bool remembered = true;
+    if (!readable_dataset(v.real_path, v.st, v.aggregation, remembered)) {
+        if (remembered) refuse_view(v);
         return false;
+    }
+    std::optional<std::string> refusal;
+    try {
+        refusal = backend_.cheap_verdict(*dataset_at(v.real_path, v.st, v.aggregation, v.lod), v.view);
+    } catch (const std::exception& ex) {
+        if (may_pass(ex)) return false;
+        refusal = ex.what();
+    }
+    if (!refusal) return std::nullopt;
+    if (!refusal->empty()) {
+        log_once(LogLevel::Debug, v.real_path + ": no " + v.name + " view: " + *refusal);
+        refuse_view(v);
+        return false;
+    }
+    std::lock_guard lock(mutex_);
+    view_verdicts_.put(view_key(v.real_path, v.st, v.aggregation, v.view, v.name, v.lod), true);
+    return true;
+}
+
+std::shared_ptr<const Dataset> Catalog::readable_dataset(const std::string& path, const struct stat& st,
+                                                         bool aggregation, bool& remembered) {
+    const DatasetKey key{file_key(path, st), aggregation};
+    remembered = true;
+    {
+        std::lock_guard lock(mutex_);
+        if (unreadable_.get(key)) return nullptr;
+    }
+    try {
+        return dataset(path, st, aggregation);
+    } catch (const std::exception& ex) {
+        // A file that does not parse: an operator may want to know, once.
+        log_once(LogLevel::Warning, path + ": cannot be read, so its views are not shown: " + ex.what());
+        remembered = !may_pass(ex);
+        std::lock_guard lock(mutex_);
+        if (remembered) unreadable_.put(key, true);
+        return nullptr;
     }
 }
 
-// The size of view entry v (building the view); false, logged, when the view cannot be made.
 bool Catalog::size_view(Entry& v) {
+    bool remembered = true;
+    if (!readable_dataset(v.real_path, v.st, v.aggregation, remembered)) {
+        if (remembered) refuse_view(v);
+        return false;
+    }
     try {
         v.size = view_of(v.real_path, v.st, v.aggregation, v.view, v.name, v.lod)->size();
     } catch (const std::exception& ex) {
-        log_once(LogLevel::Warning, v.real_path + ": no " + v.name + " view: " + ex.what());
+        // A dataset this view cannot hold (no VDS type, too many chunks...): a
+        // fact about the dataset, not something to act on.
+        log_once(LogLevel::Debug, v.real_path + ": no " + v.name + " view: " + ex.what());
+        if (!may_pass(ex)) refuse_view(v);
         return false;
     }
     return true;
 }
 
-// NAME.classic.nc: the nc view of a netCDF-4 file NAME.nc (for an
-// aggregation, the same view NAME.nc shows).
+void Catalog::refuse_view(const Entry& v) {
+    std::lock_guard lock(mutex_);
+    view_verdicts_.put(view_key(v.real_path, v.st, v.aggregation, v.view, v.name, v.lod), false);
+}
+
+// NAME.classic.nc: the nc view of a netCDF-4 file NAME.nc that is not an aggregation.
 std::optional<Entry> Catalog::resolve_classic_view(const std::string& real_dir, const std::string& name) {
     if (!(name.size() > kClassicSuffix.size() && ends_with(name, kClassicSuffix))) return std::nullopt;
     Entry v;
     v.real_path = join(real_dir, name.substr(0, name.size() - kClassicSuffix.size()) + ".nc");
     if (!stat_within_source(v.real_path, v.st) || !S_ISREG(v.st.st_mode) || !is_netcdf4(v.real_path, v.st))
         return std::nullopt;
-    auto c = classify(v.real_path, v.st);
-    if (!c.is_dataset()) return std::nullopt;
+    // An aggregation NAME.nc shows its nc view under its own name: no second name for the same bytes.
+    if (classify(v.real_path, v.st).kind != Classification::Dataset) return std::nullopt;
     v.kind = EntryKind::View;
     v.view = "nc";
     v.name = name;
-    v.aggregation = c.kind == Classification::Aggregation;
-    if (v.aggregation) {
-        v.size = c.nc_size;
-        return v;
-    }
-    if (!size_view(v)) return std::nullopt;
+    if (!view_servable(v)) return std::nullopt;
     return v;
 }
 
@@ -444,13 +558,13 @@ struct RawEntry {
     unsigned char type;
 };
 
-// The entries of real_dir (opened confined), without . and ..
-std::vector<RawEntry> read_directory(const ConfinedRoots& confined, const std::string& real_dir) {
-    OpenResult dir = confined.open(real_dir, O_RDONLY | O_DIRECTORY);
-    if (!dir.fd) throw std::system_error(dir.error, std::generic_category(), real_dir + ": " + dir.reason);
-    DIR* d = ::fdopendir(dir.fd.get());
+// The entries of real_dir, without . and .., read from `dir` (opened confined).
+std::vector<RawEntry> read_directory(const UniqueFd& dir, const std::string& real_dir) {
+    UniqueFd copy(::dup(dir.get()));
+    if (!copy) throw std::system_error(errno, std::generic_category(), real_dir);
+    DIR* d = ::fdopendir(copy.get());
     if (!d) throw std::system_error(errno, std::generic_category(), real_dir);
-    dir.fd.release();  // closedir closes it
+    copy.release();  // closedir closes it
     std::vector<RawEntry> raw;
     while (dirent* de = ::readdir(d)) {
         std::string name = de->d_name;
@@ -474,7 +588,9 @@ struct Catalog::ListedSource {
 
 std::vector<DirEntry> Catalog::list(const std::string& virtual_dir) {
     std::string real_dir = join(root_, virtual_dir);
-    std::vector<RawEntry> raw = read_directory(*confined_, real_dir);
+    OpenResult dir = confined_->open(real_dir, O_RDONLY | O_DIRECTORY);
+    if (!dir.fd) throw std::system_error(dir.error, std::generic_category(), real_dir + ": " + dir.reason);
+    std::vector<RawEntry> raw = read_directory(dir.fd, real_dir);
     std::set<std::string> names;
     for (const auto& r : raw) names.insert(r.name);
 
@@ -486,6 +602,13 @@ std::vector<DirEntry> Catalog::list(const std::string& virtual_dir) {
         unsigned char type = r.type;
         struct stat st {};
         bool have_stat = false;
+        // A dataset name in the folder: one fstatat from the folder's fd (a
+        // single component, no symlink followed), no walk from SOURCE again.
+        if (type == DT_REG && source_stem(r.name)) {
+            if (::fstatat(dir.fd.get(), r.name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) continue;
+            have_stat = S_ISREG(st.st_mode);
+            if (!have_stat) type = S_ISLNK(st.st_mode) ? DT_LNK : DT_UNKNOWN;  // replaced meanwhile
+        }
         if (type == DT_LNK || type == DT_UNKNOWN) {
             if (!stat_within_source(path, st)) continue;
             have_stat = true;
@@ -525,7 +648,7 @@ bool Catalog::list_regular_file(const std::string& name, const std::string& path
         if (aggregation && nc_view_enabled() && !names.count(stem + ".nc")) shown = false;  // appears as its twin NAME.nc
     } else {
         is_dataset = sniff(path, st) != SourceFormat::None;
-        if (is_dataset && rank == 0 && agg::precheck_aggregation(path) == agg::Precheck::Maybe) {
+        if (is_dataset && rank == 0 && may_be_aggregation(path, st)) {
             auto c = classify(path, st);
             is_dataset = c.is_dataset();
             aggregation = c.kind == Classification::Aggregation;
@@ -539,7 +662,22 @@ void Catalog::list_twins(std::vector<ListedSource>& sources, const std::set<std:
                          std::vector<DirEntry>& out) {
     std::stable_sort(sources.begin(), sources.end(),
                      [](const ListedSource& a, const ListedSource& b) { return a.rank < b.rank; });
-    std::set<std::string> twins, lod_stems;
+    // A name belongs to the first source that could give it (as a lookup
+    // finds it), and is listed only when that source's view can be served.
+    std::set<std::string> claimed, lod_stems;
+    auto offer = [&](const ListedSource& s, const std::string& name, const std::string& view, int lod) {
+        if (names.count(name) || !claimed.insert(name).second) return;
+        Entry v;
+        v.kind = EntryKind::View;
+        v.real_path = s.path;
+        v.st = s.st;
+        v.aggregation = s.aggregation;
+        v.view = view;
+        v.name = name;
+        v.lod = lod;
+        // An aggregation's nc view was built when it was classified.
+        if ((s.aggregation && view == "nc" && lod == 0) || view_servable(v, false)) out.push_back({name, false});
+    };
     for (const auto& s : sources) {
         std::string stem = source_stem(s.name)->first;
         for (const char* v : kViewNames) {
@@ -547,20 +685,17 @@ void Catalog::list_twins(std::vector<ListedSource>& sources, const std::set<std:
             std::string twin = stem + "." + v;
             if (twin == s.name) continue;
             if (names.count(twin)) {
-                log_once(LogLevel::Warning, s.path + ": its " + v + " view is not shown because " + twin +
-                                                " exists beside it (the real file wins)");
+                log_once(LogLevel::Debug, s.path + ": its " + v + " view is not shown because " + twin +
+                                              " exists beside it (the real file wins)");
                 continue;
             }
-            if (twins.insert(twin).second) out.push_back({twin, false});
+            offer(s, twin, v, 0);
         }
         // LOD names from the first source of a stem only, as resolve_lod_view finds it.
         if (lod_stems.insert(stem).second)
-            for (const auto& lod_name : lod_names(stem, s.path, s.st, s.aggregation))
-                if (!names.count(lod_name) && twins.insert(lod_name).second) out.push_back({lod_name, false});
-        std::string classic = stem + kClassicSuffix;
-        if (s.rank == 0 && nc_view_enabled() && !names.count(classic) && is_netcdf4(s.path, s.st) &&
-            twins.insert(classic).second)
-            out.push_back({classic, false});
+            for (const auto& lod : lod_names(stem, s.path, s.st, s.aggregation)) offer(s, lod.name, lod.view, lod.level);
+        if (s.rank == 0 && !s.aggregation && nc_view_enabled() && is_netcdf4(s.path, s.st))
+            offer(s, stem + kClassicSuffix, "nc", 0);
     }
 }
 
@@ -577,8 +712,8 @@ std::optional<std::string> Catalog::absent_partition(const Entry& entry) {
         std::lock_guard lock(mutex_);
         if (auto seen = all_partitions_present_.get(key); seen && *seen == generation) return std::nullopt;
     }
-    for (size_t i = 1; i < files->size(); ++i)
-        if (::access((*files)[i].c_str(), R_OK) != 0) return (*files)[i];
+    if (!backend_.first_unreadable || files->size() < 2) return std::nullopt;
+    if (auto absent = backend_.first_unreadable(std::span<const std::string>(*files).subspan(1))) return absent;
     std::lock_guard lock(mutex_);
     all_partitions_present_.put(key, generation);
     return std::nullopt;

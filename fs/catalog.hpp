@@ -3,21 +3,26 @@
 // view); every other regular file appears as itself. Every dataset file
 // (aggregation, netCDF, ds, ncstream; named *.nc, *.nca, *.ds, *.ncs and
 // recognised by magic number) also appears as its twins NAME.nc, NAME.ds,
-// NAME.ncs (the enabled views); a real file always wins a name, and where
-// several sources could give a twin, the first of NAME.nc, NAME.nca, NAME.ds,
-// NAME.ncs, NAME.nc4, NAME.h5, NAME.hdf5 that is a dataset gives it. A
-// netCDF-4 NAME.nc (kept as its own bytes) has its classic view
-// NAME.classic.nc. A folder NAME.vds holding a VolumeDataLayout (an OpenVDS
-// volume in the object-store directory form) is not shown as a folder but
-// as NAME.nc/.ds/.ncs like a NAME.vds container. Listing reads magic numbers only (and classifies *.nca
-// fully); datasets are parsed when a twin is looked up. With lods=N, every
-// dataset with a variable of rank >= 2 also has NAME.lod1.EXT ...
-// NAME.lodN.EXT for each enabled view EXT (codecs/lod_dataset.hpp); listing
-// then parses each dataset's metadata to know whether it has them.
+// NAME.ncs, NAME.vds (the enabled views); a real file always wins a name, and
+// where several sources could give a twin, the first of NAME.nc, NAME.nca,
+// NAME.ds, NAME.ncs, NAME.nc4, NAME.h5, NAME.hdf5 that is a dataset gives it.
+// A netCDF-4 NAME.nc that is not an aggregation (kept as its own bytes) has
+// its classic view NAME.classic.nc. A folder NAME.vds holding a
+// VolumeDataLayout (an OpenVDS volume in the object-store directory form) is
+// not shown as a folder but as NAME.nc/.ds/.ncs like a NAME.vds container.
+// With lods=N, every aggregation, and every dataset holding more than
+// lod_min_size bytes, with a variable of rank >= 2 also has NAME.lod1.EXT ...
+// NAME.lodN.EXT for each enabled view EXT (codecs/lod_dataset.hpp).
+//
+// A listing names only what a lookup serves: a twin, classic or LOD name is
+// listed once its view was built (so its dataset parsed); a view that cannot
+// be built is not listed, and the refusal is remembered. Listing therefore
+// parses each dataset that has twins once per identity; a *.nc is
+// pre-checked (its header's attribute names) once per identity too.
 // Everything is cached by (path, device, inode, size, mtime, ctime), bounded.
-// Every lookup, listing and open walks from an fd of SOURCE with every
-// component confined (codecs/confined_open.hpp): symlinks are followed only
-// while they stay inside SOURCE, whatever is swapped meanwhile.
+// Every lookup, listing, pre-check and open walks from an fd of SOURCE with
+// every component confined (codecs/confined_open.hpp): symlinks are followed
+// only while they stay inside SOURCE, whatever is swapped meanwhile.
 #pragma once
 
 #include <sys/stat.h>
@@ -83,8 +88,9 @@ public:
     // The view of a View entry, from the cache or built; throws on failure.
     std::shared_ptr<const VirtualFile> open_view(const Entry& entry);
     // For a view of an aggregation: the first partition file that is absent
-    // or unreadable now (one access(2) per partition file), else nullopt.
-    // No access(2) at all when the previous answer for this aggregation was
+    // or unreadable now (Backend::first_unreadable: one faccessat per
+    // partition file, from its folder opened confined), else nullopt.
+    // No system call at all when the previous answer for this aggregation was
     // "none" and no partition change was seen since (the partition watch
     // bumps DatasetCache::generation on any change).
     std::optional<std::string> absent_partition(const Entry& entry);
@@ -102,9 +108,10 @@ public:
     OpenResult open_real_file(const Entry& entry);
 
     // Counters for tests and logging: full classifications, magic sniffs,
-    // datasets opened (parsed).
+    // aggregation pre-checks, datasets opened (parsed).
     size_t classification_count() const;
     size_t sniff_count() const;
+    size_t precheck_count() const;
     size_t dataset_open_count() const;
 
 private:
@@ -123,8 +130,13 @@ private:
     // stat following symlinks, but only when the final target lies inside SOURCE.
     bool stat_within_source(const std::string& path, struct stat& st) const;
     Classification classify(const std::string& path, const struct stat& st);
+    // precheck_aggregation (aggregation/read/precheck.hpp) of the file,
+    // opened confined; cached when the opened file is the one `st` describes.
+    bool may_be_aggregation(const std::string& path, const struct stat& st);
     SourceFormat sniff(const std::string& path, const struct stat& st);
     std::shared_ptr<const Dataset> dataset(const std::string& path, const struct stat& st, bool aggregation);
+    // The dataset a view of LOD `lod` shows (lod 0: the file's own).
+    std::shared_ptr<const Dataset> dataset_at(const std::string& path, const struct stat& st, bool aggregation, int lod);
     std::shared_ptr<const VirtualFile> view_of(const std::string& path, const struct stat& st, bool aggregation,
                                                const std::string& view, const std::string& name, int lod);
     std::optional<Entry> resolve_twin(const std::string& real_dir, const std::string& name);
@@ -135,13 +147,33 @@ private:
                                                                        const std::string& except);
     // NAME.lodN.EXT (lods=): LOD N of the dataset a twin NAME.EXT would show.
     std::optional<Entry> resolve_lod_view(const std::string& real_dir, const std::string& name, const std::string& view);
-    // True when the dataset at path has LOD views (a variable of rank >= 2); false, logged, when it cannot be read.
+    // True when the dataset at path has LOD views: a variable of rank >= 2,
+    // and an aggregation or more than lod_min_size bytes of values; false,
+    // logged, when it cannot be read. Cached by identity.
     bool dataset_has_lods(const std::string& path, const struct stat& st, bool aggregation);
-    // STEM.lodN.EXT for every level and enabled view, when the dataset at path has LOD views.
-    std::vector<std::string> lod_names(const std::string& stem, const std::string& path, const struct stat& st,
-                                       bool aggregation);
+    // {STEM.lodN.EXT, EXT, N} for every level and enabled view, when the dataset at path has LOD views.
+    struct LodName {
+        std::string name, view;
+        int level;
+    };
+    std::vector<LodName> lod_names(const std::string& stem, const std::string& path, const struct stat& st,
+                                   bool aggregation);
     std::optional<Entry> resolve_classic_view(const std::string& real_dir, const std::string& name);
+    // Whether the view of entry v (view fields set) can be served: from the
+    // caches of sizes and verdicts, else by building it (v.size set), or,
+    // when !need_size and the backend has a cheap verdict for the view
+    // (vds), from that.
+    bool view_servable(Entry& v, bool need_size = true);
+    // The backend's cheap verdict on v's view, remembered; nullopt when it has none.
+    std::optional<bool> judge_cheaply(const Entry& v);
+    // Builds the view of v for its size; false, logged and (unless the cause
+    // may pass, such as EMFILE) remembered as refused, when it cannot be made.
     bool size_view(Entry& view_entry);
+    void refuse_view(const Entry& view_entry);
+    // The dataset of the file; null when it cannot be read (logged once per
+    // file), `remembered` false when the cause may pass (EMFILE...).
+    std::shared_ptr<const Dataset> readable_dataset(const std::string& path, const struct stat& st, bool aggregation,
+                                                     bool& remembered);
     // HDF5 signature at offset 0 (cached like the sniff).
     bool is_netcdf4(const std::string& path, const struct stat& st);
     bool nc_view_enabled() const;
@@ -159,13 +191,18 @@ private:
     Lru<FileKey, Classification> classifications_;
     Lru<FileKey, SourceFormat> formats_;
     Lru<FileKey, bool> netcdf4_;
+    Lru<FileKey, bool> prechecks_;  // "may be an aggregation" (the header pre-check)
     Lru<ViewKey, uint64_t> view_sizes_;
+    Lru<ViewKey, bool> view_verdicts_;  // false: cannot be built (never listed); true: a cheap verdict said it can
+    Lru<DatasetKey, bool> lod_datasets_;  // dataset_has_lods
+    Lru<DatasetKey, bool> unreadable_;    // datasets that do not parse
     Lru<DatasetKey, std::shared_ptr<const Dataset>> datasets_;
     Lru<ViewKey, std::shared_ptr<const VirtualFile>> views_;
     Lru<FileKey, std::shared_ptr<const std::vector<std::string>>> source_files_;
     Lru<FileKey, uint64_t> all_partitions_present_;  // the DatasetCache generation of the last sweep finding none absent
     size_t classification_count_ = 0;
     size_t sniff_count_ = 0;
+    size_t precheck_count_ = 0;
     size_t dataset_open_count_ = 0;
 };
 

@@ -17,7 +17,10 @@
 #include "codecs/error.hpp"
 #include "codecs/open_file.hpp"
 #include "fs/log.hpp"
+#include "fs/piece_windows.hpp"
 #include "fs/read_path.hpp"
+#include "remote/network_scope.hpp"
+#include "remote/remote_store.hpp"
 
 namespace ncafs::fs {
 
@@ -33,10 +36,17 @@ struct FileHandle {
     std::shared_ptr<const VirtualFile> view;   // View
     std::string real_path;                     // for messages
     std::unique_ptr<Filesystem::AccessGrant> grant;  // allow_other: judged again after changes
+    bool remote = false;                       // View on remote objects: reads needing a server go to RemoteWorkers
     ~FileHandle() {
         if (fd >= 0) ::close(fd);
     }
 };
+
+// fi->fh holds one of these: a read answered by RemoteWorkers keeps its
+// handle alive, should the release come before the answer (a killed reader).
+using HandleRef = std::shared_ptr<FileHandle>;
+
+const HandleRef& handle_of(const fuse_file_info* fi) { return *reinterpret_cast<const HandleRef*>(fi->fh); }
 
 struct DirHandle {
     std::vector<DirEntry> entries;
@@ -67,6 +77,9 @@ void guarded(fuse_req_t req, const char* what, Op&& op) {
 struct stat attributes_with_ino(Catalog& catalog, const Entry& e, fuse_ino_t ino) {
     struct stat st = catalog.attributes(e);
     st.st_ino = ino;
+    // Whoever writes SOURCE must not hand out setuid/setgid programs: the
+    // mount is nosuid (fs/mount_options.cpp), and the modes do not show them.
+    st.st_mode &= ~static_cast<mode_t>(S_ISUID | S_ISGID);
     return st;
 }
 
@@ -189,6 +202,58 @@ bool direct_io_for_missing_partition(Filesystem& fs, const Entry& entry) {
     return true;
 }
 
+// The open of a resolved entry; replies as its last step.
+void open_entry(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi, Entry entry, bool remote) {
+    auto& fs = fs_of(req);
+    auto handle = std::make_shared<FileHandle>();
+    if (int refused = fs.caller_may_open(req, ino, entry, handle->grant)) return (void)fuse_reply_err(req, refused);
+    bool partitions_changed = fs.refresh_partitions(ino, entry);
+    handle->kind = entry.kind;
+    handle->real_path = entry.real_path;
+    handle->remote = remote;
+    if (entry.kind == EntryKind::RealFile) {
+        // Confined to SOURCE, O_NONBLOCK, regular only: the fd read is the file checked.
+        OpenResult opened = fs.catalog().open_real_file(entry);
+        if (!opened.fd) {
+            log_rate_limited(LogLevel::Error, entry.real_path + ": cannot open: " + opened.reason);
+            // Not regular (a FIFO swapped in): EIO; leads out of SOURCE: as if absent.
+            int e = opened.error == EINVAL ? EIO : opened.error == EXDEV ? ENOENT : opened.error;
+            return (void)fuse_reply_err(req, e);
+        }
+        // The identity of what was opened (the name may name another file by now).
+        struct stat st {};
+        if (::fstat(opened.fd.get(), &st) == 0) entry.st = st;
+        handle->fd = opened.fd.release();
+    } else {
+        // A fresh open asks the servers again for objects last asked more than
+        // DatasetCache::kRemoteRevalidate ago: a replaced object is read in its new version.
+        if (remote) agg::DatasetCache::shared().paths_may_have_changed();
+        try {
+            handle->view = fs.catalog().open_view(entry);
+            fs.block_cache().forget(handle->view.get());  // partitions may have changed since
+        } catch (const remote::NetworkNeeded&) {
+            throw;  // nothing answered yet: op_open hands the open over
+        } catch (const std::exception& e) {
+            log_rate_limited(LogLevel::Error, entry.real_path + ": cannot open the view: " + e.what(),
+                             entry.real_path + ": cannot open the view");
+            return (void)fuse_reply_err(req, EIO);
+        }
+    }
+    // A partition is missing or remote: direct I/O, so that each read(2) is one
+    // request answered whole or with EIO. Through the page cache a read
+    // comes back short at the failing page, and netcdf-c (posixio)
+    // zero-fills a short read: silently wrong values (README).
+    const bool direct = remote || (entry.kind == EntryKind::View && direct_io_for_missing_partition(fs, entry));
+    // Keep the kernel's page cache across opens while the source is unchanged.
+    bool changed = fs.inodes().note_identity(ino, entry.identity());
+    if (changed || direct) fs.invalidate(ino);
+    fi->keep_cache = changed || direct || partitions_changed ? 0 : 1;
+    fi->direct_io = direct ? 1 : 0;
+    auto ref = std::make_unique<HandleRef>(std::move(handle));
+    fi->fh = reinterpret_cast<uint64_t>(ref.get());
+    if (fuse_reply_open(req, fi) == 0) ref.release();
+}
+
 void op_open(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
     auto& fs = fs_of(req);
     guarded(req, "open", [&] {
@@ -198,46 +263,20 @@ void op_open(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
         auto entry = fs.catalog().resolve(*path);
         if (!entry) return (void)fuse_reply_err(req, ENOENT);
         if (entry->kind == EntryKind::Directory) return (void)fuse_reply_err(req, EISDIR);
-        auto handle = std::make_unique<FileHandle>();
-        if (int refused = fs.caller_may_open(req, ino, *entry, handle->grant))
-            return (void)fuse_reply_err(req, refused);
-        bool partitions_changed = fs.refresh_partitions(ino, *entry);
-        handle->kind = entry->kind;
-        handle->real_path = entry->real_path;
-        if (entry->kind == EntryKind::RealFile) {
-            // Confined to SOURCE, O_NONBLOCK, regular only: the fd read is the file checked.
-            OpenResult opened = fs.catalog().open_real_file(*entry);
-            if (!opened.fd) {
-                log_rate_limited(LogLevel::Error, entry->real_path + ": cannot open: " + opened.reason);
-                // Not regular (a FIFO swapped in): EIO; leads out of SOURCE: as if absent.
-                int e = opened.error == EINVAL ? EIO : opened.error == EXDEV ? ENOENT : opened.error;
-                return (void)fuse_reply_err(req, e);
-            }
-            // The identity of what was opened (the name may name another file by now).
-            struct stat st {};
-            if (::fstat(opened.fd.get(), &st) == 0) entry->st = st;
-            handle->fd = opened.fd.release();
-        } else {
+        // Such a view may need requests to open (never on a FUSE worker): from
+        // the caches if it can be, else on a thread that may wait.
+        if (fs.catalog().draws_on_remote(*entry)) {
             try {
-                handle->view = fs.catalog().open_view(*entry);
-                fs.block_cache().forget(handle->view.get());  // partitions may have changed since
-            } catch (const std::exception& e) {
-                log_rate_limited(LogLevel::Error, entry->real_path + ": cannot open the view: " + e.what());
-                return (void)fuse_reply_err(req, EIO);
+                remote::NetworkScope caches_only(false);
+                return open_entry(req, ino, fi, *entry, true);
+            } catch (const remote::NetworkNeeded&) {
             }
+            auto job = [req, ino, info = *fi, e = *entry]() mutable {
+                guarded(req, "open", [&] { open_entry(req, ino, &info, std::move(e), true); });
+            };
+            if (fs.remote_workers().submit(std::move(job), [req] { fuse_reply_err(req, EIO); })) return;
         }
-        // A partition is missing or remote: direct I/O, so that each read(2) is one
-        // request answered whole or with EIO. Through the page cache a read
-        // comes back short at the failing page, and netcdf-c (posixio)
-        // zero-fills a short read: silently wrong values (README).
-        const bool direct = entry->kind == EntryKind::View && direct_io_for_missing_partition(fs, *entry);
-        // Keep the kernel's page cache across opens while the source is unchanged.
-        bool changed = fs.inodes().note_identity(ino, entry->identity());
-        if (changed || direct) fs.invalidate(ino);
-        fi->keep_cache = changed || direct || partitions_changed ? 0 : 1;
-        fi->direct_io = direct ? 1 : 0;
-        fi->fh = reinterpret_cast<uint64_t>(handle.get());
-        if (fuse_reply_open(req, fi) == 0) handle.release();
+        open_entry(req, ino, fi, std::move(*entry), false);
     });
 }
 
@@ -290,17 +329,25 @@ bool extents_spliceable(const std::vector<ViewPiece>& pieces) {
     return true;
 }
 
-void reply_view(fuse_req_t req, Filesystem& fs, const FileHandle& h, size_t size, off_t offset, bool splice) {
+// Answers a read of a view. caches_only (a FUSE worker reading a view that
+// draws on remote objects): false, nothing answered, when a request would
+// be needed.
+bool reply_view(fuse_req_t req, Filesystem& fs, const FileHandle& h, size_t size, off_t offset, bool splice,
+                bool caches_only = false) {
     const VirtualFile& vf = *h.view;
     uint64_t file_size = vf.size();
     uint64_t off = static_cast<uint64_t>(offset);
-    if (off >= file_size) return (void)fuse_reply_buf(req, nullptr, 0);
+    if (off >= file_size) return fuse_reply_buf(req, nullptr, 0), true;
     size_t n = static_cast<size_t>(std::min<uint64_t>(size, file_size - off));
     try {
-        auto pieces = merged_pieces(vf, off, n);
-        bool any_extent = false;
+        remote::NetworkScope network(!caches_only);
+        // Pieces that would hold more partitions open than a request may are
+        // read in windows by read_view instead (fs/piece_windows.hpp).
+        auto within = pieces_within(vf, off, n);
+        std::vector<ViewPiece> pieces = within ? std::move(within->pieces) : std::vector<ViewPiece>{};
+        bool any_extent = !within;
         for (const auto& p : pieces) any_extent = any_extent || p.extent.has_value();
-        if (splice && any_extent && extents_spliceable(pieces)) {
+        if (splice && within && any_extent && extents_spliceable(pieces)) {
             // Computed pieces go into one buffer; extents are passed as fds.
             size_t computed = 0;
             for (const auto& p : pieces)
@@ -333,42 +380,65 @@ void reply_view(fuse_req_t req, Filesystem& fs, const FileHandle& h, size_t size
             }
             if (covered != n) throw UsageError("VirtualFile::pieces did not cover the range");
             fuse_reply_data(req, bv.get(), FUSE_BUF_SPLICE_MOVE);
-            return;
+            return true;
         }
+        pieces.clear();  // the reads below hold files by leases of their own
+        within.reset();
         thread_local std::vector<uint8_t> buffer;
         buffer.resize(n);
         if (any_extent) {
             read_view(vf, off, std::span<uint8_t>(buffer.data(), n));
         } else {
+            // A view drawing on remote objects computes exactly the bytes asked:
+            // a MiB around them may need a server that fails (or trickles)
+            // which these bytes do not need; the objects' blocks are cached below.
             try {
-                fs.block_cache().read(h.view, off, std::span<uint8_t>(buffer.data(), n));
+                if (h.remote) read_view(vf, off, std::span<uint8_t>(buffer.data(), n));
+                else fs.block_cache().read(h.view, off, std::span<uint8_t>(buffer.data(), n));
             } catch (const std::exception&) {
                 // The cached block (1 MiB) failed somewhere: only the bytes asked for decide.
                 read_view(vf, off, std::span<uint8_t>(buffer.data(), n));
             }
         }
         fuse_reply_buf(req, reinterpret_cast<const char*>(buffer.data()), n);
+    } catch (const remote::NetworkNeeded&) {
+        return false;  // only where caches_only: nothing answered
+    } catch (const SourceError& e) {
+        // One line per view and failing file a minute, whatever the reason's details.
+        log_rate_limited(LogLevel::Error, "read of " + h.real_path + " failed: " + e.what(),
+                         "read of " + h.real_path + " failed: " + e.file());
+        fuse_reply_err(req, EIO);
     } catch (const std::exception& e) {
         log_rate_limited(LogLevel::Error, "read of " + h.real_path + " failed: " + e.what());
         fuse_reply_err(req, EIO);
     }
+    return true;
 }
 
 void op_read(fuse_req_t req, fuse_ino_t, size_t size, off_t offset, fuse_file_info* fi) {
     auto& fs = fs_of(req);
     guarded(req, "read", [&] {
-        const auto& h = *reinterpret_cast<FileHandle*>(fi->fh);
+        const HandleRef& ref = handle_of(fi);
+        const FileHandle& h = *ref;
         bool splice = fs.catalog().options().splice;
         if (h.kind == EntryKind::RealFile) return reply_real_file(req, h, size, offset, splice);
         // A partition may now be another file than the one the caller was judged on.
         if (h.grant)
             if (int refused = fs.grant_holds(*h.grant)) return (void)fuse_reply_err(req, refused);
+        if (h.remote) {
+            // Cached bytes at once; a read that needs a server waits on a thread that may.
+            if (reply_view(req, fs, h, size, offset, false, true)) return;
+            auto job = [req, &fs, held = ref, size, offset] {
+                guarded(req, "read", [&] { reply_view(req, fs, *held, size, offset, false); });
+            };
+            if (fs.remote_workers().submit(std::move(job), [req] { fuse_reply_err(req, EIO); })) return;
+        }
         reply_view(req, fs, h, size, offset, splice);
     });
 }
 
 void op_release(fuse_req_t req, fuse_ino_t, fuse_file_info* fi) {
-    delete reinterpret_cast<FileHandle*>(fi->fh);
+    delete reinterpret_cast<HandleRef*>(fi->fh);
     fuse_reply_err(req, 0);
 }
 
@@ -517,11 +587,14 @@ const fuse_lowlevel_ops& Filesystem::operations() {
 
 void Filesystem::start(fuse_session* session) {
     session_ = session;
+    remote_workers_.start();
     worker_ = std::thread([this] { invalidation_loop(); });
     watch_.start();
 }
 
 void Filesystem::stop() {
+    remote::RemoteStore::cancel_shared();  // the remote jobs end at once, then their threads
+    remote_workers_.stop();
     watch_.stop();
     {
         std::lock_guard lock(queue_mutex_);

@@ -16,6 +16,7 @@
 #include "fs/inode_table.hpp"
 #include "fs/partition_watch.hpp"
 #include "fs/read_path.hpp"
+#include "fs/remote_workers.hpp"
 
 namespace ncafs::fs {
 
@@ -39,6 +40,7 @@ public:
     Catalog& catalog() { return catalog_; }
     BlockCache& block_cache() { return block_cache_; }
     InodeTable& inodes() { return inodes_; }
+    RemoteWorkers& remote_workers() { return remote_workers_; }
     // The kernel dropped ino: its partitions need no watching for it.
     void forgotten(fuse_ino_t ino) { watch_.untrack(ino); }
     // Queues a kernel cache invalidation (page cache and attributes) of ino.
@@ -80,6 +82,7 @@ private:
     std::thread worker_;
     std::unique_ptr<CallerAccess> access_;  // only with check_callers
     PartitionWatch watch_;
+    RemoteWorkers remote_workers_;  // last: stopped (in stop()) before the rest goes
 };
 
 }  // namespace ncafs::fs

@@ -1,9 +1,12 @@
 #include "fs/log.hpp"
 
+#include <sys/stat.h>
 #include <syslog.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <mutex>
 #include <unordered_map>
 #include <unordered_set>
@@ -20,6 +23,7 @@ struct RateEntry {
 struct LogState {
     std::mutex mutex;
     bool syslog = false;
+    bool journal = false;  // stderr is systemd's journal stream: lines carry <N>
     bool debug = false;
     std::unordered_map<std::string, RateEntry> recent;
     std::unordered_set<std::string> once;
@@ -53,6 +57,18 @@ int syslog_priority(LogLevel level) {
     return LOG_INFO;
 }
 
+// systemd sets JOURNAL_STREAM=DEV:INODE for a service whose stderr is
+// connected to the journal; a child with another stderr inherits the variable,
+// hence the comparison with stderr itself.
+bool stderr_is_journal() {
+    const char* value = std::getenv("JOURNAL_STREAM");
+    struct stat st {};
+    if (value == nullptr || ::fstat(STDERR_FILENO, &st) != 0) return false;
+    unsigned long long device = 0, inode = 0;
+    if (std::sscanf(value, "%llu:%llu", &device, &inode) != 2) return false;
+    return device == static_cast<unsigned long long>(st.st_dev) && inode == static_cast<unsigned long long>(st.st_ino);
+}
+
 // Caller holds the mutex.
 void write_locked(LogState& s, LogLevel level, const std::string& raw) {
     if (level == LogLevel::Debug && !s.debug) return;
@@ -60,6 +76,8 @@ void write_locked(LogState& s, LogLevel level, const std::string& raw) {
     if (s.syslog) {
         ::syslog(syslog_priority(level), "%s", message.c_str());
     } else {
+        // sd-daemon(3): a "<N>" prefix gives journald the line's priority.
+        if (s.journal) std::fprintf(stderr, "<%d>", syslog_priority(level));
         std::fprintf(stderr, "ncafs: %s: %s\n", level_word(level), message.c_str());
         std::fflush(stderr);
     }
@@ -88,6 +106,7 @@ void log_to_stderr(bool debug) {
     auto& s = state();
     std::lock_guard lock(s.mutex);
     s.syslog = false;
+    s.journal = stderr_is_journal();
     s.debug = debug;
 }
 
@@ -105,18 +124,20 @@ void log_line(LogLevel level, const std::string& message) {
     write_locked(s, level, message);
 }
 
-void log_rate_limited(LogLevel level, const std::string& message) {
+void log_rate_limited(LogLevel level, const std::string& message) { log_rate_limited(level, message, message); }
+
+void log_rate_limited(LogLevel level, const std::string& message, const std::string& key) {
     auto& s = state();
     auto now = std::chrono::steady_clock::now();
     std::lock_guard lock(s.mutex);
-    auto it = s.recent.find(message);
+    auto it = s.recent.find(key);
     if (it != s.recent.end() && now - it->second.last < kRateInterval) {
         ++it->second.suppressed;
         return;
     }
     uint64_t suppressed = it == s.recent.end() ? 0 : it->second.suppressed;
     if (it == s.recent.end() && s.recent.size() >= kMaxRemembered) s.recent.clear();
-    s.recent[message] = RateEntry{now, 0};
+    s.recent[key] = RateEntry{now, 0};
     write_locked(s, level,
                  suppressed ? message + " (repeated " + std::to_string(suppressed) + " times since last logged)"
                             : message);

@@ -1,6 +1,8 @@
-// Daemon logging: stderr in the foreground, syslog once daemonized. Error
-// lines about data (a bad partition) are rate-limited: an identical line is
-// written at most once a minute, with a count of what was suppressed.
+// Daemon logging: stderr in the foreground (with the "<N>" priority prefixes
+// of sd-daemon(3) when stderr is the journal), syslog once daemonized. Error
+// lines about data (a bad partition) are rate-limited: an identical line (or
+// one of the same key) is written at most once a minute, with a count of
+// what was suppressed.
 #pragma once
 
 #include <string>
@@ -21,6 +23,10 @@ std::string escape_log_text(const std::string& message);
 void log_line(LogLevel level, const std::string& message);
 // Writes the line unless the same line was written less than a minute ago.
 void log_rate_limited(LogLevel level, const std::string& message);
+// Writes the line unless a line of the same key (a URL and a kind of error,
+// say) was written less than a minute ago; the next line of the key says
+// how many were suppressed meanwhile.
+void log_rate_limited(LogLevel level, const std::string& message, const std::string& key);
 // Writes the line only the first time this exact line is seen (bounded memory).
 void log_once(LogLevel level, const std::string& message);
 

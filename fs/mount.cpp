@@ -4,50 +4,20 @@
 #include "fs/catalog.hpp"
 #include "fs/filesystem.hpp"
 #include "fs/log.hpp"
+#include "fs/mount_options.hpp"
 #include "fs/service_notify.hpp"
 #include "remote/remote_store.hpp"
 
-#include <algorithm>
 #include <cstdio>
 #include <string>
 #include <vector>
 
 namespace ncafs::fs {
 
-namespace {
-
-// libfuse splits -o lists at commas; a comma or backslash inside a value
-// (fsname=SOURCE) must be escaped.
-std::string escape_option_value(const std::string& v) {
-    std::string out;
-    for (char c : v) {
-        if (c == ',' || c == '\\') out += '\\';
-        out += c;
-    }
-    return out;
-}
-
-bool has_option(const std::vector<std::string>& options, const std::string& key) {
-    for (const auto& o : options)
-        if (o == key || o.rfind(key + "=", 0) == 0) return true;
-    return false;
-}
-
-}  // namespace
-
 int run_mount(const MountOptions& options, const char* program) {
     log_to_stderr(options.debug);
 
-    std::vector<std::string> fuse_options = options.fuse_options;
-    fuse_options.push_back("ro");
-    if (!has_option(fuse_options, "fsname")) fuse_options.push_back("fsname=" + escape_option_value(options.source));
-    if (!has_option(fuse_options, "subtype")) fuse_options.push_back("subtype=ncafs");
-    // With allow_other the kernel must check permissions against the modes
-    // shown (the source's), or any user could read what SOURCE hides.
-    if (options.allow_other && !has_option(fuse_options, "default_permissions"))
-        fuse_options.push_back("default_permissions");
-    std::string joined;
-    for (const auto& o : fuse_options) joined += (joined.empty() ? "" : ",") + o;
+    std::string joined = fuse_option_list(options);
 
     std::vector<std::string> arg_strings = {program, "-o", joined};
     if (options.debug) arg_strings.push_back("-d");
@@ -56,7 +26,7 @@ int run_mount(const MountOptions& options, const char* program) {
     fuse_args args = FUSE_ARGS_INIT(static_cast<int>(argv.size()), argv.data());
 
     remote::RemoteConfig remote = options.view.remote;
-    remote.log = [](const std::string& line) { log_rate_limited(LogLevel::Error, line); };
+    remote.log = [](const std::string& key, const std::string& line) { log_rate_limited(LogLevel::Error, line, key); };
     remote::RemoteStore::configure_shared(remote);  // opened lazily, after daemonizing
     Catalog catalog(options.source, options.view, make_backend(options.view, {options.source}));
     Filesystem filesystem(catalog, options.allow_other);
@@ -79,7 +49,7 @@ int run_mount(const MountOptions& options, const char* program) {
             if (!options.foreground) log_to_syslog(options.debug);
             log_line(LogLevel::Info, "serving " + options.source + " at " + options.mountpoint);
             filesystem.start(session);
-            ncafs::notify_service("READY=1");
+            ncafs::notify_service("READY=1\nSTATUS=serving " + options.source + " at " + options.mountpoint);
             int loop;
             if (options.single_thread) {
                 loop = fuse_session_loop(session);
@@ -90,7 +60,7 @@ int run_mount(const MountOptions& options, const char* program) {
                 loop = fuse_session_loop_mt(session, config);
                 fuse_loop_cfg_destroy(config);
             }
-            ncafs::notify_service("STOPPING=1");
+            ncafs::notify_service("STOPPING=1\nSTATUS=unmounting " + options.mountpoint);
             filesystem.stop();
             fuse_session_unmount(session);
             log_line(LogLevel::Info, "unmounted " + options.mountpoint);

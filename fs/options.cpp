@@ -5,12 +5,15 @@
 
 #include <cerrno>
 #include <climits>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <algorithm>
 #include <sstream>
 
 #include "codecs/error.hpp"
+#include "fs/dead_mount.hpp"
+#include "fs/mount_options.hpp"
 #include "fs/remote_options.hpp"
 #include "codecs/lod_dataset.hpp"
 
@@ -32,7 +35,8 @@ bool is_dropped_mount_word(const std::string& item) {
 [[noreturn]] void throw_path_error(const std::string& path, const char* what, const std::error_code& ec) {
     if (ec == std::errc::not_connected)
         throw UsageError(std::string(what) + " " + path + ": " + ec.message() +
-                         " (a dead FUSE mount: run fusermount3 -u " + path + " first)");
+                         " (a dead FUSE mount; ncafs clears only a dead mount of the same SOURCE, as root:" +
+                         " run fusermount3 -u " + path + " first)");
     throw UsageError(std::string(what) + " " + path + ": " + (ec ? ec.message() : "not a directory"));
 }
 
@@ -46,6 +50,20 @@ std::string absolute_directory(const std::string& path, const char* what) {
     if (int fd = ::open(canonical.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC); fd >= 0) ::close(fd);
     else if (errno == ENOTCONN) throw_path_error(path, what, std::error_code(errno, std::generic_category()));
     return canonical.string();
+}
+
+// A dead mount of the same SOURCE, left by a killed daemon, is cleared; any
+// other mount at MOUNTPOINT is refused rather than mounted over (two stacked
+// mounts, the lower one hidden).
+std::string usable_mountpoint(const std::string& path, const std::string& source) {
+    if (clear_dead_ncafs_mount(path, source))
+        std::fprintf(stderr, "ncafs: cleared the dead mount of %s at %s (its daemon had died)\n", source.c_str(),
+                     path.c_str());
+    std::string mountpoint = absolute_directory(path, "MOUNTPOINT");
+    if (auto mounted = mount_at(mountpoint))
+        throw UsageError("MOUNTPOINT " + mountpoint + " is already a mount point (" + mounted->fstype + " " +
+                         mounted->source + "): unmount it first");
+    return mountpoint;
 }
 
 uint64_t parse_unsigned(const std::string& text, const std::string& option) {
@@ -140,6 +158,8 @@ bool apply_layout_option(const std::string& key, const std::string& value, ViewO
         options.lods = static_cast<int>(n);
     } else if (key == "lod_keep") {  // repeatable
         for (auto& d : colon_list(value)) options.lod_keep.push_back(std::move(d));
+    } else if (key == "lod_min_size") {
+        options.lod_min_size = parse_size(value, key);
     } else {
         return false;
     }
@@ -149,7 +169,7 @@ bool apply_layout_option(const std::string& key, const std::string& value, ViewO
 // Options on where files come from and what reading them may cost.
 bool apply_source_option(const std::string& key, const std::string& value, bool has_value, const std::string& item,
                          ViewOptions& options) {
-    if (key == "allow_root" && has_value) {  // bare allow_root is libfuse's own option
+    if (key == "allow_root" && has_value && !remote::is_remote_url(value)) {  // bare allow_root is libfuse's own
         options.extra_allowed_roots.push_back(absolute_directory(value, "allow_root:"));
     } else if (key == "rewrite") {
         auto second = value.find('=');
@@ -231,14 +251,15 @@ MountOptions parse_mount_command_line(const std::vector<std::string>& args) {
                 continue;
             }
             if (item == "allow_other") o.allow_other = true;
-            o.fuse_options.push_back(item);
+            if (is_passed_mount_option(item)) o.fuse_options.push_back(item);
         }
     }
     if (positional.size() != 2)
         throw UsageError(positional.size() < 2 ? "missing SOURCE or MOUNTPOINT (see --help)"
                                                : "too many arguments: " + positional.back() + " (see --help)");
+    o.view.remote.access.serve_other_users(o.allow_other);
     o.source = absolute_directory(positional[0], "SOURCE");
-    o.mountpoint = absolute_directory(positional[1], "MOUNTPOINT");
+    o.mountpoint = usable_mountpoint(positional[1], o.source);
     if (o.source == o.mountpoint) throw UsageError("SOURCE and MOUNTPOINT are the same directory");
     return o;
 }
@@ -248,11 +269,13 @@ std::string usage_text(const std::string& program) {
     s << "usage: " << program << " SOURCE MOUNTPOINT [-f] [-d] [-s] [-o opt[,opt...]]\n"
       << "       " << program << " export FILE [--format nc|ds|ncs|vds] [--values raw|cf]\n"
       << "                    [--deflate[=LEVEL]] [-o OUT] [-o opt[,opt...]]\n"
-      << "       " << program << " inspect [--root DIR] [--rewrite OLD=NEW] [--all] FILE\n"
+      << "       " << program << " inspect [--root DIR] [--rewrite OLD=NEW] [--all]\n"
+      << "                    [-o remote-opt[,remote-opt...]] FILE\n"
       << "       " << program << " check [--root DIR] [--rewrite OLD=NEW] [--verify-coordinates]\n"
       << "                    [-o remote-opt[,remote-opt...]] FILE...\n"
       << "       " << program << " aggregate [--dim NAME]... [--relative|--absolute] [--classic]\n"
       << "                    [--files-from FILE|-] [--glob PATTERN] -o OUT.nc [FILE|DIR]...\n"
+      << "       " << program << " clear-dead-mount SOURCE MOUNTPOINT\n"
       << "\n"
       << "Mounts SOURCE read-only at MOUNTPOINT: directories are mirrored, every\n"
       << "aggregation file NAME.nca (or NAME.nc) appears as NAME.nc, one netCDF classic\n"
@@ -279,6 +302,12 @@ std::string usage_text(const std::string& program) {
       << "                     as netCDF4-python shows them (masked, scaled)\n"
       << "  allow_root=DIR     also allow partition files under DIR (repeatable; by\n"
       << "                     default only files under SOURCE are read)\n"
+      << "  allow_root=URL     read remote partitions under URL: http(s)://HOST[:PORT]/PREFIX\n"
+      << "                     or s3://BUCKET/PREFIX (repeatable). Once one is given, only\n"
+      << "                     those; without any, every http(s) host and S3 bucket, except\n"
+      << "                     with allow_other (then none). Loopback and private addresses\n"
+      << "                     only when a root names the host; https:// or s3:// alone\n"
+      << "                     (any host) is refused with allow_other\n"
       << "  rewrite=OLD=NEW    read partition paths starting with OLD from NEW instead\n"
       << "                     (repeatable, first match wins)\n"
       << "  open_files=N       keep at most N datasets and partitions open (default 128;\n"
@@ -291,23 +320,31 @@ std::string usage_text(const std::string& program) {
       << "  max_metadata=BYTES refuse aggregation JSON/attribute text longer than BYTES\n"
       << "                     (default 268435456)\n"
       << "  remote=yes|no      read partitions named by http://, https:// and s3:// URLs\n"
-      << "                     (default yes; no refuses every remote partition)\n"
+      << "                     (default yes, as allow_root=URL permits; no refuses every\n"
+      << "                     remote partition)\n"
       << "  s3_endpoint=URL    S3 service for s3://BUCKET/KEY (default: AWS)\n"
       << "  s3_region=NAME     S3 region (default: AWS_REGION, else us-east-1)\n"
       << "  ca_file=FILE       CA certificates for https:// (default: the system's)\n"
       << "  cache_dir=DIR      keep fetched remote objects on disk in DIR (netCDF-4\n"
       << "                     partitions need it: they are read from a whole copy)\n"
       << "  cache_size=SIZE    bound of cache_dir, bytes or K, M, G (default 1G)\n"
+      << "  remote_timeout=S   the longest one remote fetch may take, its retries\n"
+      << "                     included (seconds, default 30)\n"
       << "  lods=N             (mount) also show NAME.lod1.nc ... NAME.lodN.nc (and .ds,\n"
       << "                     .ncs) of datasets with a variable of rank >= 2: every 2^n-th\n"
       << "                     sample along each dimension but the record one (0..16,\n"
       << "                     default 0)\n"
       << "  lod_keep=DIM[:DIM] (mount) dimensions the LOD views leave whole (repeatable)\n"
+      << "  lod_min_size=SIZE  (mount) LOD views only of aggregations and of datasets\n"
+      << "                     whose variables hold more than SIZE bytes, bytes or K, M,\n"
+      << "                     G (default 64M)\n"
       << "\n"
-      << "FUSE/mount options passed on: allow_other (forces default_permissions),\n"
-      << "  allow_root, default_permissions, fsname=, subtype=, max_read=, dev, nodev,\n"
-      << "  suid, nosuid, exec, noexec, atime, noatime, ro; rw is accepted and ignored\n"
-      << "  (the mount is always read-only);\n"
+      << "FUSE/mount options passed on (any other is refused, exit status 2):\n"
+      << "  allow_other (forces default_permissions), allow_root, default_permissions,\n"
+      << "  fsname=, subtype=, max_read=, exec, noexec, atime, noatime, relatime,\n"
+      << "  norelatime, sync, async, dirsync;\n"
+      << "  ro, rw, dev, suid, nosuid, nodev are accepted and change nothing (every\n"
+      << "  mount is read-only and nosuid and nodev);\n"
       << "  nofail, _netdev, auto, noauto, user, users, defaults, x-* are ignored.\n"
       << "\n"
       << "mount -t fuse.ncafs SOURCE MOUNTPOINT -o OPTS and fstab lines of type\n"

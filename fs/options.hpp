@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <utility>
@@ -29,6 +30,7 @@ struct ViewOptions {
     remote::RemoteConfig remote;                // remote=, s3_*=, ca_file=, cache_dir=, cache_size= (remote_options.hpp)
     int lods = 0;                               // lods=N: NAME.lod1.nc ... NAME.lodN.nc views
     std::vector<std::string> lod_keep;          // lod_keep=DIM:DIM: dimensions LOD views leave whole
+    uint64_t lod_min_size = uint64_t{64} << 20;  // lod_min_size=SIZE: LOD views of datasets holding more (aggregations always)
 };
 
 struct MountOptions {

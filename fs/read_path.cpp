@@ -7,6 +7,8 @@
 #include <map>
 
 #include "codecs/error.hpp"
+#include "fs/piece_windows.hpp"
+#include "remote/network_scope.hpp"
 
 namespace ncafs::fs {
 
@@ -50,8 +52,12 @@ void read_remote_ranges(const RemoteRanges& ranges) {
     auto it = ranges.begin();
     while (it != ranges.end()) {
         std::vector<std::future<void>> running;
+        const bool network = remote::network_allowed();  // the caller's, on every thread
         for (; it != ranges.end() && running.size() < kObjectsAtOnce; ++it)
-            running.push_back(std::async(std::launch::async, read_one_object, std::cref(*it->first), std::cref(it->second)));
+            running.push_back(std::async(std::launch::async, [network, &file = *it->first, &wanted = it->second] {
+                remote::NetworkScope scope(network);
+                read_one_object(file, wanted);
+            }));
         for (auto& r : running) {  // every fetch ends before the buffers may go
             try {
                 r.get();
@@ -63,13 +69,10 @@ void read_remote_ranges(const RemoteRanges& ranges) {
     }
 }
 
-void read_view_once(const VirtualFile& vf, uint64_t offset, std::span<uint8_t> out) {
-    if (offset > vf.size() || out.size() > vf.size() - offset)
-        throw UsageError("read of " + std::to_string(out.size()) + " bytes at " + std::to_string(offset) +
-                         " is outside the virtual file of " + std::to_string(vf.size()) + " bytes");
-    uint64_t covered = 0;
+// Reads one window's pieces into out (which starts at `offset` of the view).
+void read_pieces(const VirtualFile& vf, const std::vector<ViewPiece>& pieces, uint64_t offset, uint64_t& covered,
+                 std::span<uint8_t> out) {
     RemoteRanges remote;
-    const auto pieces = merged_pieces(vf, offset, out.size());  // holds the files remote points into
     for (const auto& p : pieces) {
         if (p.offset != offset + covered || p.length > out.size() - covered)
             throw UsageError("VirtualFile::pieces returned a piece at " + std::to_string(p.offset) +
@@ -87,7 +90,17 @@ void read_view_once(const VirtualFile& vf, uint64_t offset, std::span<uint8_t> o
         }
         covered += p.length;
     }
-    read_remote_ranges(remote);
+    read_remote_ranges(remote);  // while `pieces` holds the files remote points into
+}
+
+void read_view_once(const VirtualFile& vf, uint64_t offset, std::span<uint8_t> out) {
+    if (offset > vf.size() || out.size() > vf.size() - offset)
+        throw UsageError("read of " + std::to_string(out.size()) + " bytes at " + std::to_string(offset) +
+                         " is outside the virtual file of " + std::to_string(vf.size()) + " bytes");
+    uint64_t covered = 0;
+    for_each_window(vf, offset, out.size(), [&](std::vector<ViewPiece>&& pieces) {
+        read_pieces(vf, pieces, offset, covered, out);
+    });
     if (covered != out.size())
         throw UsageError("VirtualFile::pieces covered " + std::to_string(covered) + " of " +
                          std::to_string(out.size()) + " bytes");

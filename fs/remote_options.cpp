@@ -1,6 +1,7 @@
 #include "fs/remote_options.hpp"
 
 #include <cerrno>
+#include <chrono>
 #include <cstdlib>
 #include <filesystem>
 
@@ -31,10 +32,22 @@ std::string absolute_path(const std::string& value, const std::string& option) {
     return std::filesystem::absolute(value).lexically_normal().string();  // a daemon changes its folder to /
 }
 
+// Whole or decimal seconds (0.5, 30), from 0.1 s to a day.
+std::chrono::milliseconds parse_seconds(const std::string& value, const std::string& option) {
+    char* end = nullptr;
+    errno = 0;
+    const double seconds = value.empty() ? -1 : std::strtod(value.c_str(), &end);
+    if (errno != 0 || !end || *end != '\0' || !(seconds >= 0.1 && seconds <= 86400))
+        throw UsageError("option " + option + ": expected seconds from 0.1 to 86400, got '" + value + "'");
+    return std::chrono::milliseconds(static_cast<int64_t>(seconds * 1000));
+}
+
 }  // namespace
 
 bool apply_remote_option(const std::string& key, const std::string& value, remote::RemoteConfig& config) {
-    if (key == "remote") {
+    if (key == "allow_root" && remote::is_remote_url(value)) {  // a local allow_root=DIR is options.cpp's
+        config.access.allow(remote::parse_remote_root(value));
+    } else if (key == "remote") {
         if (value != "yes" && value != "no") throw UsageError("option remote: expected yes or no, got '" + value + "'");
         config.allowed = value == "yes";
     } else if (key == "s3_endpoint") {
@@ -49,6 +62,8 @@ bool apply_remote_option(const std::string& key, const std::string& value, remot
         config.cache_dir = absolute_path(value, key);
     } else if (key == "cache_size") {
         config.cache_size = parse_size(value, key);
+    } else if (key == "remote_timeout") {
+        config.timeout = parse_seconds(value, key);
     } else {
         return false;
     }

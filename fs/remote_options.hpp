@@ -1,6 +1,7 @@
-// The -o options of remote partitions (remote=, s3_endpoint=, s3_region=,
-// ca_file=, cache_dir=, cache_size=), shared by mount, export and check:
-// parsing into a remote::RemoteConfig. Their --help lines are in options.cpp.
+// The -o options of remote partitions (allow_root=URL, remote=, s3_endpoint=,
+// s3_region=, ca_file=, cache_dir=, cache_size=, remote_timeout=), shared by
+// mount, export, check and inspect: parsing into a remote::RemoteConfig.
+// Their --help lines are in options.cpp.
 #pragma once
 
 #include <cstdint>

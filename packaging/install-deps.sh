@@ -6,6 +6,7 @@ set -euo pipefail
 packages=(
   # build
   cmake g++ make pkg-config
+  ccache  # tests/run.sh compiles through it when present: later runs reuse objects
   libfuse3-dev fuse3 libnetcdf-dev nlohmann-json3-dev zlib1g-dev
   libsimdjson-dev  # the aggregation JSON (a million partitions) read by simdjson
   libgtest-dev libudunits2-dev udunits-bin libprotobuf-dev protobuf-compiler
@@ -15,10 +16,14 @@ packages=(
   # client tests of the views (tests/e2e/test_exact.py): CDO's diffn, xarray's
   # unlimited dimensions; libhdf5-dev to switch HDF5 error printing off per thread
   cdo python3-xarray libhdf5-dev
-  libssl-dev  # tests/vds: SHA-1 of decoded VDS arrays, compared with the fixtures' README
+  python3-h5py  # tests write HDF5 files netCDF4-python cannot (external storage, virtual datasets, links)
+  libssl-dev  # remote/: HMAC-SHA-256 names of the disk cache; tests/vds: SHA-1 of decoded VDS arrays
   strace  # tests/e2e/test_many_partitions.py: system calls per partition of a read
   # packaging: .deb, man page checks, systemd unit checks
   dpkg-dev groff-base systemd
+  # the package under a real systemd (tests/packaging/nspawn_systemd.py: a
+  # debootstrapped Debian 12 booted by systemd-nspawn), and lintian on the .deb
+  debootstrap systemd-container lintian
   # fuzzing (libFuzzer comes with clang); tests/run.sh links its clang tree with lld
   clang lld
   # remote/: libcurl, OpenSSL flavour (libnetcdf-dev accepts it in place of the

@@ -1,116 +1,105 @@
 #include "remote/disk_cache.hpp"
 
-#include <fcntl.h>
 #include <sys/file.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
-#include <atomic>
 #include <cerrno>
 #include <charconv>
-#include <chrono>
-#include <cstring>
-#include <filesystem>
-#include <fstream>
+#include <cstdio>
+#include <ctime>
 #include <sstream>
-#include <thread>
 
 #include "codecs/error.hpp"
 
 namespace ncafs::remote {
 namespace {
 
-namespace fsys = std::filesystem;
 constexpr const char* kMetaMagic = "ncafs-remote-meta 1";
+constexpr size_t kMaxMetaBytes = 64 * 1024;  // a URL, a size, an ETag, a date
+constexpr int64_t kStaleTemporaryNs = 3600'000'000'000;  // far longer than any write
 
-uint64_t fnv1a(std::string_view s, uint64_t basis) {
-    for (unsigned char c : s) basis = (basis ^ c) * 0x100000001b3ull;
-    return basis;
+int64_t nanoseconds(const struct timespec& t) { return static_cast<int64_t>(t.tv_sec) * 1'000'000'000 + t.tv_nsec; }
+
+int64_t now_ns() {
+    struct timespec now {};
+    ::clock_gettime(CLOCK_REALTIME, &now);
+    return nanoseconds(now);
 }
 
-// 128 bits of two FNV-1a variants: names, not security (the directory is the user's).
-std::string name_hash(std::string_view s) {
-    char out[33];
-    std::snprintf(out, sizeof out, "%016llx%016llx", static_cast<unsigned long long>(fnv1a(s, 0xcbf29ce484222325ull)),
-                  static_cast<unsigned long long>(fnv1a(s, 0x84222325cbf29ce4ull)));
-    return out;
+// Marks a file recently used (its mtime orders eviction), at most once a
+// minute: the touch moves ctime, which a reader holding a local copy checks.
+void refresh_use(int fd, struct stat& st) {
+    constexpr int64_t kMinute = 60'000'000'000;
+    if (now_ns() - nanoseconds(st.st_mtim) > kMinute && ::futimens(fd, nullptr) == 0) ::fstat(fd, &st);
 }
 
-void touch(const std::string& path) { ::utimensat(AT_FDCWD, path.c_str(), nullptr, 0); }
+CacheLog log_or_stderr(CacheLog log) {
+    if (log) return log;
+    return [](const std::string& line) { std::fprintf(stderr, "ncafs: %s\n", line.c_str()); };
+}
 
-struct CachedFile {
-    fsys::file_time_type used;
-    uint64_t bytes;
-    fsys::path path;
+// ::pread or ::pwrite until n bytes moved; false on an error or end of file.
+template <class Io, class Bytes>
+bool move_all(Io io, int fd, Bytes* data, size_t n) {
+    for (size_t done = 0; done < n;) {
+        ssize_t moved = io(fd, data + done, n - done, static_cast<off_t>(done));
+        if (moved < 0 && errno == EINTR) continue;
+        if (moved <= 0) return false;
+        done += static_cast<size_t>(moved);
+    }
+    return true;
+}
+
+struct CountedFile {
+    int folder;
+    FolderEntry entry;
 };
-
-std::vector<CachedFile> list_files(const fsys::path& dir) {
-    std::vector<CachedFile> files;
-    std::error_code ec;
-    for (const auto& entry : fsys::directory_iterator(dir, ec)) {
-        std::error_code e1, e2;
-        auto when = entry.last_write_time(e1);
-        auto bytes = entry.file_size(e2);
-        if (!e1 && !e2) files.push_back({when, bytes, entry.path()});
-    }
-    return files;
-}
-
-// Left by a process that died mid-write; an hour is far longer than any write.
-void remove_stale_temporaries(const fsys::path& dir) {
-    auto cutoff = fsys::file_time_type::clock::now() - std::chrono::hours(1);
-    for (const CachedFile& f : list_files(dir)) {
-        std::error_code ec;
-        if (f.used < cutoff) fsys::remove(f.path, ec);
-    }
-}
 
 }  // namespace
 
 std::string object_key(const std::string& url, const std::string& version) { return url + "\n" + version; }
 
-DiskCache::DiskCache(std::string dir, uint64_t max_bytes) : dir_(std::move(dir)), max_bytes_(max_bytes ? max_bytes : 1ull << 30) {
-    for (const char* sub : {"meta", "blocks", "objects", "tmp"}) {
-        std::error_code ec;
-        fsys::create_directories(fsys::path(dir_) / sub, ec);
-        if (ec) throw SourceError(dir_, "cannot create the cache directory: " + ec.message());
-    }
+DiskCache::DiskCache(std::string dir, uint64_t max_bytes, CacheLog log)
+    : log_(log_or_stderr(std::move(log))),
+      folder_(std::move(dir), {"meta", "blocks", "objects", "tmp"}, log_),
+      lock_(folder_.open_or_create(folder_.root(), "lock")),
+      names_(folder_, [this] { clear(); }),
+      max_bytes_(max_bytes ? max_bytes : 1ull << 30) {
     evict();  // learns the current total (and trims it when the bound shrank)
 }
 
-std::string DiskCache::temp_path() const {
-    static std::atomic<uint64_t> counter{0};
-    std::ostringstream name;
-    name << dir_ << "/tmp/" << ::getpid() << "." << std::this_thread::get_id() << "." << counter++;
-    return name.str();
-}
-
-void DiskCache::write_file(const std::string& path, const char* data, size_t n) {
-    std::string temp = temp_path();
-    {
-        std::ofstream out(temp, std::ios::binary | std::ios::trunc);
-        out.write(data, static_cast<std::streamsize>(n));
-        if (!out.good()) {
-            std::error_code ec;
-            fsys::remove(temp, ec);
-            return;  // a full disk loses a cache entry, not a read
+// Files named with another secret (or none: an older cache) can never be
+// found again: they would only take room.
+void DiskCache::clear() {
+    size_t removed = 0;
+    for (Sub s : {Meta, Blocks, Objects})
+        for (const FolderEntry& e : folder_.list(sub(s))) {
+            folder_.remove(sub(s), e.name);
+            ++removed;
         }
-    }
-    publish(temp, path, n);
+    if (removed) log_("remote: disk cache " + dir() + ": no valid secret for its names; " + std::to_string(removed) +
+                      (removed == 1 ? " cached file" : " cached files") + " removed, a new secret written");
 }
 
-void DiskCache::publish(const std::string& temp, const std::string& path, uint64_t bytes) {
-    if (std::rename(temp.c_str(), path.c_str()) != 0) {
-        std::error_code ec;
-        fsys::remove(temp, ec);
-        return;
+void DiskCache::write_file(Sub where, const std::string& name, const char* data, size_t n) {
+    TempFile temp;
+    try {
+        temp = folder_.create_temp();
+    } catch (const SourceError&) {
+        return;  // a full disk loses a cache entry, not a read
     }
-    account(bytes);
+    if (!move_all(::pwrite, temp.fd.get(), data, n)) return folder_.discard(temp);
+    if (folder_.publish(temp, sub(where), name)) account(n);
 }
 
 std::optional<ObjectMeta> DiskCache::load_meta(const std::string& url) const {
-    std::ifstream in(dir_ + "/meta/" + name_hash(url));
+    struct stat st {};
+    UniqueFd fd = folder_.open_file(sub(Meta), names_.name("meta", url), st);
+    if (!fd || st.st_size <= 0 || static_cast<uint64_t>(st.st_size) > kMaxMetaBytes) return std::nullopt;
+    std::string text(static_cast<size_t>(st.st_size), '\0');
+    if (!move_all(::pread, fd.get(), text.data(), text.size())) return std::nullopt;
+    std::istringstream in(text);
     std::string magic, stored_url, size_text;
     ObjectMeta meta;
     if (!std::getline(in, magic) || magic != kMetaMagic || !std::getline(in, stored_url) || stored_url != url ||
@@ -127,37 +116,44 @@ void DiskCache::store_meta(const ObjectMeta& meta) {
         if (field->find('\n') != std::string::npos) return;  // cannot be stored line by line
     std::string text = std::string(kMetaMagic) + "\n" + meta.url + "\n" + std::to_string(meta.size) + "\n" + meta.etag +
                        "\n" + meta.last_modified + "\n";
-    write_file(dir_ + "/meta/" + name_hash(meta.url), text.data(), text.size());
+    if (text.size() > kMaxMetaBytes) return;
+    write_file(Meta, names_.name("meta", meta.url), text.data(), text.size());
 }
 
 Block DiskCache::load_block(const std::string& key, uint64_t index, size_t length) const {
-    std::string path = dir_ + "/blocks/" + name_hash(key) + "." + std::to_string(index);
-    int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return nullptr;
-    auto data = std::make_shared<std::vector<char>>(length);
+    const std::string name = names_.name("block", key, index);
     struct stat st {};
-    ssize_t got = ::fstat(fd, &st) == 0 && static_cast<uint64_t>(st.st_size) == length
-                      ? ::pread(fd, data->data(), length, 0) : -1;
-    ::close(fd);
-    if (got != static_cast<ssize_t>(length)) {
-        ::unlink(path.c_str());  // torn or foreign: fetch it again
+    UniqueFd fd = folder_.open_file(sub(Blocks), name, st);
+    if (!fd) return nullptr;
+    auto data = std::make_shared<std::vector<char>>(length);
+    if (static_cast<uint64_t>(st.st_size) != length || !move_all(::pread, fd.get(), data->data(), length)) {
+        folder_.remove(sub(Blocks), name);  // torn: fetch it again
         return nullptr;
     }
-    touch(path);
+    refresh_use(fd.get(), st);
     return data;
 }
 
 void DiskCache::store_block(const std::string& key, uint64_t index, const std::vector<char>& data) {
-    write_file(dir_ + "/blocks/" + name_hash(key) + "." + std::to_string(index), data.data(), data.size());
+    write_file(Blocks, names_.name("block", key, index), data.data(), data.size());
 }
 
-std::string DiskCache::object_path(const std::string& key) const { return dir_ + "/objects/" + name_hash(key); }
+std::optional<CachedObject> DiskCache::open_object(const std::string& key, uint64_t size) const {
+    const std::string name = names_.name("object", key);
+    CachedObject object;
+    object.fd = folder_.open_file(sub(Objects), name, object.st);
+    if (!object.fd) return std::nullopt;
+    if (static_cast<uint64_t>(object.st.st_size) != size) {
+        folder_.remove(sub(Objects), name);
+        return std::nullopt;
+    }
+    refresh_use(object.fd.get(), object.st);
+    object.path = folder_.path_of(sub(Objects), name);
+    return object;
+}
 
-bool DiskCache::exists(const std::string& path, uint64_t size) const {
-    struct stat st {};
-    if (::stat(path.c_str(), &st) != 0 || static_cast<uint64_t>(st.st_size) != size) return false;
-    touch(path);
-    return true;
+void DiskCache::publish_object(TempFile& temp, const std::string& key, uint64_t bytes) {
+    if (folder_.publish(temp, sub(Objects), names_.name("object", key))) account(bytes);
 }
 
 void DiskCache::account(uint64_t bytes) {
@@ -165,26 +161,36 @@ void DiskCache::account(uint64_t bytes) {
 }
 
 // Under an exclusive flock so two mounts sharing the directory do not both
-// count and delete; oldest use first down to 90% of the bound.
+// count and delete; oldest use first down to 90% of the bound. Only regular
+// files count; unlinkat never follows a link out of the folder.
 void DiskCache::evict() {
-    int lock = ::open((dir_ + "/lock").c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
-    if (lock >= 0) ::flock(lock, LOCK_EX);
-    std::vector<CachedFile> files = list_files(fsys::path(dir_) / "blocks");
-    std::vector<CachedFile> objects = list_files(fsys::path(dir_) / "objects");
-    files.insert(files.end(), objects.begin(), objects.end());
+    std::lock_guard in_process(evict_mutex_);
+    if (lock_) ::flock(lock_.get(), LOCK_EX);
+    std::vector<CountedFile> files;
+    for (Sub s : {Blocks, Objects})
+        for (FolderEntry& e : folder_.list(sub(s)))
+            if (S_ISREG(e.st.st_mode)) files.push_back({sub(s), std::move(e)});
     uint64_t total = 0;
-    for (const CachedFile& f : files) total += f.bytes;
+    for (const CountedFile& f : files) total += static_cast<uint64_t>(f.entry.st.st_size);
     if (total > max_bytes_) {
-        std::sort(files.begin(), files.end(), [](const CachedFile& a, const CachedFile& b) { return a.used < b.used; });
-        for (const CachedFile& f : files) {
+        std::sort(files.begin(), files.end(), [](const CountedFile& a, const CountedFile& b) {
+            return nanoseconds(a.entry.st.st_mtim) < nanoseconds(b.entry.st.st_mtim);
+        });
+        for (const CountedFile& f : files) {
             if (total <= max_bytes_ / 10 * 9) break;
-            std::error_code ec;
-            if (fsys::remove(f.path, ec)) total -= f.bytes;
+            if (::unlinkat(f.folder, f.entry.name.c_str(), 0) == 0) total -= static_cast<uint64_t>(f.entry.st.st_size);
         }
     }
     used_ = total;
-    remove_stale_temporaries(fsys::path(dir_) / "tmp");
-    if (lock >= 0) ::close(lock);
+    remove_stale_temporaries();
+    if (lock_) ::flock(lock_.get(), LOCK_UN);
+}
+
+// Left by a process that died mid-write.
+void DiskCache::remove_stale_temporaries() {
+    const int64_t now = now_ns();
+    for (const FolderEntry& e : folder_.list(sub(Tmp)))
+        if (now - nanoseconds(e.st.st_mtim) > kStaleTemporaryNs) folder_.remove(sub(Tmp), e.name);
 }
 
 }  // namespace ncafs::remote

@@ -1,20 +1,27 @@
 // The disk cache (cache_dir): blocks of remote objects, whole local copies
-// and per-URL metadata, as files named by a hash of URL (+ version). Every
-// file is written under a temporary name and renamed, so readers (also in
-// another mount sharing the directory) see whole files or none. Least
-// recently used files go first once the total passes the bound; eviction
-// holds an flock on DIR/lock. A file that does not have its expected size is
-// ignored and removed. Survives restarts: metadata lets open() work while
-// the server is unreachable.
+// and per-URL metadata, in folders only this process's user may enter
+// (cache_folder.hpp: 0700 folders, 0600 files, every file reached from a
+// folder's fd with O_NOFOLLOW|O_NONBLOCK) under names keyed with the cache's
+// secret (cache_names.hpp). Every file is written under a temporary name and
+// renamed, so readers (also in another mount sharing the directory) see
+// whole files or none. Least recently used files go first once the total
+// passes the bound; eviction holds an flock on DIR/lock. A file that does not
+// have its expected size is ignored and removed. Survives restarts: metadata
+// lets open() work while the server is unreachable.
 #pragma once
 
+#include <sys/stat.h>
+
 #include <atomic>
+#include <mutex>
 #include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "remote/block_cache.hpp"
+#include "remote/cache_folder.hpp"
+#include "remote/cache_names.hpp"
 
 namespace ncafs::remote {
 
@@ -27,10 +34,19 @@ struct ObjectMeta {
 // URL and version together: the key of everything cached for one version.
 std::string object_key(const std::string& url, const std::string& version);
 
+// A whole object's local copy, open (its name is for messages only).
+struct CachedObject {
+    UniqueFd fd;
+    struct stat st {};
+    std::string path;
+};
+
 class DiskCache {
 public:
-    // Throws SourceError(dir, reason) when the directory cannot be used.
-    DiskCache(std::string dir, uint64_t max_bytes);
+    // Throws UsageError("cache_dir DIR: REASON") when the folder is refused
+    // (cache_folder.hpp), SourceError when it cannot be used. `log` (empty:
+    // stderr) gets one line per foreign file found and removed.
+    DiskCache(std::string dir, uint64_t max_bytes, CacheLog log = {});
 
     std::optional<ObjectMeta> load_meta(const std::string& url) const;
     void store_meta(const ObjectMeta& meta);
@@ -38,23 +54,31 @@ public:
     Block load_block(const std::string& key, uint64_t index, size_t length) const;
     void store_block(const std::string& key, uint64_t index, const std::vector<char>& data);
 
-    // Where local_copy keeps a whole object; exists() checks size and
-    // refreshes its place in the LRU order.
-    std::string object_path(const std::string& key) const;
-    bool exists(const std::string& path, uint64_t size) const;
-    // A new temporary file name in the cache directory, and its publication.
-    std::string temp_path() const;
-    void publish(const std::string& temp, const std::string& path, uint64_t bytes);
+    // The local copy of object `key` when it holds `size` bytes (its place
+    // in the LRU order refreshed); nullopt when it must be fetched.
+    std::optional<CachedObject> open_object(const std::string& key, uint64_t size) const;
+    // A new file (0600) to fetch an object into, then its publication.
+    TempFile create_temp() const { return folder_.create_temp(); }
+    void publish_object(TempFile& temp, const std::string& key, uint64_t bytes);
+    void discard(TempFile& temp) const { folder_.discard(temp); }
 
     uint64_t max_bytes() const { return max_bytes_; }
-    const std::string& dir() const { return dir_; }
+    const std::string& dir() const { return folder_.dir(); }
 
 private:
-    void write_file(const std::string& path, const char* data, size_t n);
+    enum Sub : size_t { Meta, Blocks, Objects, Tmp };
+    int sub(Sub s) const { return folder_.sub(s); }
+    void write_file(Sub where, const std::string& name, const char* data, size_t n);
+    void clear();
     void account(uint64_t bytes);
     void evict();
+    void remove_stale_temporaries();
 
-    std::string dir_;
+    CacheLog log_;
+    CacheFolder folder_;
+    UniqueFd lock_;
+    std::mutex evict_mutex_;  // the flock does not exclude threads sharing lock_
+    CacheNames names_;
     uint64_t max_bytes_;
     std::atomic<uint64_t> used_{0};
 };

@@ -3,16 +3,20 @@
 #include <curl/curl.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cctype>
 #include <cstring>
 #include <mutex>
 #include <vector>
+
+#include "remote/connect_check.hpp"
 
 namespace ncafs::remote {
 namespace {
 
 constexpr size_t kErrorBodyLimit = 2048;
 constexpr long kParallelPerHost = 8;
+constexpr unsigned kMaxRedirects = 5;
 
 // One transfer in flight: where its body goes and what its headers said.
 struct Transfer {
@@ -22,6 +26,8 @@ struct Transfer {
     curl_slist* headers = nullptr;
     std::string range;
     char error[CURL_ERROR_SIZE] = {};
+    ConnectCheck connect;   // the address connected to (connect_check.hpp)
+    std::string redirect;   // a 3xx answer's target (absolute), followed by perform()
 };
 
 std::string lower(std::string s) {
@@ -77,6 +83,12 @@ size_t on_body(char* data, size_t size, size_t count, void* user) {
     return n;
 }
 
+// Called by libcurl about once a second and on every chunk: a non-zero
+// answer aborts the transfer (cancel()).
+int on_progress(void* user, curl_off_t, curl_off_t, curl_off_t, curl_off_t) {
+    return static_cast<const std::atomic<bool>*>(user)->load(std::memory_order_relaxed) ? 1 : 0;
+}
+
 void lock_share(CURL*, curl_lock_data data, curl_lock_access, void* user) {
     static_cast<std::mutex*>(user)[data % CURL_LOCK_DATA_LAST].lock();
 }
@@ -93,11 +105,18 @@ struct HttpClient::Impl {
     std::mutex pool_mutex;
     std::vector<CURLM*> idle_multis;  // each keeps its own live connections
     std::vector<CURL*> idle_easies;
+    std::atomic<bool> cancelled{false};
 
     CURLM* take_multi();
     void give_back(CURLM* multi, std::vector<Transfer>& transfers);
-    void configure(Transfer& t);
+    void configure(Transfer& t, std::chrono::milliseconds timeout);
     void run(CURLM* multi, std::vector<Transfer>& transfers);
+    // The redirect target of each request ("" = none).
+    std::vector<std::string> run_round(std::span<const RangeRequest> requests, std::span<RangeResponse> responses,
+                                       std::chrono::milliseconds timeout);
+    // Every hop of a redirect within one deadline.
+    void perform_hop(std::span<const RangeRequest> requests, std::span<RangeResponse> responses, unsigned hop,
+                     std::chrono::steady_clock::time_point deadline);
 };
 
 CURLM* HttpClient::Impl::take_multi() {
@@ -123,7 +142,7 @@ void HttpClient::Impl::give_back(CURLM* multi, std::vector<Transfer>& transfers)
     idle_multis.push_back(multi);
 }
 
-void HttpClient::Impl::configure(Transfer& t) {
+void HttpClient::Impl::configure(Transfer& t, std::chrono::milliseconds timeout) {
     {
         std::lock_guard lock(pool_mutex);
         if (!idle_easies.empty()) t.easy = idle_easies.back(), idle_easies.pop_back();
@@ -146,7 +165,13 @@ void HttpClient::Impl::configure(Transfer& t) {
     curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
     curl_easy_setopt(e, CURLOPT_TCP_KEEPALIVE, 1L);
     curl_easy_setopt(e, CURLOPT_USERAGENT, "ncafs");
-    curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS, static_cast<long>(config.connect_timeout.count()));
+    const long total_ms = std::max<long>(1, static_cast<long>(timeout.count()));
+    curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, total_ms);
+    curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS,
+                     std::min(total_ms, static_cast<long>(config.connect_timeout.count())));
+    curl_easy_setopt(e, CURLOPT_NOPROGRESS, 0L);
+    curl_easy_setopt(e, CURLOPT_XFERINFOFUNCTION, on_progress);
+    curl_easy_setopt(e, CURLOPT_XFERINFODATA, &cancelled);
     curl_easy_setopt(e, CURLOPT_LOW_SPEED_LIMIT, 1024L);
     curl_easy_setopt(e, CURLOPT_LOW_SPEED_TIME, static_cast<long>(config.low_speed_time.count()));
     curl_easy_setopt(e, CURLOPT_SSL_VERIFYPEER, 1L);
@@ -155,11 +180,14 @@ void HttpClient::Impl::configure(Transfer& t) {
     if (!a.sigv4.empty()) {
         curl_easy_setopt(e, CURLOPT_AWS_SIGV4, a.sigv4.c_str());
         curl_easy_setopt(e, CURLOPT_USERPWD, a.userpwd.c_str());
-    } else {
-        // A redirect would carry no signature anyway; plain HTTP may follow one.
-        curl_easy_setopt(e, CURLOPT_FOLLOWLOCATION, 1L);
-        curl_easy_setopt(e, CURLOPT_MAXREDIRS, 5L);
     }
+    // The access policy (access_policy.hpp) judges every hop of a redirect
+    // (perform) and every address connected to; a proxy would hide the latter.
+    curl_easy_setopt(e, CURLOPT_FOLLOWLOCATION, 0L);
+    curl_easy_setopt(e, CURLOPT_UNRESTRICTED_AUTH, 0L);
+    curl_easy_setopt(e, CURLOPT_PROXY, "");
+    t.connect.private_ok = a.private_ok;
+    install_connect_check(e, &t.connect);
     curl_easy_setopt(e, CURLOPT_HEADERFUNCTION, on_header);
     curl_easy_setopt(e, CURLOPT_HEADERDATA, &t);
     curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, on_body);
@@ -183,6 +211,13 @@ void HttpClient::Impl::run(CURLM* multi, std::vector<Transfer>& transfers) {
         t->response->curl_code = m->data.result;
         if (m->data.result != CURLE_OK)
             t->response->curl_error = t->error[0] ? t->error : curl_easy_strerror(m->data.result);
+        if (m->data.result != CURLE_OK && !t->connect.refused.empty()) {
+            t->response->curl_code = CURLE_ABORTED_BY_CALLBACK;  // a rule, not a failure worth retrying
+            t->response->curl_error = t->connect.refused;
+        }
+        char* location = nullptr;  // where a 3xx points, resolved by curl (not followed)
+        curl_easy_getinfo(m->easy_handle, CURLINFO_REDIRECT_URL, &location);
+        if (t->response->status / 100 == 3 && location) t->redirect = location;
     }
 }
 
@@ -204,17 +239,61 @@ HttpClient::~HttpClient() {
     curl_share_cleanup(impl_->share);
 }
 
-void HttpClient::perform(std::span<const RangeRequest> requests, std::span<RangeResponse> responses) {
+void HttpClient::cancel() { impl_->cancelled = true; }
+
+bool HttpClient::cancelled() const { return impl_->cancelled.load(std::memory_order_relaxed); }
+
+void HttpClient::perform(std::span<const RangeRequest> requests, std::span<RangeResponse> responses,
+                         std::chrono::milliseconds timeout) {
+    impl_->perform_hop(requests, responses, 0, std::chrono::steady_clock::now() + timeout);
+}
+
+std::vector<std::string> HttpClient::Impl::run_round(std::span<const RangeRequest> requests,
+                                                     std::span<RangeResponse> responses,
+                                                     std::chrono::milliseconds timeout) {
     std::vector<Transfer> transfers(requests.size());
     for (size_t i = 0; i < requests.size(); ++i) {
         responses[i] = RangeResponse{};
         transfers[i].request = &requests[i];
         transfers[i].response = &responses[i];
-        impl_->configure(transfers[i]);
+        configure(transfers[i], timeout);
     }
-    CURLM* multi = impl_->take_multi();
-    impl_->run(multi, transfers);
-    impl_->give_back(multi, transfers);
+    CURLM* multi = take_multi();
+    run(multi, transfers);
+    give_back(multi, transfers);
+    std::vector<std::string> redirects;
+    for (Transfer& t : transfers) redirects.push_back(std::move(t.redirect));
+    return redirects;
+}
+
+// Runs the requests; then the redirected ones again at their targets, when
+// the access policy lets them go there (else the refusal is their error).
+void HttpClient::Impl::perform_hop(std::span<const RangeRequest> requests, std::span<RangeResponse> responses,
+                                   unsigned hop, std::chrono::steady_clock::time_point deadline) {
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+    const std::vector<std::string> redirects = run_round(requests, responses, std::max(left, std::chrono::milliseconds(1)));
+    std::vector<ObjectAddress> targets;
+    targets.reserve(requests.size());  // the next requests point into it
+    std::vector<RangeRequest> next;
+    std::vector<size_t> origin;
+    for (size_t i = 0; i < requests.size(); ++i) {
+        if (redirects[i].empty()) continue;
+        Redirect r = config.access.redirect_address(*requests[i].address, redirects[i]);
+        if (r.address && hop >= kMaxRedirects) r = {std::nullopt, "more than 5 redirects"};
+        if (!r.address) {
+            responses[i].curl_code = CURLE_TOO_MANY_REDIRECTS;  // not retried
+            responses[i].curl_error = r.refusal;
+            continue;
+        }
+        targets.push_back(std::move(*r.address));
+        next.push_back(requests[i]);
+        next.back().address = &targets.back();
+        origin.push_back(i);
+    }
+    if (next.empty()) return;
+    std::vector<RangeResponse> answers(next.size());
+    perform_hop(next, answers, hop + 1, deadline);
+    for (size_t k = 0; k < next.size(); ++k) responses[origin[k]] = std::move(answers[k]);
 }
 
 }  // namespace ncafs::remote

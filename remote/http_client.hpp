@@ -5,6 +5,7 @@
 // judgement here: the caller checks each result (range_response.hpp).
 #pragma once
 
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -42,8 +43,13 @@ public:
     HttpClient(const HttpClient&) = delete;
     HttpClient& operator=(const HttpClient&) = delete;
 
-    // Runs every request (in parallel) and fills responses[i] for requests[i].
-    void perform(std::span<const RangeRequest> requests, std::span<RangeResponse> responses);
+    // Runs every request (in parallel) and fills responses[i] for requests[i];
+    // a transfer still running after `timeout` ends with CURLE_OPERATION_TIMEDOUT.
+    void perform(std::span<const RangeRequest> requests, std::span<RangeResponse> responses,
+                 std::chrono::milliseconds timeout);
+    // Aborts the transfers under way and every later one (CURLE_ABORTED_BY_CALLBACK).
+    void cancel();
+    bool cancelled() const;
 
 private:
     struct Impl;

@@ -1,6 +1,7 @@
 // RemoteStore::local_copy: the whole object as one file of the disk cache,
-// fetched once per version (for readers that need a local file).
-#include <fcntl.h>
+// fetched once per version (for readers that need a local file). Written
+// 0600 in the cache's tmp/ (O_EXCL), renamed into objects/ and handed over
+// as an open fd: readers reach it by /proc/self/fd, never by its name.
 #include <unistd.h>
 
 #include <cerrno>
@@ -8,6 +9,7 @@
 #include <vector>
 
 #include "codecs/error.hpp"
+#include "codecs/open_file.hpp"
 #include "remote/remote_object.hpp"
 #include "remote/store_impl.hpp"
 
@@ -16,31 +18,35 @@ namespace {
 
 constexpr uint64_t kCopyChunk = 8 << 20;
 
-void write_all(int fd, const char* data, size_t n, uint64_t offset, const std::string& path) {
+void write_all(int fd, const char* data, size_t n, uint64_t offset, const std::string& url) {
     while (n > 0) {
         ssize_t w = ::pwrite(fd, data, n, static_cast<off_t>(offset));
         if (w < 0 && errno == EINTR) continue;
-        if (w <= 0) throw SourceError(path, std::string("cannot write the local copy: ") + std::strerror(errno));
+        if (w <= 0) throw SourceError(url, std::string("cannot write the local copy: ") + std::strerror(errno));
         data += w, n -= static_cast<size_t>(w), offset += static_cast<uint64_t>(w);
     }
 }
 
 // Straight from the server when the object is ours (no block caching of
 // what becomes a file anyway), else through its read().
-void copy_into(const RemoteBytes& object, int fd, const std::string& path) {
+void copy_into(const RemoteBytes& object, int fd) {
     const auto* ours = dynamic_cast<const RemoteObject*>(&object);
     std::vector<char> buffer(std::min(kCopyChunk, object.size()));
     for (uint64_t offset = 0; offset < object.size(); offset += buffer.size()) {
         size_t n = static_cast<size_t>(std::min<uint64_t>(buffer.size(), object.size() - offset));
         if (ours) ours->fetch(buffer.data(), n, offset);
         else object.read(buffer.data(), n, offset);
-        write_all(fd, buffer.data(), n, offset, path);
+        write_all(fd, buffer.data(), n, offset, object.url());
     }
+}
+
+std::shared_ptr<const OpenFile> adopt(CachedObject&& copy) {
+    return OpenFile::adopt(copy.fd.release(), copy.path, copy.st);
 }
 
 }  // namespace
 
-std::string RemoteStore::local_copy(const RemoteBytes& object) {
+std::shared_ptr<const OpenFile> RemoteStore::local_copy(const RemoteBytes& object) {
     StoreCore& core = *impl_->core;
     if (!core.disk)
         throw SourceError(object.url(), "a local copy is needed to read this object, but no cache_dir is set");
@@ -48,23 +54,18 @@ std::string RemoteStore::local_copy(const RemoteBytes& object) {
         throw SourceError(object.url(), "a local copy is needed to read this object, but its " +
                                             std::to_string(object.size()) + " bytes exceed cache_size (" +
                                             std::to_string(core.disk->max_bytes()) + " bytes)");
-    std::string path = core.disk->object_path(object_key(object.url(), object.version()));
-    if (core.disk->exists(path, object.size())) return path;
-    std::string temp = core.disk->temp_path();
-    int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-    if (fd < 0) throw SourceError(temp, std::string("cannot create the local copy: ") + std::strerror(errno));
+    const std::string key = object_key(object.url(), object.version());
+    if (auto cached = core.disk->open_object(key, object.size())) return adopt(std::move(*cached));
+    TempFile temp = core.disk->create_temp();
     try {
-        copy_into(object, fd, temp);
+        copy_into(object, temp.fd.get());
     } catch (...) {
-        ::close(fd);
-        ::unlink(temp.c_str());
+        core.disk->discard(temp);
         throw;
     }
-    ::close(fd);
-    core.disk->publish(temp, path, object.size());
-    if (!core.disk->exists(path, object.size()))
-        throw SourceError(object.url(), "the local copy did not stay in cache_dir (cache_size too small?)");
-    return path;
+    core.disk->publish_object(temp, key, object.size());
+    if (auto cached = core.disk->open_object(key, object.size())) return adopt(std::move(*cached));
+    throw SourceError(object.url(), "the local copy did not stay in cache_dir (cache_size too small?)");
 }
 
 }  // namespace ncafs::remote

@@ -17,6 +17,7 @@ struct ObjectAddress {
     std::string sigv4;                 // CURLOPT_AWS_SIGV4 ("" = unsigned)
     std::string userpwd;               // KEY:SECRET for SigV4
     std::vector<std::string> headers;  // extra request headers (x-amz-...)
+    bool private_ok = false;           // may connect to a loopback/private address (access_policy.hpp)
 };
 
 // Throws SourceError(url, reason) for a malformed s3:// or http(s):// URL.

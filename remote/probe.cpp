@@ -18,6 +18,9 @@ RemoteStore::Status status_of(const FetchError& e) {
 
 RemoteStore::Probe RemoteStore::probe(const std::string& url) {
     if (!impl_->core->config.allowed) return {Status::Error, "remote partitions are not allowed (-o remote=no)"};
+    StoreCore& core = *impl_->core;
+    // A failure is remembered like open()'s, so that the open after the probe does not wait for it again.
+    if (std::optional<FetchError> recent = core.failures.recall(url, "")) return {status_of(*recent), recent->what()};
     try {
         ObjectAddress address = impl_->address(url);
         // The same first request as open() makes: some S3-compatible stores
@@ -25,12 +28,12 @@ RemoteStore::Probe RemoteStore::probe(const std::string& url) {
         std::vector<char> first(kBlockSize);
         std::vector<RangeRequest> request{{&address, 0, kBlockSize, "", first.data()}};
         std::vector<RangeResponse> responses;
-        LogFunction quiet;  // the caller reports the outcome
-        fetch_ranges(FetchContext{impl_->core->client, impl_->core->config, quiet}, url, Expected{}, request, &responses);
+        fetch_ranges(core.fetch_context(), url, Expected{}, request, &responses);  // the caller reports it
         std::optional<uint64_t> size = revealed_size(responses.front());
         return {Status::Ok, "HTTP " + std::to_string(responses.front().status) +
                                 (size ? ", " + std::to_string(*size) + " bytes" : std::string())};
     } catch (const FetchError& e) {
+        if (!core.client.cancelled()) core.failures.remember(url, "", e);
         return {status_of(e), e.what()};
     } catch (const SourceError& e) {
         return {Status::Error, e.what()};

@@ -121,6 +121,8 @@ bool unreachable(const RangeResponse& r) {
            c == CURLE_OPERATION_TIMEDOUT;
 }
 
+bool timed_out(const RangeResponse& r) { return r.curl_code == CURLE_OPERATION_TIMEDOUT; }
+
 std::optional<uint64_t> revealed_size(const RangeResponse& r) {
     if (r.status == 200) return r.received;
     std::optional<ContentRange> cr = parse_content_range(r.content_range);

@@ -41,6 +41,9 @@ std::optional<uint64_t> revealed_size(const RangeResponse& response);
 // Connection refused, no DNS answer or a timeout: the server is out of reach.
 bool unreachable(const RangeResponse& response);
 
+// The transfer ran out of time (the fetch's deadline or the low-speed limit).
+bool timed_out(const RangeResponse& response);
+
 // "HTTP 403 (SignatureDoesNotMatch: The request signature ...)" from an S3 error body.
 std::string describe_status(const RangeResponse& response);
 

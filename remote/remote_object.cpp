@@ -5,6 +5,7 @@
 #include <set>
 
 #include "codecs/error.hpp"
+#include "remote/network_scope.hpp"
 
 namespace ncafs::remote {
 
@@ -37,8 +38,17 @@ void RemoteObject::check_inside(uint64_t n, uint64_t offset) const {
 void RemoteObject::fetch(char* buffer, uint64_t n, uint64_t offset) const {
     check_inside(n, offset);
     if (n == 0) return;
-    std::vector<RangeRequest> request{{&address_, offset, n, if_match_value(meta_.etag), buffer}};
-    fetch_ranges(core_->fetch_context(), meta_.url, Expected{meta_.size, meta_.etag}, request);
+    fetch_checked({{&address_, offset, n, if_match_value(meta_.etag), buffer}});
+}
+
+void RemoteObject::fetch_checked(const std::vector<RangeRequest>& requests) const {
+    if (std::optional<FetchError> recent = core_->failures.recall(meta_.url, version_)) throw *recent;
+    try {
+        fetch_ranges(core_->fetch_context(), meta_.url, Expected{meta_.size, meta_.etag}, requests);
+    } catch (const FetchError& e) {
+        core_->failed(meta_.url, version_, e);
+        throw;
+    }
 }
 
 void RemoteObject::keep_block(uint64_t index, Block block) const {
@@ -62,6 +72,7 @@ void RemoteObject::read_many(std::span<const Range> ranges) const {
 // Sequential readers (this read starts where the last one ended) get the
 // following blocks too, twice as many each time, up to the maximum.
 std::vector<uint64_t> RemoteObject::readahead_after(uint64_t n, uint64_t offset) const {
+    if (!network_allowed()) return {};  // a try from the caches: the same read may come with the network next
     std::lock_guard lock(sequence_mutex_);
     bool sequential = offset == expected_next_ && offset > 0;
     readahead_ = sequential ? std::min(kMaxReadaheadBlocks, std::max(1u, readahead_ * 2)) : 0;
@@ -134,7 +145,7 @@ void RemoteObject::fetch_blocks(const std::vector<uint64_t>& missing, Blocks& in
         run.bytes.resize(length);
         requests.push_back({&address_, offset, length, if_match, run.bytes.data()});
     }
-    fetch_ranges(core_->fetch_context(), meta_.url, Expected{meta_.size, meta_.etag}, requests);
+    fetch_checked(requests);
     for (const Run& run : runs) {
         for (uint64_t k = 0; k < run.count; ++k) {
             uint64_t at = k * kBlockSize;

@@ -37,6 +37,9 @@ private:
     void fetch_blocks(const std::vector<uint64_t>& missing, Blocks& into) const;
     void serve(std::span<const Range> ranges, std::vector<uint64_t> wanted) const;
     uint64_t block_length(uint64_t index) const;
+    // Fetches requests of this object unless it failed a moment ago (then
+    // throws that error at once); a failure is remembered and logged.
+    void fetch_checked(const std::vector<RangeRequest>& requests) const;
 
     std::shared_ptr<StoreCore> core_;
     ObjectMeta meta_;

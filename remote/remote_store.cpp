@@ -10,20 +10,51 @@
 namespace ncafs::remote {
 namespace {
 
-LogFunction log_or_stderr(const RemoteConfig& config) {
-    if (config.log) return config.log;
-    return [](const std::string& line) { std::fprintf(stderr, "ncafs: %s\n", line.c_str()); };
+constexpr size_t kMaxStderrKeys = 1000;
+
+std::string error_kind(const FetchError& e) {
+    return e.status() ? "HTTP " + std::to_string(e.status()) : "error " + std::to_string(static_cast<int>(e.kind()));
 }
 
 std::mutex shared_mutex;
 RemoteConfig shared_config;
+std::shared_ptr<DiskCache> shared_disk;
 std::unique_ptr<RemoteStore> shared_store;
+
+// The disk cache's lines go to the mount's log, each line its own key (one
+// a minute); without a log, DiskCache writes to stderr.
+CacheLog cache_log(const RemoteConfig& config) {
+    if (!config.log) return {};
+    return [log = config.log](const std::string& line) { log("disk cache: " + line, line); };
+}
+
+std::shared_ptr<DiskCache> open_disk_cache(const RemoteConfig& config) {
+    if (config.cache_dir.empty()) return nullptr;
+    return std::make_shared<DiskCache>(config.cache_dir, config.cache_size, cache_log(config));
+}
 
 }  // namespace
 
-StoreCore::StoreCore(RemoteConfig c)
-    : config(std::move(c)), log(log_or_stderr(config)), client(config), memory(config.memory_cache_bytes) {
-    if (!config.cache_dir.empty()) disk.emplace(config.cache_dir, config.cache_size);
+StoreCore::StoreCore(RemoteConfig c, std::shared_ptr<DiskCache> d)
+    : config(std::move(c)), client(config), memory(config.memory_cache_bytes),
+      disk(d ? std::move(d) : open_disk_cache(config)), failures(config.failure_memory) {}
+
+void StoreCore::log(const std::string& url, const std::string& kind, const std::string& line) {
+    std::string key = kind + " " + url;
+    if (config.log) return config.log(key, line);
+    std::lock_guard lock(stderr_mutex_);
+    if (stderr_keys_.size() >= kMaxStderrKeys || !stderr_keys_.insert(std::move(key)).second) return;
+    std::fprintf(stderr, "ncafs: %s\n", line.c_str());
+}
+
+void StoreCore::failed(const std::string& url, const std::string& version, const FetchError& error) {
+    if (client.cancelled()) return;
+    failures.remember(url, version, error);
+    log_failure(url, error);
+}
+
+void StoreCore::log_failure(const std::string& url, const FetchError& error) {
+    log(url, error_kind(error), "remote: " + url + ": " + error.reason());
 }
 
 const AwsCredentials& StoreCore::credentials() {
@@ -50,41 +81,69 @@ std::shared_ptr<const RemoteBytes> RemoteStore::Impl::open_online(const std::str
     return object;
 }
 
+// Unreachable with metadata in the disk cache: the cached version (one
+// line); otherwise the error. `fresh`: the failure just happened (logged),
+// rather than recalled from the failure memory (already logged).
 std::shared_ptr<const RemoteBytes> RemoteStore::Impl::open_offline(const std::string& url, ObjectAddress address,
-                                                                   const FetchError& why) {
+                                                                   const FetchError& why, bool fresh) {
     std::optional<ObjectMeta> meta = core->disk ? core->disk->load_meta(url) : std::nullopt;
-    if (why.kind() != Verdict::Unreachable || !meta) throw why;
-    core->log("remote: " + url + ": server unreachable; serving the version in the disk cache (" + version_of(*meta) +
-              ")");
+    if (why.kind() != Verdict::Unreachable || !meta) {
+        if (fresh) core->log_failure(url, why);
+        throw why;
+    }
+    if (fresh)
+        core->log(url, "offline", "remote: " + url + ": server unreachable (" + why.reason() +
+                                      "); serving the version in the disk cache (" + version_of(*meta) + ")");
     return std::make_shared<RemoteObject>(core, *meta, std::move(address));
 }
 
-RemoteStore::RemoteStore(RemoteConfig config) : impl_(std::make_unique<Impl>()) {
-    impl_->core = std::make_shared<StoreCore>(std::move(config));
+RemoteStore::RemoteStore(RemoteConfig config) : RemoteStore(std::move(config), nullptr) {}
+
+RemoteStore::RemoteStore(RemoteConfig config, std::shared_ptr<DiskCache> disk) : impl_(std::make_unique<Impl>()) {
+    impl_->core = std::make_shared<StoreCore>(std::move(config), std::move(disk));
 }
 
 RemoteStore::~RemoteStore() = default;
 
 RemoteStore& RemoteStore::shared() {
     std::lock_guard lock(shared_mutex);
-    if (!shared_store) shared_store = std::make_unique<RemoteStore>(shared_config);
+    if (!shared_store) shared_store.reset(new RemoteStore(shared_config, shared_disk));
     return *shared_store;
 }
 
 void RemoteStore::configure_shared(RemoteConfig config) {
     std::lock_guard lock(shared_mutex);
     if (shared_store) throw UsageError("the remote store is configured before its first use");
+    shared_disk = open_disk_cache(config);
     shared_config = std::move(config);
 }
 
 std::shared_ptr<const RemoteBytes> RemoteStore::open(const std::string& url) {
     if (!impl_->core->config.allowed) throw SourceError(url, "remote partitions are not allowed (-o remote=no)");
     ObjectAddress address = impl_->address(url);
+    StoreCore& core = *impl_->core;
+    // Failed a moment ago: the same answer at once (the disk cache, or the error).
+    if (std::optional<FetchError> recent = core.failures.recall(url, ""))
+        return impl_->open_offline(url, std::move(address), *recent, false);
     try {
         return impl_->open_online(url, address);
     } catch (const FetchError& e) {
-        return impl_->open_offline(url, std::move(address), e);
+        if (core.client.cancelled()) throw;
+        core.failures.remember(url, "", e);
+        return impl_->open_offline(url, std::move(address), e, true);
     }
+}
+
+bool RemoteStore::replaced(const RemoteBytes& object) const {
+    std::optional<FetchError> recent = impl_->core->failures.recall(object.url(), object.version());
+    return recent && recent->kind() == Verdict::Changed;
+}
+
+void RemoteStore::cancel() { impl_->core->client.cancel(); }
+
+void RemoteStore::cancel_shared() {
+    std::lock_guard lock(shared_mutex);
+    if (shared_store) shared_store->cancel();
 }
 
 }  // namespace ncafs::remote

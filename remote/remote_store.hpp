@@ -12,11 +12,19 @@
 #include <string_view>
 
 #include "codecs/remote_bytes.hpp"
+#include "remote/access_policy.hpp"
+
+namespace ncafs {
+class OpenFile;
+}
 
 namespace ncafs::remote {
 
+class DiskCache;
+
 struct RemoteConfig {
     bool allowed = true;           // -o remote=no: every open throws SourceError
+    AccessPolicy access;           // -o allow_root=URL (repeatable) and allow_other
     std::string s3_endpoint;       // -o s3_endpoint=URL ("" = AWS, virtual-host style)
     std::string s3_region;         // -o s3_region= ("" = AWS_REGION / profile / us-east-1)
     std::string ca_file;           // -o ca_file=
@@ -27,9 +35,17 @@ struct RemoteConfig {
     std::chrono::seconds low_speed_time{30};     // abort below 1 KiB/s for this long
     unsigned max_retries = 5;                    // 5xx, 429, dropped connections
     std::chrono::milliseconds retry_budget{60000};
-    // One line per failed fetch and per offline open (remote/ does not depend
-    // on fs/: the mount passes fs::log_rate_limited here). Empty = stderr.
-    std::function<void(const std::string&)> log;
+    // -o remote_timeout=: the total time one fetch may take, its retries and
+    // their waits included (each attempt gets what is left of it).
+    std::chrono::milliseconds timeout{30000};
+    // How long a failed fetch of one object (URL and version) is remembered:
+    // reads of it meanwhile fail at once with the same error, unsent.
+    std::chrono::milliseconds failure_memory{10000};
+    // One line per failed object and per offline open (remote/ does not
+    // depend on fs/: the mount passes fs::log_rate_limited here). `key`
+    // names the URL and the kind of error: a log may keep one line per key
+    // and minute. Empty = stderr.
+    std::function<void(const std::string& key, const std::string& line)> log;
 };
 
 // True for http://, https:// and s3:// names (case-insensitive scheme).
@@ -37,20 +53,25 @@ bool is_remote_url(std::string_view name);
 
 class RemoteStore {
 public:
+    // Opens cache_dir (when set) at once: throws UsageError("cache_dir DIR:
+    // REASON") when another user owns it or may write into it.
     explicit RemoteStore(RemoteConfig config);
     ~RemoteStore();
     static RemoteStore& shared();
-    static void configure_shared(RemoteConfig config);  // before the first shared() use
+    // Before the first shared() use; opens and checks cache_dir now (the
+    // same UsageError), so that a refused cache stops a mount before it starts.
+    static void configure_shared(RemoteConfig config);
 
     // Finds the object's size and version (HEAD, or a first range GET whose
     // Content-Range gives the size). Throws SourceError(url, reason).
     std::shared_ptr<const RemoteBytes> open(const std::string& url);
 
     // The whole object as a local file in cache_dir (for netCDF-4 objects,
-    // which netcdf-c cannot read by range here); fetched once per version.
+    // which netcdf-c cannot read by range here), open: read it through its
+    // fd (proc_path()), its name is for messages. Fetched once per version.
     // Throws SourceError when there is no cache_dir or the object is larger
     // than cache_size.
-    std::string local_copy(const RemoteBytes& object);
+    std::shared_ptr<const OpenFile> local_copy(const RemoteBytes& object);
 
     // For `ncafs check`: what became of one fragment's URL.
     enum class Status { Ok, Missing, Forbidden, Unreachable, Error };
@@ -60,7 +81,19 @@ public:
     };
     Probe probe(const std::string& url);
 
+    // True when a read of this version of the object found it replaced on
+    // the server (HTTP 412, another ETag) a moment ago: open its URL again.
+    bool replaced(const RemoteBytes& object) const;
+
+    // Ends every transfer under way and every wait between retries at once
+    // (their reads fail); later fetches fail at once too. For a mount
+    // stopping: no request outlives it by more than a moment.
+    void cancel();
+    // cancel() of the shared store, when there is one.
+    static void cancel_shared();
+
 private:
+    RemoteStore(RemoteConfig config, std::shared_ptr<DiskCache> disk);
     struct Impl;
     std::unique_ptr<Impl> impl_;
 };

@@ -1,15 +1,18 @@
 // What every object of one RemoteStore shares: the configuration, the HTTP
-// client, the block caches and the log. Objects keep it alive (shared_ptr),
+// client, the block caches, the failures remembered and the log. Objects keep it alive (shared_ptr),
 // so an object outliving its store still reads correctly.
 #pragma once
 
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <set>
+#include <string>
 
 #include "remote/aws_credentials.hpp"
 #include "remote/block_cache.hpp"
 #include "remote/disk_cache.hpp"
+#include "remote/failure_memory.hpp"
 #include "remote/http_client.hpp"
 #include "remote/range_fetcher.hpp"
 
@@ -21,20 +24,31 @@ constexpr uint64_t kMaxBlocksPerRequest = 32;  // 8 MiB per range GET
 constexpr unsigned kMaxReadaheadBlocks = 8;
 
 struct StoreCore {
-    explicit StoreCore(RemoteConfig c);
+    // `disk`: cache_dir already opened (configure_shared), else opened here.
+    StoreCore(RemoteConfig c, std::shared_ptr<DiskCache> disk);
 
     RemoteConfig config;
-    LogFunction log;
     HttpClient client;
     BlockCache memory;
-    std::optional<DiskCache> disk;
+    std::shared_ptr<DiskCache> disk;
+    FailureMemory failures;
 
-    FetchContext fetch_context() { return FetchContext{client, config, log}; }
+    FetchContext fetch_context() { return FetchContext{client, config}; }
     const AwsCredentials& credentials();
+
+    // One log line; `kind` ("HTTP 503", "offline", ...) with the URL is the
+    // key the mount's log keeps one line a minute of.
+    void log(const std::string& url, const std::string& kind, const std::string& line);
+    // A fetch of url at version (or "" at open) failed: remembered (not when
+    // the mount is stopping) and logged.
+    void failed(const std::string& url, const std::string& version, const FetchError& error);
+    void log_failure(const std::string& url, const FetchError& error);
 
 private:
     std::once_flag credentials_once_;
     AwsCredentials credentials_;
+    std::mutex stderr_mutex_;
+    std::set<std::string> stderr_keys_;  // without config.log: each key once on stderr
 };
 
 }  // namespace ncafs::remote

@@ -14,14 +14,19 @@ namespace ncafs::remote {
 struct RemoteStore::Impl {
     std::shared_ptr<StoreCore> core;
 
+    // Admitted by the access policy (or SourceError naming the rule) before
+    // any credentials are attached.
     ObjectAddress address(const std::string& url) {
+        const bool private_ok = core->config.access.admit(url, !core->config.s3_endpoint.empty());
         bool s3 = remote_scheme(url) == "s3";
-        return address_of(url, core->config.s3_endpoint, core->config.s3_region,
-                          s3 ? core->credentials() : AwsCredentials{});
+        ObjectAddress a = address_of(url, core->config.s3_endpoint, core->config.s3_region,
+                                     s3 ? core->credentials() : AwsCredentials{});
+        a.private_ok = private_ok;
+        return a;
     }
     std::shared_ptr<const RemoteBytes> open_online(const std::string& url, ObjectAddress address);
     std::shared_ptr<const RemoteBytes> open_offline(const std::string& url, ObjectAddress address,
-                                                    const FetchError& why);
+                                                    const FetchError& why, bool fresh);
 };
 
 }  // namespace ncafs::remote

@@ -1,5 +1,8 @@
 #include "aggregation/check/check_file.hpp"
 
+#include <algorithm>
+#include <future>
+#include <map>
 #include <optional>
 
 #include "aggregation/check/cf_validation.hpp"
@@ -26,12 +29,38 @@ const char* status_word(remote::RemoteStore::Status s) {
     return "cannot be read";
 }
 
+using Probes = std::map<std::string, remote::RemoteStore::Probe>;
+
+bool is_remote_file(const Fragment& f) { return f.kind == FragmentKind::File && remote::is_remote_url(f.path); }
+
+// Every remote object the aggregation names, probed once and 16 at a time:
+// the whole check takes about remote_timeout= per 16 slow objects, not per object.
+Probes probe_remote_objects(const LoadedAggregation& loaded) {
+    constexpr size_t kAtOnce = 16;
+    std::vector<std::string> urls;
+    for (const auto& src : loaded.sources)
+        for (const auto& f : src->aggregate().fragments)
+            if (is_remote_file(f)) urls.push_back(f.path);
+    std::sort(urls.begin(), urls.end());
+    urls.erase(std::unique(urls.begin(), urls.end()), urls.end());
+    Probes probes;
+    for (size_t start = 0; start < urls.size(); start += kAtOnce) {
+        std::vector<std::future<remote::RemoteStore::Probe>> running;
+        for (size_t i = start; i < std::min(urls.size(), start + kAtOnce); ++i)
+            running.push_back(std::async(std::launch::async, [&url = urls[i]] {
+                return remote::RemoteStore::shared().probe(url);
+            }));
+        for (size_t k = 0; k < running.size(); ++k) probes.emplace(urls[start + k], running[k].get());
+    }
+    return probes;
+}
+
 // For a remote fragment: what the server says about it, as a finding
 // ("missing (HTTP 404)"); nullopt when it is there or the probe is not
 // decisive (Error): then opening and verifying it tells the reason.
-std::optional<std::string> remote_problem(const Fragment& f) {
-    if (f.kind != FragmentKind::File || !remote::is_remote_url(f.path)) return std::nullopt;
-    const auto probe = remote::RemoteStore::shared().probe(f.path);
+std::optional<std::string> remote_problem(const Fragment& f, const Probes& probes) {
+    if (!is_remote_file(f)) return std::nullopt;
+    const auto& probe = probes.at(f.path);
     if (probe.status == remote::RemoteStore::Status::Ok || probe.status == remote::RemoteStore::Status::Error)
         return std::nullopt;
     std::string detail = probe.detail;
@@ -42,10 +71,11 @@ std::optional<std::string> remote_problem(const Fragment& f) {
 
 // Opens and verifies every fragment of each master array; notes uncovered cells.
 void check_fragments(const LoadedAggregation& loaded, const std::string& file, std::vector<CheckFinding>& found) {
+    const Probes probes = probe_remote_objects(loaded);
     for (const auto& src : loaded.sources) {
         const Aggregate& a = src->aggregate();
         for (size_t i = 0; i < a.fragments.size(); ++i) {
-            if (auto problem = remote_problem(a.fragments[i])) {
+            if (auto problem = remote_problem(a.fragments[i], probes)) {
                 found.push_back({true, with_file_name(file, *problem)});
                 continue;
             }

@@ -1,5 +1,7 @@
 #include "aggregation/model/units_conversion.hpp"
 
+#include "aggregation/model/calendar.hpp"
+
 #include <udunits2.h>
 
 #include <algorithm>
@@ -66,14 +68,6 @@ Affine udunits_affine(const std::string& from, const std::string& to) {
     double a = cv_convert_double(cv, 1.0) - b;
     cv_free(cv);
     return Affine{a, b};
-}
-
-std::string canonical_calendar(const std::string& c) {
-    std::string s = lower(trim(c));
-    if (s.empty() || s == "gregorian" || s == "standard") return "standard";
-    if (s == "noleap") return "365_day";
-    if (s == "all_leap") return "366_day";
-    return s;
 }
 
 struct ReferenceTime {
@@ -159,8 +153,8 @@ double days_from_epoch(const std::string& cal, const ReferenceTime& t) {
     static const int cum[] = {0, 31, 59, 90, 120, 151, 181, 212, 243, 273, 304, 334};
     if (t.month < 1 || t.month > 12) throw std::runtime_error("month out of range in reference time");
     if (cal == "360_day") return static_cast<double>(t.year * 360 + (t.month - 1) * 30 + (t.day - 1));
-    if (cal == "365_day") return static_cast<double>(t.year * 365 + cum[t.month - 1] + (t.day - 1));
-    if (cal == "366_day")
+    if (cal == "noleap") return static_cast<double>(t.year * 365 + cum[t.month - 1] + (t.day - 1));
+    if (cal == "all_leap")
         return static_cast<double>(t.year * 366 + cum[t.month - 1] + (t.month > 2 ? 1 : 0) + (t.day - 1));
     if (cal == "julian" || cal == "proleptic_gregorian") {
         int64_t days = 0;

@@ -58,13 +58,23 @@ DatasetCache::Opened DatasetCache::get_opened(const std::string& path, const std
     return get_or_open(key, std::move(file));
 }
 
+namespace {
+
+bool replaced(const DatasetCache::Opened& opened) {
+    const RemoteBytes* object = opened.file ? opened.file->remote_bytes() : nullptr;
+    return object && remote::RemoteStore::shared().replaced(*object);
+}
+
+}  // namespace
+
 DatasetCache::Opened DatasetCache::get_remote(const std::string& url, const std::string& group) {
     const auto now = std::chrono::steady_clock::now();
     {
         std::lock_guard lock(mutex_);
         auto seen = remote_seen_.find(url);
+        // A read that found the object replaced (412, another ETag) asks again at once.
         if (seen != remote_seen_.end() && now - seen->second.when < kRemoteRevalidate)
-            if (auto hit = entries_.get(Key{seen->second.identity, group})) return *hit;
+            if (auto hit = entries_.get(Key{seen->second.identity, group}); hit && !replaced(*hit)) return *hit;
     }
     RemoteFragmentFile opened = open_remote_fragment(url);  // one HEAD (outside the lock)
     {

@@ -7,9 +7,8 @@
 // the capacity (readers holding a shared_ptr keep theirs alive until done).
 // Opens that fail with EMFILE/ENFILE close idle entries and retry once.
 // A remote partition (a URL) is keyed by its URL and version; its version is
-// asked again (one HEAD) at most every kRemoteRevalidate: a replaced object
-// gives read errors until then (each read names the version), never bytes
-// of two versions. Thread-safe.
+// asked again (one range GET) at most every kRemoteRevalidate, and at once
+// after a read found it replaced: never bytes of two versions. Thread-safe.
 #pragma once
 
 #include <atomic>
@@ -30,7 +29,8 @@ namespace ncafs::agg {
 
 class DatasetCache {
 public:
-    static constexpr std::chrono::seconds kRemoteRevalidate{5};
+    // Fresh opens see a replaced object within 5 s: this, plus the open's own time.
+    static constexpr std::chrono::seconds kRemoteRevalidate{4};
 
     explicit DatasetCache(size_t capacity = 256);
 

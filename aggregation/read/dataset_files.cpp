@@ -18,11 +18,16 @@ const Aggregate* aggregate_of(const ArraySource* source) {
 
 }  // namespace
 
+bool draws_on_remote_objects(const ArraySource& source) {
+    if (const Aggregate* aggregate = aggregate_of(&source))
+        for (const auto& fragment : aggregate->fragments)
+            if (fragment.kind == FragmentKind::File && remote::is_remote_url(fragment.path)) return true;
+    return false;
+}
+
 bool draws_on_remote_objects(const Dataset& dataset) {
     for (const auto& variable : dataset.variables)
-        if (const Aggregate* aggregate = aggregate_of(variable.source.get()))
-            for (const auto& fragment : aggregate->fragments)
-                if (fragment.kind == FragmentKind::File && remote::is_remote_url(fragment.path)) return true;
+        if (variable.source && draws_on_remote_objects(*variable.source)) return true;
     return false;
 }
 

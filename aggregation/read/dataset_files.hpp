@@ -21,5 +21,7 @@ std::vector<std::string> files_drawn_on(const Dataset& dataset);
 
 // True when some aggregated variable has a partition named by a URL.
 bool draws_on_remote_objects(const Dataset& dataset);
+// True when source aggregates a partition named by a URL.
+bool draws_on_remote_objects(const ArraySource& source);
 
 }  // namespace ncafs::agg

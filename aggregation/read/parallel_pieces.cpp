@@ -8,6 +8,8 @@
 #include <thread>
 #include <vector>
 
+#include "remote/network_scope.hpp"
+
 namespace ncafs::agg {
 
 namespace {
@@ -43,7 +45,9 @@ void run_pieces(size_t n, const std::function<void(size_t, size_t)>& piece) {
     }
     std::atomic<size_t> next_block{0};
     FirstFailure failure;
+    const bool network = remote::network_allowed();  // the caller's, on every thread
     auto work = [&](size_t worker) {
+        remote::NetworkScope scope(network);
         for (size_t b; !failure.failed() && (b = next_block.fetch_add(1, std::memory_order_relaxed)) < blocks;) {
             const size_t end = std::min(n, (b + 1) * kPiecesPerBlock);
             for (size_t i = b * kPiecesPerBlock; i < end; ++i) {

@@ -82,11 +82,15 @@ Precheck precheck_aggregation(const std::string& path, const ConfinedRoots* with
         return Precheck::NotAggregation;
     OpenResult opened = open_regular_file(path, within);
     if (!opened.fd) return Precheck::NotAggregation;  // unreadable: served (and failing) as a plain file
-    switch (sniff_fd(opened.fd.get())) {
+    return precheck_opened_file(opened.fd.get(), path);
+}
+
+Precheck precheck_opened_file(int fd, const std::string& path) {
+    switch (sniff_fd(fd)) {
         case FileFormat::Cdf:
-            return precheck_classic(opened.fd.get(), path);
+            return precheck_classic(fd, path);
         case FileFormat::Hdf5:
-            return precheck_hdf5(opened.fd.get());
+            return precheck_hdf5(fd);
         default:
             return Precheck::NotAggregation;
     }

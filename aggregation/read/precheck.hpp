@@ -27,7 +27,10 @@ bool is_marker_attribute(std::string_view name);
 
 // Reads at most the file's header (classic) or its first MiB (HDF5).
 // Opened O_NONBLOCK, regular files only (else NotAggregation), confined to
-// `within` when given.
+// `within` when given (by name otherwise: a command-line FILE only).
 Precheck precheck_aggregation(const std::string& path, const ConfinedRoots* within = nullptr);
+// The same test of a regular file already opened (any name: the caller
+// checked it); `path` names it in messages only.
+Precheck precheck_opened_file(int fd, const std::string& path);
 
 }  // namespace ncafs::agg

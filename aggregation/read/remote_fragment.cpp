@@ -10,7 +10,7 @@ RemoteFragmentFile open_remote_fragment(const std::string& url) {
     std::shared_ptr<const RemoteBytes> object = store.open(url);
     auto file = OpenFile::remote(object);
     RemoteFragmentFile r{file->identity(), file};
-    if (sniff_file(*file) == FileFormat::Hdf5) r.read_from = OpenFile::open(store.local_copy(*object));
+    if (sniff_file(*file) == FileFormat::Hdf5) r.read_from = store.local_copy(*object);
     return r;
 }
 

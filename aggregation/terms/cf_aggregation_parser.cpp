@@ -165,9 +165,12 @@ std::string uri_scheme(const std::string& s) {
     return lower(s.substr(0, colon));
 }
 
-bool exists(const std::string& path) {
+// Whether a fragment file is there, walked from the allowed roots' descriptors
+// (codecs/confined_open.hpp): a name is never followed through a symlink or a
+// swapped directory to outside the roots, not even to test that it exists.
+bool exists_within(const std::string& path, const PathPolicy& paths) {
     struct stat st{};
-    return ::stat(path.c_str(), &st) == 0;
+    return paths.confinement().stat(path, st);
 }
 
 }  // namespace
@@ -618,7 +621,8 @@ ResolvedName pick_location(const CfParse& st, size_t& version) {
     size_t pick = 0;
     bool found = false;
     for (size_t c = 0; c < resolved.size() && !found; ++c)
-        if (resolved[c].second.problem.empty() && exists(resolved[c].second.path)) pick = c, found = true;
+        if (resolved[c].second.problem.empty() && exists_within(resolved[c].second.path, st.paths))
+            pick = c, found = true;
     for (size_t c = 0; c < resolved.size() && !found; ++c)
         if (resolved[c].second.problem.empty()) pick = c, found = true;
     version = resolved[pick].first;

@@ -16,6 +16,7 @@
 
 #include "aggregation/read/open_aggregation.hpp"
 #include "aggregation/read/path_policy.hpp"
+#include "aggregation/model/calendar.hpp"
 #include "aggregation/model/units_conversion.hpp"
 #include "codecs/array_source.hpp"
 #include "codecs/dataset.hpp"
@@ -217,6 +218,7 @@ void compare_with_reference(const FileInfo& R, const FileInfo& F, const Referenc
                 continue;
             }
             if (same_attribute(ra, fa)) continue;
+            if (n == "calendar" && same_calendar(text(ra), text(fa))) continue;  // aliases, CF-1.13 4.4.3
             if (agg && n == "units" && ra && fa) {
                 try {
                     units_converter(text(fa), text(v.find("calendar")), text(ra), text(rv.find("calendar")));
@@ -660,7 +662,10 @@ struct NcOutput {
     void put_attributes(int varid, const std::vector<Attribute>& attrs, const std::string& owner) {
         for (const auto& a : attrs) {
             const std::string what = "attribute " + (owner.empty() ? a.name : owner + ":" + a.name);
-            if (a.type == NcType::Char)
+            if (a.type == NcType::Char && a.name == "calendar" && !owner.empty()) {
+                const std::string name = canonical_calendar(text(&a));  // fragments may spell it differently
+                check(nc_put_att_text(ncid, varid, "calendar", name.size(), name.c_str()), st.opt.output, what);
+            } else if (a.type == NcType::Char)
                 check(nc_put_att_text(ncid, varid, a.name.c_str(), a.values.size(),
                                       reinterpret_cast<const char*>(a.values.data())),
                       st.opt.output, what);

@@ -73,7 +73,7 @@ std::shared_ptr<const VirtualFile> make_vds_view(std::shared_ptr<const Dataset> 
                                                  const VdsViewOptions& options) {
     if (!dataset) throw UsageError("make_vds_view: no dataset");
     std::string why;
-    auto plan = vds::plan_vds(*dataset, options.lods, &why);
+    auto plan = vds::plan_vds(*dataset, options.lods, &why, options.may_read_coordinates);
     if (!plan) throw UsageError(dataset->origin + ": no .vds view: " + why);
     if (options.note)
         for (const auto& o : plan->omitted) options.note(dataset->origin + ": left out of the .vds view: " + o);

@@ -18,6 +18,10 @@ struct VdsViewOptions {
     int lods = 2;  // stored LODs besides LOD0 (vds_lods=)
     // Told about variables left out (a type with no VDS format); may be empty.
     std::function<void(const std::string&)> note;
+    // Whether a coordinate variable's values may be read to plan the view
+    // (a stat plans it): no for values on remote servers, which then get
+    // index coordinates. Empty: always.
+    std::function<bool(const ArraySource&)> may_read_coordinates;
 };
 
 // Throws UsageError when the dataset has no variable a VDS can hold.

@@ -41,12 +41,14 @@ bool representable_shape(const Dataset& ds, const Variable& v, size_t min_rank) 
 }
 
 // Evenly spaced 1-D coordinate values: (first, last); nullopt otherwise.
-std::optional<std::pair<double, double>> even_coordinates(const Dataset& ds, size_t dimid) {
+std::optional<std::pair<double, double>> even_coordinates(const Dataset& ds, size_t dimid,
+                                                          const std::function<bool(const ArraySource&)>& may_read) {
     const Dimension& dim = ds.dimensions[dimid];
     const Variable* c = ds.find_variable(dim.name);
     if (!c || c->dimids.size() != 1 || c->dimids[0] != dimid || !c->source || !mapping_of(c->type) ||
         dim.length > (1u << 20))  // longer coordinates: index coordinates (bounded memory)
         return std::nullopt;
+    if (may_read && !may_read(*c->source)) return std::nullopt;  // remote values: not at a stat
     std::vector<double> v(dim.length);
     try {
         const uint64_t start = 0, count = dim.length;
@@ -66,7 +68,8 @@ std::optional<std::pair<double, double>> even_coordinates(const Dataset& ds, siz
 }
 
 // Axes, VDS order (dim 0 = last netCDF dim); index-coordinate dims listed in *index_dims.
-std::vector<Axis> make_axes(const Dataset& ds, const Variable& v, std::string* index_dims) {
+std::vector<Axis> make_axes(const Dataset& ds, const Variable& v, std::string* index_dims,
+                            const std::function<bool(const ArraySource&)>& may_read) {
     std::vector<Axis> axes;
     for (size_t k = v.dimids.size(); k-- > 0;) {
         const Dimension& dim = ds.dimensions[v.dimids[k]];
@@ -75,7 +78,7 @@ std::vector<Axis> make_axes(const Dataset& ds, const Variable& v, std::string* i
         a.samples = static_cast<int64_t>(dim.length);
         if (const Variable* c = ds.find_variable(dim.name))
             if (const Attribute* u = c->find_attribute("units"); u && u->type == NcType::Char) a.unit = u->as_text();
-        if (auto range = even_coordinates(ds, v.dimids[k])) {
+        if (auto range = even_coordinates(ds, v.dimids[k], may_read)) {
             a.min = static_cast<float>(range->first);
             a.max = static_cast<float>(range->second);
         } else {
@@ -162,7 +165,8 @@ std::shared_ptr<const ArraySource> channel_source(const Variable& v) {
 
 }  // namespace
 
-std::optional<WriterPlan> plan_vds(const Dataset& ds, int lods, std::string* why) {
+std::optional<WriterPlan> plan_vds(const Dataset& ds, int lods, std::string* why,
+                                   const std::function<bool(const ArraySource&)>& may_read_coordinates) {
     const auto primary = primary_variable(ds);
     if (!primary) {
         if (why) *why = "no variable of rank 1 to 6 with a VDS type";
@@ -174,7 +178,7 @@ std::optional<WriterPlan> plan_vds(const Dataset& ds, int lods, std::string* why
     plan.layout.multiplier_2d = 4;
     plan.layout.lod_levels = std::clamp(lods, 0, kMaxVdsLods);
     std::string index_dims;
-    plan.layout.axes = make_axes(ds, pv, &index_dims);
+    plan.layout.axes = make_axes(ds, pv, &index_dims, may_read_coordinates);
     if (!index_dims.empty())
         plan.layout.metadata.push_back({"ncafs", "IndexCoordinates", "String", index_dims});
     if (pv.dimids.size() == 1) {

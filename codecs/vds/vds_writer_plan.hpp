@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -36,7 +37,10 @@ struct WriterPlan {
 constexpr int kMaxVdsLods = 12;  // LODLevels_12
 
 // nullopt when no variable can be represented (reason in *why).
-std::optional<WriterPlan> plan_vds(const Dataset& dataset, int lods, std::string* why);
+// may_read_coordinates (when given) says whether a coordinate variable's
+// values may be read (to test for even spacing); else index coordinates.
+std::optional<WriterPlan> plan_vds(const Dataset& dataset, int lods, std::string* why,
+                                   const std::function<bool(const ArraySource&)>& may_read_coordinates = {});
 
 // The VolumeDataLayout JSON (notes §2.2), keys sorted, 4-space indent.
 std::string layout_json(const WriterPlan& plan);

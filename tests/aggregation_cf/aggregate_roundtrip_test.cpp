@@ -16,6 +16,8 @@
 #include "aggregation/terms/cf_fragment_source.hpp"
 #include "aggregation/terms/cf_aggregation_parser.hpp"
 #include "aggregation/check/cf_validation.hpp"
+#include "aggregation/model/calendar.hpp"
+#include "aggregation/model/units_conversion.hpp"
 #include "codecs/netcdf/netcdf_library.hpp"
 #include "tests/aggregation_cf/cf_test_util.hpp"
 
@@ -150,4 +152,60 @@ TEST(AggregateCommand, DisagreementIsRefusedNamingFileAndAttribute) {
     EXPECT_NE(err.find("part_1.nc: attribute lat:units"), std::string::npos) << err;
     EXPECT_FALSE(fs::exists(dir + "/agg.nc"));
     EXPECT_EQ(aggregate({"-o", dir + "/agg.nc"}, &err), 2);
+}
+
+// CF-1.13 4.4.3 names one calendar several ways: the aliases aggregate, and
+// the output carries the canonical name (read back by netcdf-c); two
+// different calendars are still refused.
+std::string calendar_of_time(const std::string& path) {
+    int nc = -1, var = -1;
+    size_t len = 0;
+    if (nc_open(path.c_str(), NC_NOWRITE, &nc) != NC_NOERR) return "(cannot open)";
+    std::string value = "(none)";
+    if (nc_inq_varid(nc, "time", &var) == NC_NOERR && nc_inq_attlen(nc, var, "calendar", &len) == NC_NOERR) {
+        value.assign(len, '\0');
+        nc_get_att_text(nc, var, "calendar", value.data());
+    }
+    nc_close(nc);
+    return value;
+}
+
+TEST(AggregateCommand, CalendarAliasesAggregateUnderTheCanonicalName) {
+    for (const auto& [kind, canonical] : std::vector<std::pair<std::string, std::string>>{
+             {"calendars", "standard"}, {"calendars_noleap", "noleap"}}) {
+        const std::string dir = make_dir(kind);
+        std::vector<std::string> args = {"--dim", "time", "-o", dir + "/agg.nc"};
+        for (int i = 0; i < 4; ++i) args.push_back(dir + "/part_" + std::to_string(i) + ".nc");
+        std::string err;
+        ASSERT_EQ(aggregate(args, &err), 0) << kind << ": " << err;
+        EXPECT_EQ(calendar_of_time(dir + "/agg.nc"), canonical) << kind;
+        DatasetCache cache;
+        Read r = read_back(dir + "/agg.nc", cache);
+        ASSERT_TRUE(r.sources.count("time")) << kind;
+        expect_near(read_all(*r.sources["time"]), {0, 1, 2, 3, 4, 5, 6, 7}, kind + " time");
+    }
+}
+
+TEST(AggregateCommand, DifferentCalendarsAreRefused) {
+    const std::string dir = make_dir("calendars_mixed");
+    std::string err;
+    std::vector<std::string> args = {"--dim", "time", "-o", dir + "/agg.nc"};
+    for (int i = 0; i < 4; ++i) args.push_back(dir + "/part_" + std::to_string(i) + ".nc");
+    EXPECT_EQ(aggregate(args, &err), 1);
+    EXPECT_NE(err.find("part_1.nc: attribute time:calendar"), std::string::npos) << err;
+}
+
+TEST(Calendar, AliasesNameOneCalendar) {
+    EXPECT_EQ(canonical_calendar(""), "standard");
+    EXPECT_EQ(canonical_calendar(" Gregorian "), "standard");
+    EXPECT_EQ(canonical_calendar("365_day"), "noleap");
+    EXPECT_EQ(canonical_calendar("366_DAY"), "all_leap");
+    EXPECT_EQ(canonical_calendar("360_day"), "360_day");
+    EXPECT_TRUE(same_calendar("all_leap", "366_day"));
+    EXPECT_FALSE(same_calendar("noleap", "standard"));
+    // Reference times in aliased calendars convert; in different ones they do not.
+    Affine a = units_converter("days since 2000-01-02", "365_day", "days since 2000-01-01", "noleap");
+    EXPECT_DOUBLE_EQ(a.offset, 1.0);
+    EXPECT_THROW(units_converter("days since 2000-01-02", "360_day", "days since 2000-01-01", "noleap"),
+                 std::runtime_error);
 }

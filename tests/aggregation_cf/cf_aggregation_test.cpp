@@ -165,6 +165,17 @@ TEST(CfGeneration3, Example4VersionsAndDefects) {
     EXPECT_NE(verify_error(*o.sources["temp"], 0).find("outside the allowed roots"), std::string::npos);
 }
 
+// A13 version selection stats fragment files confined to the allowed roots:
+// a version behind a symlink leading out is not there, whatever it names.
+TEST(CfGeneration3, VersionBehindASymlinkLeadingOutIsNotPicked) {
+    DatasetCache cache;
+    auto o = open_cf(cases() + "/g3/example1a_swapped.nca", cache);
+    const std::string& path = o.parsed.aggregates[0].aggregate.fragments[0].path;
+    EXPECT_EQ(path.find("swapped"), std::string::npos) << path;
+    EXPECT_EQ(path.substr(path.size() - 19), "/g3/January-June.nc") << path;
+    expect_values(read_all(*o.sources["temp"]), expected("g3_example1a"), "example1a_swapped");
+}
+
 TEST(CfGeneration3, Example5MissingTermVariablesFail) {
     DatasetCache cache;
     try {

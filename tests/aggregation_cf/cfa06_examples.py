@@ -62,6 +62,29 @@ data:
 """
 
 
+def swapped_versions():
+    """Example 1a with two versions of the first fragment (a trailing
+    dimension k, A13: the first whose file exists wins): swapped/January-June.nc,
+    where `swapped` is a symlink leading out of the allowed roots, then
+    January-June.nc beside the aggregation file."""
+    return f"""netcdf swapped {{
+dimensions: {_GRID_DIMS} f_time = 2 ; f_level = 1 ; f_latitude = 1 ; f_longitude = 1 ; i = 4 ; j = 2 ; k = 2 ;
+variables:
+{_TEMP}{_terms("aggregation_location", "aggregation_file", "aggregation_format", "aggregation_address")}{_COORDS}  int aggregation_location(i, j) ;
+  string aggregation_file(f_time, f_level, f_latitude, f_longitude, k) ;
+  string aggregation_format ;
+  string aggregation_address(f_time, f_level, f_latitude, f_longitude, k) ;
+:Conventions = "CF-1.10 CFA-0.6.2" ;
+data:
+  time = {_TIMES} ;
+  aggregation_location = 6, 6, 1, _, 73, _, 144, _ ;
+  aggregation_file = "swapped/January-June.nc", "January-June.nc", "July-December.nc", _ ;
+  aggregation_format = "nc" ;
+  aggregation_address = "temp", "temp", "temp", _ ;
+}}
+"""
+
+
 def in_file_second_half():
     """Example 2: the second half is the aggregation file's own temp2
     (degreesC, the level dimension omitted), a few values then fill."""

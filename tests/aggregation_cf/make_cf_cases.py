@@ -90,6 +90,15 @@ def g3_examples():
     expected["g3_example1a_missing"] = np.concatenate([jj, np.full((6, 1, 73, 144), DFILL)], axis=0)
     # Example 1c made local: the substitution points at this folder by a file URI.
     ncgen(ex.two_halves(substitution="file://" + d + "/"), os.path.join(d, "example1c_local.nca"))
+    # Example 1a whose first fragment's first version lies behind a symlink
+    # leading out of the allowed roots (the folder's tree): not picked, although
+    # a file is there (zeros, never the expected values).
+    outside = case_dir("g3_outside")
+    write_fragment(os.path.join(outside, "January-June.nc"), "temp", ("time", "level", "latitude", "longitude"),
+                   np.zeros_like(jj), "K")
+    if not os.path.islink(os.path.join(d, "swapped")):
+        os.symlink(outside, os.path.join(d, "swapped"))
+    ncgen(ex.swapped_versions(), os.path.join(d, "example1a_swapped.nca"))
     # Example 7 with its fragments in the root group (packed aggregation variable, A7).
     ncgen(ex.packed_grouped(in_group=False), os.path.join(d, "example7_root.nca"))
     with netCDF4.Dataset(os.path.join(d, "example7_root.nca")) as ds:

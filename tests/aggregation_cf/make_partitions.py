@@ -22,7 +22,7 @@ rng = np.random.default_rng(7)
 
 
 def part(path, t0, times, lats, tas=None, fmt="NETCDF3_CLASSIC", time_units="days since 2000-01-01", lat_units="degrees_north",
-         packing=None):
+         packing=None, calendar=None):
     with netCDF4.Dataset(path, "w", format=fmt) as ds:
         ds.createDimension("time", None)
         ds.createDimension("lat", len(lats))
@@ -32,6 +32,8 @@ def part(path, t0, times, lats, tas=None, fmt="NETCDF3_CLASSIC", time_units="day
         ds.history = "made for " + os.path.basename(path)  # differs: a warning, not an error
         t = ds.createVariable("time", "f8", ("time",))
         t.units = time_units
+        if calendar is not None:
+            t.calendar = calendar
         t.bounds = "time_bnds"
         t[:] = times
         b = ds.createVariable("time_bnds", "f8", ("time", "nv"))
@@ -94,3 +96,11 @@ elif kind == "mismatch":
     for i, u in enumerate(["degrees_north", "degree_north"]):
         part(os.path.join(out, f"part_{i}.nc"), 2 * i, np.arange(2 * i, 2 * i + 2, dtype="f8"),
              np.array([-60, -20, 20, 60], "f4"), rng.uniform(250, 300, (2, 4, 6)).astype("f4"), lat_units=u)
+elif kind in ("calendars", "calendars_noleap", "calendars_mixed"):
+    # Spellings CF-1.13 (4.4.3) gives for one calendar, and (mixed) two calendars.
+    names = {"calendars": ["standard", "gregorian", " Gregorian", "standard"],
+             "calendars_noleap": ["noleap", "365_day", "NOLEAP", "365_day"],
+             "calendars_mixed": ["standard", "noleap", "standard", "standard"]}[kind]
+    for i, cal in enumerate(names):
+        part(os.path.join(out, f"part_{i}.nc"), 2 * i, np.arange(2 * i, 2 * i + 2, dtype="f8"),
+             np.array([-60, -20, 20, 60], "f4"), rng.uniform(250, 300, (2, 4, 6)).astype("f4"), calendar=cal)

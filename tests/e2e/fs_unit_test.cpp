@@ -2,13 +2,17 @@
 // aggregation pre-check, and the catalog's lazy classification (with a fake
 // backend, so that what is asked of the layers below can be counted).
 #include <gtest/gtest.h>
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <atomic>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <set>
 #include <system_error>
 
@@ -18,6 +22,7 @@
 #include "fs/cache_keys.hpp"
 #include "fs/catalog.hpp"
 #include "fs/log.hpp"
+#include "fs/mount_options.hpp"
 #include "fs/options.hpp"
 #include "fs/read_path.hpp"
 #include "fs/remote_options.hpp"
@@ -230,6 +235,36 @@ TEST(Options, MountCommandLine) {
     EXPECT_EQ(rw.view.views, (std::vector<std::string>{"nc", "ds", "ncs", "vds"}));  // the default
     EXPECT_THROW(parse_mount_command_line({src.path.string(), mnt.path.string(), "-o", "ds_values=x"}), UsageError);
     EXPECT_THROW(parse_mount_command_line({src.path.string()}), UsageError);
+    // An option neither ncafs nor FUSE knows is a usage error (exit status 2),
+    // not a FUSE session that fails later (exit status 1).
+    EXPECT_THROW(parse_mount_command_line({src.path.string(), mnt.path.string(), "-o", "no_such_option"}), UsageError);
+    // mount.fuse3 adds dev,suid for root: accepted, and every mount is nosuid,nodev.
+    auto suid = parse_mount_command_line({src.path.string(), mnt.path.string(), "-o", "ro,dev,suid,allow_other"});
+    const std::string list = "," + fuse_option_list(suid) + ",";
+    EXPECT_EQ(list.find(",suid,"), std::string::npos) << list;
+    EXPECT_EQ(list.find(",dev,"), std::string::npos) << list;
+    for (const char* forced : {",ro,", ",nosuid,", ",nodev,", ",default_permissions,", ",allow_other,"})
+        EXPECT_NE(list.find(forced), std::string::npos) << forced << " in " << list;
+}
+
+TEST(Options, RemoteRootsBesideLocalOnes) {
+    TempDir src, mnt, extra;
+    auto o = parse_mount_command_line({src.path.string(), mnt.path.string(), "-o",
+                                       "allow_root=https://Data.example.org/pub,allow_root=" + extra.path.string() +
+                                           ",allow_root=s3://bucket/prefix,allow_root"});
+    ASSERT_EQ(o.view.remote.access.roots().size(), 2u);
+    EXPECT_EQ(o.view.remote.access.roots()[0].parts.host, "data.example.org");
+    EXPECT_EQ(o.view.remote.access.roots()[1].parts.path, "prefix");
+    EXPECT_EQ(o.view.extra_allowed_roots, (std::vector<std::string>{extra.path.string()}));
+    EXPECT_EQ(o.fuse_options, (std::vector<std::string>{"allow_root"}));  // bare: libfuse's option
+    // A root for any host serves only the mount's owner.
+    EXPECT_NO_THROW(parse_mount_command_line({src.path.string(), mnt.path.string(), "-o", "allow_root=https://"}));
+    EXPECT_THROW(parse_mount_command_line({src.path.string(), mnt.path.string(), "-o", "allow_other,allow_root=https://"}),
+                 UsageError);
+    EXPECT_THROW(parse_mount_command_line({src.path.string(), mnt.path.string(), "-o", "allow_root=s3://,allow_other"}),
+                 UsageError);
+    EXPECT_THROW(parse_mount_command_line({src.path.string(), mnt.path.string(), "-o", "allow_root=https://h/a/../b"}),
+                 UsageError);
 }
 
 TEST(Options, LimitsAndDeadMountpoint) {
@@ -259,6 +294,11 @@ TEST(Options, LodLevelsAndKeptDimensions) {
     EXPECT_EQ(parse_mount_command_line({src.path.string(), mnt.path.string()}).view.lods, 0);
     EXPECT_THROW(parse_mount_command_line({src.path.string(), mnt.path.string(), "-o", "lods=17"}), UsageError);
     EXPECT_THROW(parse_mount_command_line({src.path.string(), mnt.path.string(), "-o", "lods=-1"}), UsageError);
+    EXPECT_EQ(o.view.lod_min_size, uint64_t{64} << 20);  // the default
+    EXPECT_EQ(parse_mount_command_line({src.path.string(), mnt.path.string(), "-o", "lods=1,lod_min_size=3M"})
+                  .view.lod_min_size,
+              uint64_t{3} << 20);
+    EXPECT_THROW(parse_mount_command_line({src.path.string(), mnt.path.string(), "-o", "lod_min_size=big"}), UsageError);
 }
 
 TEST(Log, ControlBytesCannotForgeOrCutLines) {
@@ -266,6 +306,36 @@ TEST(Log, ControlBytesCannotForgeOrCutLines) {
               "a.nc\\x0ancafs: error: forged\\x00tail");
     EXPECT_EQ(escape_log_text("tab\there\x7f"), "tab\\x09here\\x7f");
     EXPECT_EQ(escape_log_text("plain \xc3\xa9 UTF-8"), "plain \xc3\xa9 UTF-8");  // bytes >= 0x80 kept
+}
+
+// Under systemd (JOURNAL_STREAM names stderr) every line carries the
+// sd-daemon(3) priority prefix; with another stderr, none.
+TEST(Log, JournalPriorityPrefixOnlyOnTheJournalStream) {
+    TempDir d;
+    const auto path = (d.path / "stderr").string();
+    auto logged_with_stream = [&](bool matching) {
+        std::fflush(stderr);
+        const int saved = ::dup(STDERR_FILENO);
+        const int file = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+        ::dup2(file, STDERR_FILENO);
+        struct stat st {};
+        ::fstat(STDERR_FILENO, &st);
+        const auto stream = std::to_string(st.st_dev) + ":" + std::to_string(st.st_ino + (matching ? 0 : 1));
+        ::setenv("JOURNAL_STREAM", stream.c_str(), 1);
+        log_to_stderr(false);
+        log_line(LogLevel::Warning, "w");
+        log_line(LogLevel::Error, "e");
+        std::fflush(stderr);
+        ::dup2(saved, STDERR_FILENO);
+        ::close(saved);
+        ::close(file);
+        ::unsetenv("JOURNAL_STREAM");
+        log_to_stderr(false);
+        std::ifstream in(path);
+        return std::string(std::istreambuf_iterator<char>(in), {});
+    };
+    EXPECT_EQ(logged_with_stream(true), "<4>ncafs: warning: w\n<3>ncafs: error: e\n");
+    EXPECT_EQ(logged_with_stream(false), "ncafs: warning: w\nncafs: error: e\n");
 }
 
 TEST(Precheck, NameMagicAndMarkers) {
@@ -308,7 +378,15 @@ TEST(Catalog, ListingPartitionsClassifiesNothingAndNamesFollowTheRules) {
     EXPECT_TRUE(names.count("bad.nca") && !names.count("bad.nc"));
     EXPECT_EQ(catalog.classification_count(), 3u);  // only the .nca files
     EXPECT_EQ(catalog.sniff_count(), 504u);          // and a magic sniff of each dataset name
+    EXPECT_EQ(catalog.precheck_count(), 503u);       // the header pre-check of each netCDF *.nc and *.nca
     EXPECT_EQ(full_tests.load(), 3);
+    catalog.list("");  // again: every answer cached by identity, no file opened
+    EXPECT_EQ(catalog.sniff_count(), 504u);
+    EXPECT_EQ(catalog.precheck_count(), 503u);
+    // A file changed is another identity: pre-checked again, alone.
+    d.write("p3.nc", classic_with_attribute("history") + std::string(4, '\0'));
+    catalog.list("");
+    EXPECT_EQ(catalog.precheck_count(), 504u);
 
     auto a = catalog.resolve("a.nc");
     ASSERT_TRUE(a);
@@ -350,8 +428,11 @@ TEST(Catalog, TwinViewsByNameAndMagicRealFilesWin) {
     for (const char* n : {"text.nc", "a.nca", "p7.nc.ds", "h.nc.ds", "p7.classic.nc", "k.classic.nc"})
         EXPECT_FALSE(names.count(n)) << n;
     EXPECT_EQ(names.size(), 100u * 4 + 5 + 5 + 4 + 4 + 4 + 1);  // p*, h.*, k.*, s.*, n.*, a.*, text.ds
-    EXPECT_EQ(catalog.dataset_open_count(), 1u);  // listing parsed only the aggregation
+    // Listing built each twin's view (a listed name must be served): every dataset parsed once.
+    EXPECT_EQ(catalog.dataset_open_count(), 100u + 5);  // p*, h, k, s.ds, n, a
     EXPECT_EQ(full_tests.load(), 1);
+    catalog.list("");
+    EXPECT_EQ(catalog.dataset_open_count(), 105u);  // listing again: from the caches
 
     auto twin = catalog.resolve("p7.ds");
     ASSERT_TRUE(twin);
@@ -392,6 +473,103 @@ TEST(Catalog, BrokenNcAggregationListsNoTwins) {
     EXPECT_FALSE(catalog.resolve("bad.ds"));  // listed names and lookups agree
     EXPECT_TRUE(catalog.resolve("good.ds"));
     EXPECT_EQ(catalog.classification_count(), 2u);  // the partition p.nc was pre-checked only
+}
+
+// Views that cannot be built (no VDS-typed variable: paths with "novds";
+// files that do not parse: paths with "bad") are not listed, and every
+// listed name resolves; the refusals are remembered (no second attempt).
+TEST(Catalog, ListingNamesOnlyWhatALookupServes) {
+    TempDir d;
+    d.write("bad.nc", classic_with_attribute("history"));
+    d.write("novds.nc", classic_with_attribute("history"));
+    d.write("good.nc", classic_with_attribute("history"));
+    d.write("bad4.nc", std::string("\x89HDF\r\n\x1a\n", 8) + std::string(100, '\0'));
+    std::atomic<int> full_tests{0}, views_built{0};
+    Backend backend = fake_backend(full_tests);
+    backend.make_view = [&](std::shared_ptr<const Dataset> data, const std::string& view,
+                            const std::string&) -> std::shared_ptr<const VirtualFile> {
+        ++views_built;
+        if (view == "vds" && data->origin.find("novds") != std::string::npos)
+            throw UsageError(data->origin + ": no .vds view: no variable of a VDS type");
+        return std::make_shared<FakeView>();
+    };
+    auto open = backend.open_dataset;
+    backend.open_dataset = [open](const std::string& path, bool aggregation) {
+        auto data = std::make_shared<Dataset>(*open(path, aggregation));
+        data->origin = path;
+        return std::shared_ptr<const Dataset>(data);
+    };
+    Catalog catalog(d.path, ViewOptions{}, backend);
+    std::set<std::string> names;
+    for (auto& e : catalog.list("")) names.insert(e.name);
+    EXPECT_EQ(names, (std::set<std::string>{"bad.nc", "bad4.nc", "novds.nc", "novds.ds", "novds.ncs", "good.nc",
+                                            "good.ds", "good.ncs", "good.vds"}));
+    for (const auto& n : names) EXPECT_TRUE(catalog.resolve(n)) << n << " is listed but does not resolve";
+    for (const char* n : {"bad.ds", "bad.vds", "bad4.classic.nc", "novds.vds"}) EXPECT_FALSE(catalog.resolve(n)) << n;
+    const int built = views_built.load();
+    const size_t opened = catalog.dataset_open_count();
+    catalog.list("");
+    for (const char* n : {"bad.ds", "novds.vds"}) EXPECT_FALSE(catalog.resolve(n)) << n;
+    EXPECT_EQ(views_built.load(), built);  // verdicts remembered, both ways
+    EXPECT_EQ(catalog.dataset_open_count(), opened);
+}
+
+// A costly view (vds) is decided at listing by the backend's cheap verdict,
+// not built; a lookup builds it.
+TEST(Catalog, CheapVerdictListsVdsWithoutBuildingIt) {
+    TempDir d;
+    d.write("good.nc", classic_with_attribute("history"));
+    d.write("novds.nc", classic_with_attribute("history"));
+    std::atomic<int> full_tests{0}, vds_built{0};
+    Backend backend = fake_backend(full_tests);
+    backend.make_view = [&](std::shared_ptr<const Dataset>, const std::string& view,
+                            const std::string&) -> std::shared_ptr<const VirtualFile> {
+        if (view == "vds") ++vds_built;
+        return std::make_shared<FakeView>();
+    };
+    backend.cheap_verdict = [](const Dataset&, const std::string& view) -> std::optional<std::string> {
+        if (view != "vds") return std::nullopt;
+        return std::string();
+    };
+    Catalog catalog(d.path, ViewOptions{}, backend);
+    // One of the two refused by its verdict (fake datasets have no origin: told apart by the call count).
+    int calls = 0;
+    Backend refusing = backend;
+    refusing.cheap_verdict = [&calls](const Dataset&, const std::string& view) -> std::optional<std::string> {
+        if (view != "vds") return std::nullopt;
+        return ++calls == 1 ? std::string() : std::string("no variable of a VDS type");
+    };
+    Catalog mixed(d.path, ViewOptions{}, refusing);
+    std::set<std::string> names;
+    for (auto& e : catalog.list("")) names.insert(e.name);
+    EXPECT_TRUE(names.count("good.vds") && names.count("novds.vds"));
+    EXPECT_EQ(vds_built.load(), 0);  // listed from the verdict alone
+    auto good = catalog.resolve("good.vds");
+    ASSERT_TRUE(good);
+    EXPECT_EQ(good->size, 1000u);
+    EXPECT_EQ(vds_built.load(), 1);  // the lookup built it for its size
+    names.clear();
+    for (auto& e : mixed.list("")) names.insert(e.name);
+    EXPECT_EQ(calls, 2);
+    EXPECT_EQ(names.count("good.vds") + names.count("novds.vds"), 1u);
+    mixed.list("");
+    EXPECT_EQ(calls, 2);  // verdicts remembered both ways
+}
+
+// A netCDF-4 aggregation NAME.nc shows its nc view under its own name only.
+TEST(Catalog, NetCdf4AggregationNcIsListedOnce) {
+    TempDir d;
+    d.write("agg.nc", std::string("\x89HDF\r\n\x1a\n", 8) + "....nca_array...." + std::string(100, '\0'));
+    d.write("plain.nc", std::string("\x89HDF\r\n\x1a\n", 8) + std::string(100, '\0'));
+    std::atomic<int> full_tests{0};
+    Catalog catalog(d.path, ViewOptions{}, fake_backend(full_tests));
+    std::multiset<std::string> names;
+    for (auto& e : catalog.list("")) names.insert(e.name);
+    EXPECT_EQ(names, (std::multiset<std::string>{"agg.nc", "agg.ds", "agg.ncs", "agg.vds", "plain.nc",
+                                                 "plain.classic.nc", "plain.ds", "plain.ncs", "plain.vds"}));
+    EXPECT_TRUE(catalog.resolve("agg.nc")->aggregation);
+    EXPECT_FALSE(catalog.resolve("agg.classic.nc"));
+    EXPECT_EQ(catalog.resolve("plain.classic.nc")->view, "nc");
 }
 
 TEST(Catalog, SymlinksOutsideSourceAreHidden) {

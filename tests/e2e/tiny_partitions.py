@@ -31,8 +31,11 @@ def _attributes(attrs):
     return out
 
 
-def cdf1_bytes(dims, variables, gatts=None):
-    """dims: [(name, length)]; variables: [(name, [dimid], nc_type, {attr: text}, data bytes)]."""
+def cdf1_bytes(dims, variables, gatts=None, numrecs=0):
+    """dims: [(name, length)], length 0 for the record dimension; variables:
+    [(name, [dimid], nc_type, {attr: text}, data bytes)]. With numrecs 1 every
+    variable may be a record variable: one record lays them out in order, as
+    fixed-size ones are."""
     dim_list = struct.pack(">ii", 0x0A, len(dims)) + b"".join(_name(n) + struct.pack(">i", n_) for n, n_ in dims)
 
     def header(begins):
@@ -41,7 +44,7 @@ def cdf1_bytes(dims, variables, gatts=None):
             vsize = len(data) + (-len(data) % 4)
             var_list += (_name(name) + struct.pack(">i", len(dimids)) + b"".join(struct.pack(">i", d) for d in dimids)
                          + _attributes(attrs) + struct.pack(">iii", nc_type, vsize, begin))
-        return b"CDF\x01" + struct.pack(">i", 0) + dim_list + _attributes(gatts) + var_list
+        return b"CDF\x01" + struct.pack(">i", numrecs) + dim_list + _attributes(gatts) + var_list
 
     begins, at = [], len(header([0] * len(variables)))
     for v in variables:

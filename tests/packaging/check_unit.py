@@ -66,10 +66,16 @@ def lint(path):
            "run ncafs ${SOURCE} ${MOUNTPOINT} in the foreground (-f)")
     expect("NoNewPrivileges", lambda v: v == "yes", "be yes")
     expect("CapabilityBoundingSet", lambda v: "CAP_SYS_ADMIN" in v.split(), "keep CAP_SYS_ADMIN (mount)")
+    expect("CapabilityBoundingSet", lambda v: {"CAP_SETUID", "CAP_SETGID"} <= set(v.split()),
+           "keep CAP_SETUID and CAP_SETGID (the caller check of allow_other: setfsuid, setgroups)")
+    for value in unit_values(entries, "RestrictSUIDSGID"):
+        if value.lower() not in FALSE:
+            raise TestFailure(f"{path}: RestrictSUIDSGID={value} makes openat2 fail with ENOSYS "
+                              "(codecs/confined_open.cpp then loses RESOLVE_BENEATH)")
     expect("DeviceAllow", lambda v: "/dev/fuse" in v, "allow /dev/fuse")
     expect("SystemCallFilter", lambda v: "@mount" in v.split(), "allow @mount")
-    expect("ExecStopPost", lambda v: "fusermount3" in v and "${MOUNTPOINT}" in v,
-           "remove a mount left by a crash")
+    expect("ExecStopPost", lambda v: "clear-dead-mount ${SOURCE} ${MOUNTPOINT}" in v,
+           "remove the dead mount of this instance left by a crash, and nothing else")
     if unit_values(entries, "WantedBy", section="Install") == []:
         raise TestFailure(f"{path}: no WantedBy= in [Install]: systemctl enable would do nothing")
     log(f"{path}: settings as required, no mount namespace settings")

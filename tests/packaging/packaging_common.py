@@ -128,8 +128,10 @@ def stat_in_subprocess(mountpoint):
         raise TestFailure(f"stat -f {mountpoint} says {kind!r}, expected a FUSE file system")
 
 
-def check_virtual_file(path):
-    dump = run(["ncdump", path], timeout=60).stdout
+def check_virtual_file(path, ncdump=("ncdump",)):
+    """ncdump PATH (the command NCDUMP, e.g. one run inside a container) shows
+    the master array of the test aggregation."""
+    dump = run([*ncdump, path], timeout=60).stdout
     if not re.search(r"float tas\(time\)", dump):
         raise TestFailure(f"ncdump {path}: expected the master array 'float tas(time)'; got:\n{dump}")
     match = re.search(r"\btas\s*=\s*([^;]*);", dump.split("data:", 1)[-1])
@@ -143,16 +145,19 @@ def check_virtual_file(path):
 
 # --- test data ----------------------------------------------------------------
 
-def make_aggregation(directory):
-    """Writes two classic partition files and the NCA file agg.nca that joins
-    them along time, all with ncgen. Returns DIRECTORY."""
-    for name, values in (("part1", PART1), ("part2", PART2)):
-        cdl = (f"netcdf {name} {{\ndimensions:\n  time = {len(values)} ;\nvariables:\n"
+def make_aggregation(directory, partitions_at=None, name="agg"):
+    """Writes two classic partition files and the NCA file NAME.nca that joins
+    them along time, all with ncgen. The NCA file names the partitions as
+    PARTITIONS_AT/part1.nc (default: DIRECTORY; a container path or a URL).
+    Returns DIRECTORY."""
+    for part, values in (("part1", PART1), ("part2", PART2)):
+        cdl = (f"netcdf {part} {{\ndimensions:\n  time = {len(values)} ;\nvariables:\n"
                f"  float tas(time) ;\n    tas:units = \"K\" ;\ndata:\n"
                f"  tas = {', '.join(map(str, values))} ;\n}}\n")
-        write_and_generate(directory, name, cdl)
-    p1 = os.path.join(directory, "part1.nc")
-    p2 = os.path.join(directory, "part2.nc")
+        write_and_generate(directory, part, cdl)
+    partitions_at = partitions_at or directory
+    p1 = f"{partitions_at}/part1.nc"
+    p2 = f"{partitions_at}/part2.nc"
     n1, n2 = len(PART1), len(PART2)
     partitions = (
         f'{{"index": [0], "location": [[0, {n1}]], "format": "netCDF", '
@@ -161,12 +166,12 @@ def make_aggregation(directory):
         f'"data": {{"file": "{p2}", "ncvar": "tas", "shape": [{n2}]}}}}')
     array = f'{{"pmshape": [2], "pmdimensions": ["time"], "Partitions": [{partitions}]}}'
     cdl_string = array.replace("\\", "\\\\").replace('"', '\\"')
-    cdl = ("netcdf agg {\ndimensions:\n  time = 5 ;\nvariables:\n  float tas ;\n"
+    cdl = (f"netcdf {name} {{\ndimensions:\n  time = 5 ;\nvariables:\n  float tas ;\n"
            "    tas:units = \"K\" ;\n    tas:cf_role = \"nca_variable\" ;\n"
            "    tas:nca_dimensions = \"time\" ;\n"
            f"    tas:nca_array = \"{cdl_string}\" ;\n\n"
            "// global attributes:\n  :Conventions = \"CF-1.5 NCA\" ;\n}\n")
-    write_and_generate(directory, "agg", cdl, suffix=".nca")
+    write_and_generate(directory, name, cdl, suffix=".nca")
     return directory
 
 

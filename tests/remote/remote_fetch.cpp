@@ -4,7 +4,8 @@
 //   remote_fetch [--cache-dir D] [--cache-size N] [--memory-cache N]
 //                [--endpoint URL] [--region R] [--ca-file F] [--retries N]
 //                [--budget-ms N] [--many] [--whole CHUNK] [--out FILE]
-//                [--threads N] [--local-copy] [--probe] URL [OFFSET:LENGTH ...]
+//                [--threads N] [--local-copy] [--probe] [--allow-root URL]...
+//                URL [OFFSET:LENGTH ...]
 // --many reads all ranges with one read_many; --whole reads the object
 // start to end in CHUNK-byte reads (sequential: readahead); --threads N
 // does the same reads from N threads at once and writes all N results. Exit 1 with
@@ -18,6 +19,7 @@
 #include <vector>
 
 #include "codecs/error.hpp"
+#include "codecs/open_file.hpp"
 #include "remote/remote_store.hpp"
 
 using ncafs::RemoteBytes;
@@ -54,6 +56,7 @@ Args parse(int argc, char** argv) {
         else if (arg == "--out") a.out = value();
         else if (arg == "--whole") a.whole_chunk = std::stoull(value());
         else if (arg == "--threads") a.threads = static_cast<unsigned>(std::stoul(value()));
+        else if (arg == "--allow-root") a.config.access.allow(ncafs::remote::parse_remote_root(value()));
         else if (arg == "--many") a.many = true;
         else if (arg == "--local-copy") a.local_copy = true;
         else if (arg == "--probe") a.probe = true;
@@ -98,7 +101,7 @@ int run(const Args& a) {
     auto object = store.open(a.url);
     std::cout << "size " << object->size() << "\nversion " << object->version() << std::endl;
     if (a.local_copy) {
-        std::cout << "local_copy " << store.local_copy(*object) << std::endl;
+        std::cout << "local_copy " << store.local_copy(*object)->path() << std::endl;
         return 0;
     }
     std::vector<std::vector<char>> results(a.threads);

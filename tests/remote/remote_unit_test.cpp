@@ -1,15 +1,22 @@
 // Unit tests of remote/'s judgements on hostile input: Content-Range
 // parsing, response verdicts, S3 addressing, the AWS INI files and the
-// disk cache's handling of torn or foreign files. Expected values are
+// disk cache's handling of torn, foreign or planted files and folders. Expected values are
 // written out from the HTTP/S3 specifications, not taken from the code.
 #include <gtest/gtest.h>
 #include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
+#include <functional>
+#include <set>
+#include <thread>
 
 #include "codecs/error.hpp"
+#include "remote/backoff.hpp"
 #include "remote/disk_cache.hpp"
+#include "remote/failure_memory.hpp"
 #include "remote/object_address.hpp"
 #include "remote/range_response.hpp"
 
@@ -35,6 +42,29 @@ RangeRequest request(uint64_t offset, uint64_t length) {
 std::string temp_dir() {
     std::string pattern = (std::filesystem::temp_directory_path() / "ncafs-remote-unit-XXXXXX").string();
     return mkdtemp(pattern.data());
+}
+
+void quiet(const std::string&) {}
+
+unsigned mode_of(const std::string& path) {
+    struct stat st {};
+    return ::lstat(path.c_str(), &st) == 0 ? st.st_mode & 07777 : 0;
+}
+
+std::set<std::string> names_in(const std::string& dir) {
+    std::set<std::string> names;
+    for (const auto& e : std::filesystem::directory_iterator(dir)) names.insert(e.path().filename().string());
+    return names;
+}
+
+void expect_refused(const std::string& dir, const std::string& words) {
+    try {
+        DiskCache cache(dir, 1 << 20, quiet);
+        ADD_FAILURE() << dir << ": accepted, expected refused (" << words << ")";
+    } catch (const ncafs::UsageError& e) {
+        EXPECT_NE(std::string(e.what()).find("cache_dir " + dir + ": "), std::string::npos) << e.what();
+        EXPECT_NE(std::string(e.what()).find(words), std::string::npos) << e.what();
+    }
 }
 
 }  // namespace
@@ -143,7 +173,7 @@ TEST(Credentials, IniSectionsAndRegionOrder) {
 TEST(DiskCache, TornOrForeignFilesAreIgnored) {
     std::string dir = temp_dir();
     {
-        DiskCache cache(dir, 1 << 20);
+        DiskCache cache(dir, 1 << 20, quiet);
         cache.store_meta(ObjectMeta{"http://h/x", 42, "\"e\"", "yesterday"});
         auto meta = cache.load_meta("http://h/x");
         ASSERT_TRUE(meta);
@@ -161,9 +191,202 @@ TEST(DiskCache, TornOrForeignFilesAreIgnored) {
     std::ofstream(stale) << "left by a crash";
     std::ofstream(fresh) << "being written";
     std::filesystem::last_write_time(stale, std::filesystem::file_time_type::clock::now() - std::chrono::hours(2));
-    DiskCache reopened(dir, 1 << 20);
+    DiskCache reopened(dir, 1 << 20, quiet);
     EXPECT_FALSE(reopened.load_meta("http://h/x"));
     EXPECT_FALSE(std::filesystem::exists(stale));
     EXPECT_TRUE(std::filesystem::exists(fresh));
     std::filesystem::remove_all(dir);
+}
+
+TEST(DiskCache, FoldersAreOwnerOnlyAndFilesAre0600) {
+    std::string dir = temp_dir() + "/cache";
+    ::umask(022);
+    {
+        DiskCache cache(dir, 1 << 20, quiet);
+        cache.store_meta(ObjectMeta{"http://h/x", 42, "\"e\"", "yesterday"});
+        cache.store_block(object_key("http://h/x", "v1"), 0, std::vector<char>(10, 'b'));
+        TempFile temp = cache.create_temp();
+        ASSERT_EQ(::pwrite(temp.fd.get(), "abc", 3, 0), 3);
+        cache.publish_object(temp, object_key("http://h/x", "v1"), 3);
+    }
+    size_t files = 0;
+    EXPECT_EQ(mode_of(dir), 0700);
+    for (const auto& e : std::filesystem::recursive_directory_iterator(dir)) {
+        struct stat st {};
+        ASSERT_EQ(::lstat(e.path().c_str(), &st), 0);
+        files += S_ISREG(st.st_mode);
+        EXPECT_EQ(st.st_mode & 07777, S_ISDIR(st.st_mode) ? 0700u : 0600u) << e.path();
+        EXPECT_EQ(st.st_uid, ::geteuid()) << e.path();
+    }
+    EXPECT_EQ(files, 5u);  // secret, lock, meta, block, object
+    EXPECT_EQ(std::filesystem::file_size(dir + "/secret"), 32u);
+    std::filesystem::remove_all(std::filesystem::path(dir).parent_path());
+}
+
+TEST(DiskCache, RefusesFoldersOthersCouldWrite) {
+    std::string parent = temp_dir();
+    std::string open_to_all = parent + "/open", link = parent + "/link";
+    ASSERT_EQ(::mkdir(open_to_all.c_str(), 0700), 0);
+    ASSERT_EQ(::chmod(open_to_all.c_str(), 0777), 0);
+    expect_refused(open_to_all, "writable by its group or by others");
+    ASSERT_EQ(::symlink(open_to_all.c_str(), link.c_str()), 0);
+    expect_refused(link, "symbolic link");
+    EXPECT_TRUE(std::filesystem::is_empty(open_to_all));
+
+    std::string ours = parent + "/ours";
+    { DiskCache cache(ours, 1 << 20, quiet); }
+    ASSERT_EQ(::chmod((ours + "/blocks").c_str(), 0755), 0);
+    ASSERT_EQ(::chmod(ours.c_str(), 0755), 0);  // readable by others, not writable: made 0700
+    { DiskCache cache(ours, 1 << 20, quiet); }
+    EXPECT_EQ(mode_of(ours), 0700);
+    EXPECT_EQ(mode_of(ours + "/blocks"), 0700);
+    std::filesystem::rename(ours + "/tmp", ours + "/tmp.away");
+    ASSERT_EQ(::symlink(open_to_all.c_str(), (ours + "/tmp").c_str()), 0);
+    expect_refused(ours, "tmp is a symbolic link");
+    if (::geteuid() == 0) {  // a folder another user made first
+        std::string theirs = parent + "/theirs";
+        ASSERT_EQ(::mkdir(theirs.c_str(), 0700), 0);
+        ASSERT_EQ(::chown(theirs.c_str(), 4242, 4242), 0);
+        expect_refused(theirs, "owned by uid 4242");
+        EXPECT_TRUE(std::filesystem::is_empty(theirs));
+    }
+    std::filesystem::remove_all(parent);
+}
+
+TEST(DiskCache, NamesAreKeyedWithTheCachesSecret) {
+    std::string a = temp_dir(), b = temp_dir();
+    std::string key = object_key("http://h/x", "etag=\"1\";modified=;size=10");
+    {
+        DiskCache ca(a, 1 << 20, quiet), cb(b, 1 << 20, quiet);
+        ca.store_block(key, 0, std::vector<char>(10, 'c'));
+        cb.store_block(key, 0, std::vector<char>(10, 'c'));
+    }
+    EXPECT_NE(names_in(a + "/blocks"), names_in(b + "/blocks"));
+    EXPECT_EQ(names_in(a + "/blocks").size(), 1u);
+    DiskCache again(a, 1 << 20, quiet);  // the same secret: the block is found
+    EXPECT_TRUE(again.load_block(key, 0, 10));
+    std::filesystem::remove_all(a);
+    std::filesystem::remove_all(b);
+}
+
+TEST(DiskCache, ADamagedSecretClearsTheCache) {
+    std::string dir = temp_dir();
+    std::string key = object_key("http://h/x", "v");
+    { DiskCache cache(dir, 1 << 20, quiet); cache.store_block(key, 0, std::vector<char>(10, 'd')); }
+    std::ofstream(dir + "/secret", std::ios::trunc) << "short";
+    std::vector<std::string> lines;
+    DiskCache cache(dir, 1 << 20, [&](const std::string& l) { lines.push_back(l); });
+    EXPECT_FALSE(cache.load_block(key, 0, 10));
+    EXPECT_TRUE(names_in(dir + "/blocks").empty());
+    EXPECT_EQ(std::filesystem::file_size(dir + "/secret"), 32u);
+    ASSERT_FALSE(lines.empty());
+    EXPECT_NE(lines.back().find("new secret"), std::string::npos) << lines.back();
+    std::filesystem::remove_all(dir);
+}
+
+// A leaked name: whatever is planted there is never read, never blocks.
+TEST(DiskCache, PlantedEntriesAreNeitherFollowedNorRead) {
+    std::string dir = temp_dir(), outside = temp_dir();
+    std::string key = object_key("http://h/x", "v");
+    std::vector<std::string> lines;
+    DiskCache cache(dir, 1 << 20, [&](const std::string& l) { lines.push_back(l); });
+    std::string secret = outside + "/secret";
+    std::ofstream(secret) << std::string(10, 'S');
+    ::chmod(secret.c_str(), 0600);
+    auto plant = [&](const std::function<void(const std::string&)>& make) {
+        cache.store_block(key, 0, std::vector<char>(10, 'e'));
+        std::string path = dir + "/blocks/" + *names_in(dir + "/blocks").begin();
+        std::filesystem::remove(path);
+        make(path);
+        return path;
+    };
+    std::string link = plant([&](const std::string& p) { ASSERT_EQ(::symlink(secret.c_str(), p.c_str()), 0); });
+    EXPECT_FALSE(cache.load_block(key, 0, 10));
+    EXPECT_FALSE(std::filesystem::exists(std::filesystem::symlink_status(link)));  // the link removed, not its target
+    EXPECT_TRUE(std::filesystem::exists(secret));
+    std::string fifo = plant([](const std::string& p) { ASSERT_EQ(::mkfifo(p.c_str(), 0600), 0); });
+    EXPECT_FALSE(cache.load_block(key, 0, 10));  // returns: O_NONBLOCK
+    EXPECT_FALSE(std::filesystem::exists(std::filesystem::symlink_status(fifo)));
+    plant([&](const std::string& p) { ASSERT_EQ(::link(secret.c_str(), p.c_str()), 0); });
+    EXPECT_FALSE(cache.load_block(key, 0, 10));  // two links: not a file the cache wrote
+    plant([](const std::string& p) {
+        std::ofstream(p) << std::string(10, 'f');
+        ::chmod(p.c_str(), 0644);
+    });
+    EXPECT_FALSE(cache.load_block(key, 0, 10));  // readable by others
+    EXPECT_EQ(lines.size(), 4u);
+    EXPECT_TRUE(std::filesystem::exists(secret));
+    std::filesystem::remove_all(dir);
+    std::filesystem::remove_all(outside);
+}
+
+// Under a running cache, tmp/ swapped for a link to a victim folder holding
+// an old file: writes and the clean-up of tmp/ use the folder's descriptor.
+TEST(DiskCache, SwappedFoldersAreNotFollowed) {
+    std::string dir = temp_dir(), victim = temp_dir();
+    std::string old = victim + "/old";
+    std::ofstream(old) << "precious";
+    std::filesystem::last_write_time(old, std::filesystem::file_time_type::clock::now() - std::chrono::hours(3));
+    DiskCache cache(dir, 100, quiet);
+    for (const char* sub : {"tmp", "meta"}) {
+        std::filesystem::rename(dir + "/" + sub, dir + "/" + sub + ".away");
+        ASSERT_EQ(::symlink(victim.c_str(), (dir + "/" + sub).c_str()), 0);
+    }
+    cache.store_meta(ObjectMeta{"http://h/x", 42, "\"e\"", "yesterday"});
+    for (uint64_t i = 0; i < 20; ++i) cache.store_block(object_key("http://h/x", "v"), i, std::vector<char>(10, 'g'));
+    EXPECT_TRUE(cache.load_meta("http://h/x"));
+    EXPECT_EQ(names_in(victim), std::set<std::string>{"old"});
+    EXPECT_FALSE(names_in(dir + "/blocks").empty());
+    std::filesystem::remove_all(dir);
+    std::filesystem::remove_all(victim);
+}
+
+// A cache written before names were keyed (0755 folders, 0644 files, no
+// secret): tightened to 0700 and emptied, its files' names being lost.
+TEST(DiskCache, AnOlderCacheIsTightenedAndEmptied) {
+    std::string dir = temp_dir();
+    ASSERT_EQ(::chmod(dir.c_str(), 0755), 0);
+    for (const char* sub : {"meta", "blocks", "objects", "tmp"})
+        ASSERT_EQ(::mkdir((dir + "/" + sub).c_str(), 0755), 0);
+    std::ofstream(dir + "/blocks/0123456789abcdef0123456789abcdef.0") << "private bytes";
+    ::chmod((dir + "/blocks/0123456789abcdef0123456789abcdef.0").c_str(), 0644);
+    std::vector<std::string> lines;
+    DiskCache cache(dir, 1 << 20, [&](const std::string& l) { lines.push_back(l); });
+    EXPECT_EQ(mode_of(dir), 0700u);
+    for (const char* sub : {"meta", "blocks", "objects", "tmp"}) EXPECT_EQ(mode_of(dir + "/" + sub), 0700u) << sub;
+    EXPECT_TRUE(names_in(dir + "/blocks").empty());
+    ASSERT_EQ(lines.size(), 1u);
+    EXPECT_NE(lines[0].find("1 cached file removed"), std::string::npos) << lines[0];
+    std::filesystem::remove_all(dir);
+}
+
+TEST(FailureMemory, RecallsPerUrlAndVersionUntilItExpires) {
+    using namespace std::chrono_literals;
+    ncafs::remote::FailureMemory memory(300ms);
+    ncafs::remote::FetchError error("http://h/a.nc", "HTTP 503 (after 6 attempts)", ncafs::remote::Verdict::Retry, 503);
+    memory.remember("http://h/a.nc", "v1", error);
+    auto recalled = memory.recall("http://h/a.nc", "v1");
+    ASSERT_TRUE(recalled);
+    EXPECT_EQ(recalled->status(), 503);
+    EXPECT_NE(std::string(recalled->what()).find("HTTP 503"), std::string::npos);
+    EXPECT_NE(std::string(recalled->what()).find("not tried again"), std::string::npos);
+    EXPECT_FALSE(memory.recall("http://h/a.nc", "v2"));  // another version: not failed
+    EXPECT_FALSE(memory.recall("http://h/b.nc", "v1"));
+    std::this_thread::sleep_for(350ms);
+    EXPECT_FALSE(memory.recall("http://h/a.nc", "v1"));  // expired
+    memory.remember("http://h/a.nc", "", error);
+    memory.forget("http://h/a.nc", "");
+    EXPECT_FALSE(memory.recall("http://h/a.nc", ""));
+}
+
+TEST(Backoff, NoAttemptPastTheDeadline) {
+    using namespace std::chrono_literals;
+    ncafs::remote::RemoteConfig config;
+    config.max_retries = 1000;
+    auto deadline = std::chrono::steady_clock::now() + 1s;
+    ncafs::remote::Backoff backoff(config, deadline);
+    while (auto wait = backoff.next()) std::this_thread::sleep_for(*wait);  // as fetch_ranges waits
+    // The last wait ended early enough for one more attempt before the deadline.
+    EXPECT_LT(std::chrono::steady_clock::now(), deadline);
+    EXPECT_GT(backoff.attempts(), 1u);
 }

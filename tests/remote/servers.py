@@ -1,10 +1,13 @@
 """Real servers on 127.0.0.1 for the remote tests, started and stopped here.
 
 Context managers (each yields itself; .url is where clients connect):
-  Nginx(root, tls=False)          Debian's nginx serving ROOT with byte ranges,
+  Nginx(root, tls=False, locations="")
+                                  Debian's nginx serving ROOT with byte ranges,
                                   ETag, Last-Modified and If-Match (412); with
                                   tls, HTTPS and HTTP/2 with a self-signed
-                                  certificate for 127.0.0.1 (.ca_file).
+                                  certificate for 127.0.0.1 (.ca_file);
+                                  `locations`: more nginx location blocks
+                                  (redirects); .requests(): the access log.
   S3rver(dir)                     the npm package s3rver (pinned version,
                                   installed on first use under NCAFS_NPM_DIR).
   SigV4Proxy(upstream, key, sec)  checks each request's AWS SigV4 signature
@@ -71,7 +74,7 @@ pid {work}/nginx.pid;
 error_log {work}/error.log warn;
 events {{ worker_connections 256; }}
 http {{
-  log_format proto '$server_protocol $status $request';
+  log_format proto '$server_protocol $status $request auth=$http_authorization';
   access_log {work}/access.log proto;
   client_body_temp_path {work}/body;
   proxy_temp_path {work}/proxy;
@@ -85,6 +88,7 @@ http {{
     listen 127.0.0.1:{port}{tls};
     root {root};
     location / {{ }}
+    {locations}
   }}
 }}
 """
@@ -95,9 +99,10 @@ class Nginx:
     nginx's own static-file behaviour. One process (master_process off), so
     it can read a root-only temp dir when run as root."""
 
-    def __init__(self, root, tls=False):
+    def __init__(self, root, tls=False, locations=""):
         self.root = os.path.abspath(root)
         self.tls = tls
+        self.locations = locations
         self.ca_file = None
         self.work = None
         self.process = None
@@ -116,10 +121,14 @@ class Nginx:
                         "-out", self.ca_file], check=True, capture_output=True)
         return " ssl http2;\n    ssl_certificate %s;\n    ssl_certificate_key %s" % (self.ca_file, key)
 
+    def requests(self):
+        """Every request so far: "PROTOCOL STATUS METHOD PATH PROTOCOL auth=AUTHORIZATION"."""
+        with open(os.path.join(self.work, "access.log")) as f:
+            return [line.strip() for line in f if line.strip()]
+
     def protocols(self):
         """The protocol of every request so far ("HTTP/2.0", "HTTP/1.1")."""
-        with open(os.path.join(self.work, "access.log")) as f:
-            return [line.split(" ", 1)[0] for line in f if line.strip()]
+        return [line.split(" ", 1)[0] for line in self.requests()]
 
     def __enter__(self):
         self.work = tempfile.mkdtemp(prefix="ncafs-nginx-")
@@ -128,7 +137,8 @@ class Nginx:
             self.port = free_port()
             conf = os.path.join(self.work, "nginx.conf")
             with open(conf, "w") as f:
-                f.write(NGINX_CONF.format(work=self.work, port=self.port, root=self.root, tls=tls))
+                f.write(NGINX_CONF.format(work=self.work, port=self.port, root=self.root, tls=tls,
+                                          locations=self.locations))
             self.log = open(os.path.join(self.work, "stderr.log"), "w")
             self.process = subprocess.Popen([NGINX, "-c", conf, "-p", self.work, "-e", os.path.join(self.work, "error.log")],
                                             stdout=self.log, stderr=self.log)

@@ -55,10 +55,19 @@ class Files:
         shutil.rmtree(self.dir, ignore_errors=True)
 
 
+def origin_root(url):
+    """allow_root= for the server of an http(s) URL (its origin): the servers
+    here listen on 127.0.0.1, reached only when a root names it."""
+    if not url.startswith("http"):
+        return []
+    scheme, rest = url.split("://", 1)
+    return ["--allow-root", "%s://%s/" % (scheme, rest.split("/", 1)[0])]
+
+
 def fetch(url, args=(), ranges=(), env=None):
     """(returncode, stdout, stderr, bytes written or None)."""
     out = tempfile.mktemp(prefix="ncafs-remote-out-")
-    cmd = [FETCH, url, "--out", out] + list(args) + ["%d:%d" % r for r in ranges]
+    cmd = [FETCH, url, "--out", out] + origin_root(url) + list(args) + ["%d:%d" % r for r in ranges]
     done = subprocess.run(cmd, capture_output=True, text=True, timeout=300, env=env)
     data = None
     if os.path.exists(out):

@@ -25,7 +25,7 @@ sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(os.path.dirname(HERE), "e2e"))
 import make_aggregations  # noqa: E402
 import servers  # noqa: E402
-from test_mount import NCAFS, SKIP, Mount, check, ncdump_variable, read_netcdf4, run_cases  # noqa: E402
+from test_mount import NCAFS, SKIP, Mount, check, fail, ncdump_variable, read_netcdf4, run_cases  # noqa: E402
 
 BUCKET = "ncafs-integ"
 SECRET = "integ-secret"
@@ -126,8 +126,14 @@ def read_all(path):
         os.close(fd)
 
 
-def s3_options(signed, extra=""):
-    return "s3_endpoint=%s%s" % (signed.url, ("," + extra) if extra else "")
+def s3_options(signed, extra="", bucket_root="allow_root=s3://%s/monthly" % BUCKET):
+    """s3_endpoint= the SigV4 proxy, the test bucket allowed, and `extra`."""
+    return ",".join(o for o in ("s3_endpoint=" + signed.url, bucket_root, extra) if o)
+
+
+def roots(*servers_):
+    """allow_root= for each server (they listen on 127.0.0.1: reached only when named)."""
+    return ",".join("allow_root=%s/" % s.url for s in servers_)
 
 
 def case_nca(work):
@@ -140,19 +146,19 @@ def case_nca(work):
             servers.SigV4Proxy(store.url, KEY_ID, SECRET) as signed:
         layout.put_s3(store)
         name = layout.write_nca("mixed", web.url)
-        with Mount(layout.source, s3_options(signed)) as m:
+        with Mount(layout.source, s3_options(signed, roots(web))) as m:
             expect_master(m.path(name), layout, "mixed NCA")
             check(signed.rejected == 0, "every S3 request was signed right")
         exported = os.path.join(work, "exported.nc")  # `ncafs export` reads the same partitions
         subprocess.run([NCAFS, "export", os.path.join(layout.source, "mixed.nca"), "-o", exported,
-                        "-o", s3_options(signed)], check=True, timeout=300)
+                        "-o", s3_options(signed, roots(web))], check=True, timeout=300)
         expect_master(exported, layout, "ncafs export")
-        with Mount(layout.source, s3_options(signed, "remote=no")) as m:
+        with Mount(layout.source, s3_options(signed, "remote=no," + roots(web))) as m:
             got = read_all(m.path(name))
             check(got == errno.EIO, "remote=no: reading gives EIO, got %r" % (got if isinstance(got, int) else "bytes"))
             check("remote" in m.log_text() and web.url in m.log_text(), "remote=no is logged with the URL:\n" + m.log_text())
         use_s3_credentials(work, "wrong-secret")
-        with Mount(layout.source, s3_options(signed)) as m:
+        with Mount(layout.source, s3_options(signed, roots(web))) as m:
             got = read_all(m.path(name))
             check(got == errno.EIO, "wrong S3 secret: EIO expected")
             check("s3://%s/monthly/" % BUCKET in m.log_text() and "403" in m.log_text(),
@@ -180,12 +186,12 @@ def case_cf(work):
     with servers.Nginx(layout.www) as web, servers.S3rver(os.path.join(work, "s3")) as store, \
             servers.SigV4Proxy(store.url, KEY_ID, SECRET) as signed:
         layout.put_s3(store)
-        options = s3_options(signed, "rewrite=%s=%s,rewrite=%s=s3://%s/monthly" % (
-            staged["http"], web.url, staged["s3"], BUCKET))
+        options = s3_options(signed, "rewrite=%s=%s,rewrite=%s=s3://%s/monthly,%s" % (
+            staged["http"], web.url, staged["s3"], BUCKET, roots(web)))
         with Mount(layout.source, options) as m:
             expect_master(m.path("cf.nc"), layout, "CF-1.13 with rewrites")
         write_direct_uris(agg, os.path.join(layout.source, "cf_direct.nc"), layout, web.url)
-        with Mount(layout.source, s3_options(signed)) as m:
+        with Mount(layout.source, s3_options(signed, roots(web))) as m:
             expect_master(m.path("cf_direct.nc"), layout, "CF-1.13 with http:// and s3:// URIs")
 
 
@@ -214,7 +220,7 @@ def case_faults(work):
     need_servers(s3=False)
     layout = Layout(work, lat=180, lon=360)  # partitions of 518 KB: more than the first block read at open
     with servers.Nginx(os.path.join(work, "gen")) as web:
-        with Mount(layout.source) as m:  # reference: every partition over plain nginx
+        with Mount(layout.source, roots(web)) as m:  # reference: every partition over plain nginx
             name = layout.write_nca("reference", web.url, {i: "%s/%s" % (web.url, layout.parts[i]) for i in range(8, 12)})
             expect_master(m.path(name), layout, "nginx reference")
             reference = read_all(m.path(name))
@@ -222,12 +228,12 @@ def case_faults(work):
             with servers.FaultProxy(web.url, plan) as proxy:
                 name = layout.write_nca("faulty", proxy.url,
                                         {i: "%s/%s" % (proxy.url, layout.parts[i]) for i in range(8, 12)})
-                with Mount(layout.source) as m:
+                with Mount(layout.source, roots(proxy)) as m:
                     check(read_all(m.path(name)) == reference, "plan %s: bytes differ from the reference" % plan)
                     check(len(proxy.requests) > 0, "plan %s: the proxy was used" % plan)
         with servers.FaultProxy(web.url, ["ok"] * 2 + ["change_etag"]) as proxy:
             name = layout.write_nca("replaced", proxy.url, {i: "%s/%s" % (proxy.url, layout.parts[i]) for i in range(8, 12)})
-            with Mount(layout.source) as m:
+            with Mount(layout.source, roots(proxy)) as m:
                 got = read_all(m.path(name))
                 check(got == errno.EIO or got == reference, "replaced objects: EIO or the right bytes, never others")
                 check(got == errno.EIO, "replaced objects: EIO expected (the proxy changed every ETag)")
@@ -251,16 +257,19 @@ def case_disk_cache(work):
             for p in spec["Partitions"]:
                 p["subarray"]["file"] = web4.url + "/" + p["subarray"]["file"]
             ds.variables["v"].nca_array = json.dumps(spec)
-        with Mount(layout.source) as m:  # no cache_dir: a netCDF-4 object cannot be read
+        with Mount(layout.source, roots(web, web4)) as m:  # no cache_dir: a netCDF-4 object cannot be read
             check(read_all(m.path("nc4parts.nc")) == errno.EIO, "netCDF-4 partition without cache_dir: EIO")
             check("cache_dir" in m.log_text(), "the log says cache_dir is needed:\n" + m.log_text())
-        with Mount(layout.source, "cache_dir=%s,cache_size=64M" % cache) as m:
+        with Mount(layout.source, "cache_dir=%s,cache_size=64M,%s" % (cache, roots(web, web4))) as m:
             expect_master(m.path(name), layout, "cache_dir, first mount")
             check(np.array_equal(read_netcdf4(m.path("nc4parts.nc"), "v"), nc4_info["master"]),
                   "netCDF-4 partitions from their local copies")
         web.stop()
-        with Mount(layout.source, "cache_dir=%s" % cache) as m:
+        with Mount(layout.source, "cache_dir=%s,%s" % (cache, roots(web))) as m:
             expect_master(m.path(name), layout, "cache_dir, nginx stopped")
+            for part in layout.parts[8:]:  # one line each: served from the disk cache (not the error as well)
+                lines = [l for l in m.log_text().splitlines() if part in l]
+                check(len(lines) == 1 and "disk cache" in lines[0], "one log line for %s:\n%s" % (part, m.log_text()))
 
 
 def case_https(work):
@@ -269,9 +278,9 @@ def case_https(work):
     layout = Layout(work)
     with servers.Nginx(os.path.join(work, "gen"), tls=True) as web:
         name = layout.write_nca("tls", web.url, {i: "%s/%s" % (web.url, layout.parts[i]) for i in range(8, 12)})
-        with Mount(layout.source, "ca_file=" + web.ca_file) as m:
+        with Mount(layout.source, "ca_file=%s,%s" % (web.ca_file, roots(web))) as m:
             expect_master(m.path(name), layout, "https with ca_file")
-        with Mount(layout.source) as m:
+        with Mount(layout.source, roots(web)) as m:
             check(read_all(m.path(name)) == errno.EIO, "https without the server's CA: EIO")
             check("certificate" in m.log_text().lower(), "the log names the certificate problem:\n" + m.log_text())
 
@@ -289,21 +298,158 @@ def case_check(work):
         layout.write_nca("broken", web.url, {4: missing, 5: forbidden})
         layout.write_nca("good", web.url)
         nca = os.path.join(layout.source, "broken.nca")
-        done = subprocess.run([NCAFS, "check", "-o", s3_options(signed), nca], capture_output=True, text=True,
+        options = s3_options(signed, roots(web, refusing))
+        done = subprocess.run([NCAFS, "check", "-o", options, nca], capture_output=True, text=True,
                               timeout=300)
         check(done.returncode == 1, "check of a broken aggregation fails: %d %s" % (done.returncode, done.stdout))
         lines = done.stdout.splitlines()
         check(any(missing in l and "missing" in l for l in lines), "the missing object is named:\n" + done.stdout)
         check(any(forbidden in l and "forbidden" in l for l in lines), "the forbidden object is named:\n" + done.stdout)
         check(len(lines) == 2, "only those two problems:\n" + done.stdout)
-        good = subprocess.run([NCAFS, "check", "-o", s3_options(signed), os.path.join(layout.source, "good.nca")],
+        good = subprocess.run([NCAFS, "check", "-o", options, os.path.join(layout.source, "good.nca")],
                               capture_output=True, text=True, timeout=300)
         check(good.returncode == 0 and good.stdout.strip() == "ok", "check of the good one: " + good.stdout + good.stderr)
         inspect = subprocess.run([NCAFS, "inspect", nca], capture_output=True, text=True, timeout=60)
         check(inspect.returncode == 0 and missing in inspect.stdout, "inspect lists the URLs without opening them")
+        inspect = subprocess.run([NCAFS, "inspect", "-o", roots(web), nca], capture_output=True, text=True, timeout=60)
+        lines = inspect.stdout.splitlines()
+        check(any("s3://" in l and "(refused: not under an allowed remote root" in l for l in lines) and
+              not any(missing in l and "refused" in l for l in lines), "inspect -o marks the URLs no root covers:\n" +
+              inspect.stdout + inspect.stderr)
 
 
-CASES = {"nca": case_nca, "cf": case_cf, "faults": case_faults, "disk_cache": case_disk_cache, "https": case_https,
+def expect_refused(m, path, words, what):
+    """Reading `path` is EIO and the log names each of `words` (the URL, the rule)."""
+    got = read_all(path)
+    check(got == errno.EIO, "%s: EIO expected, got %s" % (what, got if isinstance(got, int) else "bytes"))
+    for w in words:
+        check(w in m.log_text(), "%s: the log should name %r:\n%s" % (what, w, m.log_text()))
+
+
+def redirecting_nginx(root, target):
+    """nginx serving `root`, where /out/NAME redirects to target/NAME, /in/NAME
+    to its own /NAME, and the S3 path /BUCKET/KEY to target/BUCKET/KEY."""
+    return servers.Nginx(root, locations=(
+        "location /out/ { rewrite ^/out/(.*)$ %s/$1 redirect; }\n"
+        "    location /in/ { rewrite ^/in/(.*)$ /$1 redirect; }\n"
+        "    location /%s/ { rewrite ^/(.*)$ %s/$1 redirect; }" % (target.url, BUCKET, target.url)))
+
+
+def case_policy(work):
+    """Remote roots (allow_root=URL): a bucket outside them is EIO and no
+    request for it is made (so none is signed); 127.0.0.1 and a name that
+    resolves to it are refused unless a root names the host; a redirect to
+    another server is refused, one within the root followed; with
+    allow_other, a root for any host stops the mount, and an unprivileged
+    user cannot read a private object through a steal.nca."""
+    need_servers()
+    layout = Layout(work)
+    use_s3_credentials(work, SECRET)
+    try:
+        refused = subprocess.run([NCAFS, layout.source, layout.www, "-f", "-o", "allow_other,allow_root=https://"],
+                                 capture_output=True, text=True, timeout=30)
+    except subprocess.TimeoutExpired:
+        subprocess.run(["fusermount3", "-u", "-z", layout.www])
+        fail("allow_other with allow_root=https:// (any host) mounted")
+    check(refused.returncode == 2 and "allow_other" in refused.stderr, "allow_other with allow_root=https:// "
+          "(any host) must not mount: %d %s" % (refused.returncode, refused.stderr))
+    with servers.Nginx(layout.www) as other, redirecting_nginx(layout.www, other) as web, \
+            servers.S3rver(os.path.join(work, "s3")) as store, servers.SigV4Proxy(store.url, KEY_ID, SECRET) as signed:
+        layout.put_s3(store)
+        name = layout.write_nca("mixed", web.url)
+        by_name = layout.write_nca("by_name", "http://localhost:%d" % web.port)
+        out = layout.write_nca("out", web.url + "/out")
+        inside = layout.write_nca("inside", web.url + "/in")
+        with Mount(layout.source, s3_options(signed, roots(web), "allow_root=s3://other-bucket/")) as m:
+            expect_refused(m, m.path(name), ["s3://%s/monthly/" % BUCKET, "allow_root"], "a bucket not allowed")
+            check(not any(BUCKET in path for _, path, _ in signed.requests),
+                  "no request (signed or not) for a bucket not allowed: %s" % signed.requests)
+        with Mount(layout.source, s3_options(signed, "allow_root=http://,allow_root=https://")) as m:
+            expect_refused(m, m.path(name), [web.url + "/part_", "loopback"], "127.0.0.1 under a root for any host")
+            expect_refused(m, m.path(by_name), ["http://localhost:%d/part_" % web.port, "loopback"],
+                           "a name resolving to 127.0.0.1 under a root for any host")
+        with Mount(layout.source, s3_options(signed, "allow_root=http://localhost:%d/" % web.port)) as m:
+            expect_refused(m, m.path(name), [web.url + "/part_", "not under an allowed remote root"],
+                           "127.0.0.1 under a root naming another host")
+        seen_other = len(other.requests())
+        with Mount(layout.source, s3_options(signed, roots(web))) as m:
+            expect_master(m.path(name), layout, "roots naming the servers")
+            expect_master(m.path(inside), layout, "a redirect within the root")
+            expect_refused(m, m.path(out), [web.url + "/out/part_", "redirect", other.url], "a redirect to another port")
+        check(len(other.requests()) == seen_other, "the redirect target was never asked: %s" % other.requests())
+        check(signed.rejected == 0 and all("Authorization" in h for _, _, h in signed.requests), "S3 requests signed")
+        check(not any("AWS4" in line for line in web.requests()), "no credentials sent to nginx")
+        # A signed request's redirect is not followed, even into an allowed root.
+        with Mount(layout.source, "s3_endpoint=%s,allow_root=s3://%s/monthly,%s" % (web.url, BUCKET,
+                                                                                  roots(web, other))) as m:
+            expect_refused(m, m.path(name), ["s3://%s/monthly/" % BUCKET, "signed request is never redirected"],
+                           "a redirect of a signed request")
+        check(any(" 302 " in l and "auth=AWS4-HMAC-SHA256" in l for l in web.requests()), "the S3 request was signed")
+        check(len(other.requests()) == seen_other, "no request followed the signed redirect: %s" % other.requests())
+        steal_by_unprivileged_user(work, layout, web, store, signed)
+
+
+# Runs as the test user: the errno of the first failed read of the whole
+# file, else the values of one variable (netCDF4-python).
+READER = r"""
+import json, os, sys
+try:
+    fd = os.open(sys.argv[1], os.O_RDONLY)
+    offset = 0
+    while True:
+        b = os.pread(fd, 65536, offset)
+        if not b:
+            break
+        offset += len(b)
+    os.close(fd)
+except OSError as e:
+    print(json.dumps({"errno": e.errno}))
+    sys.exit(0)
+import netCDF4, numpy
+with netCDF4.Dataset(sys.argv[1]) as ds:
+    print(json.dumps({"values": numpy.asarray(ds.variables[sys.argv[2]][:]).ravel().tolist()}))
+"""
+
+
+def steal_by_unprivileged_user(work, layout, web, store, signed):
+    """allow_other mount by root allowing one bucket prefix: a user who writes
+    steal.nca naming a private object (anonymous GET: 403) gets EIO, and no
+    request for it is made; the same user reads an allowed aggregation."""
+    if os.geteuid() != 0:
+        print("SKIPPED (part): the steal.nca check needs root (a user and allow_other)", flush=True)
+        return
+    private = "s3://private-bucket/secret/%s" % layout.parts[8]
+    with open(os.path.join(layout.gen, layout.parts[8]), "rb") as f:
+        store.put("private-bucket", "secret/" + layout.parts[8], f.read())
+    anonymous = subprocess.run(["curl", "-s", "--noproxy", "*", "-o", "/dev/null", "-w", "%{http_code}",
+                                signed.url + "/private-bucket/secret/" + layout.parts[8]], capture_output=True, text=True)
+    check(anonymous.stdout == "403", "an anonymous GET of the private object is refused: " + anonymous.stdout)
+    user = "ncrp%d" % os.getpid()
+    subprocess.run(["useradd", "--system", "--no-create-home", "--shell", "/usr/sbin/nologin", user], check=True)
+    try:
+        os.chmod(work, 0o755)
+        steal = layout.write_nca("steal", web.url, {8: private})
+        shutil.chown(os.path.join(layout.source, "steal.nca"), user)  # written by the user, as far as ncafs knows
+        asked = len(signed.requests)
+        with Mount(layout.source, "allow_other," + s3_options(signed, roots(web))) as m:
+            def read_as_user(name):
+                r = subprocess.run(["runuser", "-u", user, "--", sys.executable, "-c", READER, m.path(name), "tas"],
+                                   capture_output=True, text=True, cwd="/", timeout=120)
+                check(r.returncode == 0, "reader as %s: %s" % (user, r.stderr))
+                return json.loads(r.stdout)
+            got = read_as_user(steal)
+            check(got.get("errno") == errno.EIO, "steal.nca as an unprivileged user: EIO expected, got %s" % str(got)[:200])
+            check(private in m.log_text() and "allow_root" in m.log_text(), "the refusal is logged:\n" + m.log_text())
+            got = read_as_user("mixed.nc")
+            check(np.array_equal(np.array(got.get("values", []), dtype=layout.info["master"].dtype),
+                                 layout.info["master"].ravel()), "the user reads an allowed aggregation")
+        check(not any("private-bucket" in path for _, path, _ in signed.requests[asked:]),
+              "no request for the private bucket")
+    finally:
+        subprocess.run(["userdel", user], capture_output=True)
+
+
+CASES = {"policy": case_policy, "nca": case_nca, "cf": case_cf, "faults": case_faults, "disk_cache": case_disk_cache, "https": case_https,
          "check": case_check}
 
 

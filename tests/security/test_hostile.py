@@ -249,8 +249,10 @@ def case_small(work):
         log = m.log_text()
         check(not any(l.startswith("ncafs: error: forged") for l in log.splitlines()), "a file name forged a log line:\n" + log)
         expect_logged(m, "evil\\x0ancafs: error: forged line.nca")
-    # A dead mount (daemon killed) is named as such, with the way out.
+    # A dead mount (daemon killed): another SOURCE is refused with the way
+    # out (exit status 2, nothing stacked on it); the same SOURCE clears it.
     mnt = tempfile.mkdtemp(prefix="ncafs-mnt-")
+    other = tempfile.mkdtemp(prefix="ncafs-other-")
     p = subprocess.Popen([NCAFS, src, mnt, "-f"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         deadline = time.time() + 30
@@ -260,12 +262,18 @@ def case_small(work):
         p.send_signal(signal.SIGKILL)
         p.wait()
         try:
-            r = subprocess.run([NCAFS, src, mnt, "-f"], capture_output=True, timeout=30)
+            r = subprocess.run([NCAFS, other, mnt, "-f"], capture_output=True, timeout=30)
         except subprocess.TimeoutExpired:
-            fail("ncafs mounted over a dead mount instead of saying how to clear it")
+            fail("ncafs mounted over a dead mount of another SOURCE instead of saying how to clear it")
         err = r.stderr.decode(errors="replace")
-        check(r.returncode != 0 and "fusermount3 -u " + mnt in err, "remount over a dead mount says: %s" % err)
-        print("remount over a dead mount: " + err.strip())
+        check(r.returncode == 2 and "fusermount3 -u " + mnt in err, "remount over a dead mount says: %s" % err)
+        print("remount of another SOURCE over a dead mount: " + err.strip())
+        r = subprocess.run([NCAFS, src, mnt], capture_output=True, timeout=60)
+        err = r.stderr.decode(errors="replace")
+        check(r.returncode == 0 and "cleared the dead mount" in err, "remount of the same SOURCE: %s" % err)
+        check(len(os.listdir(mnt)) > 0, "the new mount does not answer")
+        subprocess.run(["fusermount3", "-u", mnt], capture_output=True)
+        print("remount of the same SOURCE: " + err.strip())
     finally:
         for _ in range(3):  # the dead mount, and one stacked on it should the check above fail
             subprocess.run(["fusermount3", "-u", mnt], capture_output=True)
@@ -273,6 +281,7 @@ def case_small(work):
             p.kill()
         try:
             os.rmdir(mnt)
+            os.rmdir(other)
         except OSError as e:
             print("cannot remove %s: %s" % (mnt, e))
 

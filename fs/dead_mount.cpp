@@ -1,0 +1,69 @@
+#include "fs/dead_mount.hpp"
+
+#include <fcntl.h>
+#include <sys/mount.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+namespace ncafs::fs {
+
+namespace {
+
+bool is_octal(char c) { return c >= '0' && c <= '7'; }
+
+// mountinfo writes space, tab, newline and backslash as \ooo.
+std::string unescape_mountinfo(const std::string& field) {
+    std::string out;
+    for (size_t i = 0; i < field.size(); ++i) {
+        if (field[i] == '\\' && i + 3 < field.size() && is_octal(field[i + 1]) && is_octal(field[i + 2]) &&
+            is_octal(field[i + 3])) {
+            out += static_cast<char>((field[i + 1] - '0') * 64 + (field[i + 2] - '0') * 8 + (field[i + 3] - '0'));
+            i += 3;
+        } else {
+            out += field[i];
+        }
+    }
+    return out;
+}
+
+// Every access through a mount whose daemon died fails with ENOTCONN; an
+// open always reaches the daemon (a stat may come from the kernel's cache).
+bool is_dead(const std::string& mountpoint) {
+    const int fd = ::open(mountpoint.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd >= 0) {
+        ::close(fd);
+        return false;
+    }
+    return errno == ENOTCONN;
+}
+
+}  // namespace
+
+std::optional<MountedThere> mount_at(const std::string& path) {
+    std::ifstream mountinfo("/proc/self/mountinfo");
+    std::optional<MountedThere> found;
+    for (std::string line; std::getline(mountinfo, line);) {
+        const auto separator = line.find(" - ");
+        if (separator == std::string::npos) continue;
+        std::istringstream left(line.substr(0, separator)), right(line.substr(separator + 3));
+        std::string id, parent, device, root, point, fstype, source;
+        if (!(left >> id >> parent >> device >> root >> point) || !(right >> fstype >> source)) continue;
+        if (unescape_mountinfo(point) == path) found = MountedThere{fstype, unescape_mountinfo(source)};
+    }
+    return found;  // the last one listed is the one on top
+}
+
+bool clear_dead_ncafs_mount(const std::string& mountpoint, const std::string& source) {
+    // No canonical(): resolving a path through a dead mount fails.
+    const std::string path = std::filesystem::absolute(mountpoint).lexically_normal().string();
+    const std::string clean = path.size() > 1 && path.back() == '/' ? path.substr(0, path.size() - 1) : path;
+    const auto mounted = mount_at(clean);
+    if (!mounted || mounted->fstype != "fuse.ncafs" || mounted->source != source || !is_dead(clean)) return false;
+    return ::umount2(clean.c_str(), MNT_DETACH) == 0;
+}
+
+}  // namespace ncafs::fs
