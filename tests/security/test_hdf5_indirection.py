@@ -248,7 +248,9 @@ def case_remote(work):
     os.makedirs(src)
     with servers.Nginx(www) as web:
         write_nca(os.path.join(src, "remote.nca"), web.url + "/remote.nc4", len(SECRET))
-        with Mount(src, "cache_dir=%s,cache_size=64M" % os.path.join(work, "cache")) as m:
+        # allow_root= names the server: a loopback address is reached only then.
+        options = "cache_dir=%s,cache_size=64M,allow_root=%s/" % (os.path.join(work, "cache"), web.url)
+        with Mount(src, options) as m:
             data, err = read_all(m.path("remote.nc"))
             no_secret(data, "remote.nc")
             check(err == errno.EIO, "remote.nc: expected EIO, got errno %d" % err)
