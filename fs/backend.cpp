@@ -22,8 +22,6 @@
 #include "codecs/sniff.hpp"
 #include "codecs/vds/vds_reader.hpp"
 #include "codecs/vds/vds_view.hpp"
-#include "codecs/vds/vds_writer_container.hpp"
-#include "codecs/vds/vds_writer_plan.hpp"
 #include "fs/log.hpp"
 
 namespace ncafs::fs {
@@ -99,29 +97,10 @@ std::shared_ptr<const Dataset> presentable(std::shared_ptr<const Dataset> datase
     return dataset;
 }
 
-// Whether make_vds_view can make the .vds view of a dataset, from its plan
-// and the chunk count of every layer (as build_container counts them),
-// without building the page tables: "" when it can, else why not.
-std::string vds_refusal(const Dataset& dataset, int lods) {
-    std::string why;
-    // Chunk counts do not depend on coordinate values: none is read (a
-    // listing must not read data, let alone fetch it from a server).
-    auto plan = vds::plan_vds(dataset, lods, &why, [](const ArraySource&) { return false; });
-    if (!plan) return dataset.origin + ": no .vds view: " + why;
-    uint64_t chunks = 0;
-    for (size_t c = 0; c < plan->channels.size(); ++c)
-        for (int lod = 0; lod <= plan->layout.lod_levels; ++lod) {
-            const uint64_t n = vds::make_geometry(plan->layout, plan->group, lod).chunk_count;
-            if (n > vds::kMaxViewChunks - chunks)
-                return dataset.origin + ": no .vds view: it would have more than " +
-                       std::to_string(vds::kMaxViewChunks) + " chunks";
-            chunks += n;
-        }
-    return {};
-}
-
-// Partition folders held open during one sweep: partitions share few folders.
-constexpr size_t kSweepFolders = 64;
+// Partition folders held open during one sweep: partitions come in folder
+// order, so a few suffice, and descriptors stay within the bound
+// open_files= promises (a collection may span thousands of folders).
+constexpr size_t kSweepFolders = 4;
 
 std::optional<std::string> first_unreadable(std::span<const std::string> files, const ConfinedRoots& confined) {
     std::unordered_map<std::string, UniqueFd> folders;
@@ -169,7 +148,12 @@ Backend make_backend(const ViewOptions& options, const std::vector<std::string>&
         if (confined->stat(path, st) && S_ISDIR(st.st_mode)) return open_vds_directory_dataset(path, *confined);
         return presentable(open_plain_dataset(OpenFile::open(path, confined.get())));
     };
-    b.source_files = [](const Dataset& dataset) { return agg::files_drawn_on(dataset); };
+    b.source_files = [](const Dataset& dataset) {
+        std::vector<std::string> files = agg::files_drawn_on(dataset);
+        // A *.vds/ folder: every member read (the caller check tests each).
+        for (auto& member : vds::vds_member_files(dataset)) files.push_back(std::move(member));
+        return files;
+    };
     b.first_unreadable = [confined](std::span<const std::string> files) { return first_unreadable(files, *confined); };
     b.draws_on_remote = [](const Dataset& dataset) { return agg::draws_on_remote_objects(dataset); };
     VdsViewOptions vds_options;
@@ -182,7 +166,7 @@ Backend make_backend(const ViewOptions& options, const std::vector<std::string>&
     vds_options.may_read_coordinates = [](const ArraySource& s) { return !agg::draws_on_remote_objects(s); };
     b.cheap_verdict = [lods = options.vds_lods](const Dataset& dataset,
                                                 const std::string& view) -> std::optional<std::string> {
-        if (view == "vds") return vds_refusal(dataset, lods);
+        if (view == "vds") return vds_view_refusal(dataset, lods).value_or("");
         return std::nullopt;  // nc, ds, ncs: headers, built to know
     };
     b.make_view = [cdf, ds_options, vds_options](std::shared_ptr<const Dataset> dataset, const std::string& view,

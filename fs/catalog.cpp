@@ -725,14 +725,16 @@ bool Catalog::draws_on_remote(const Entry& entry) {
 }
 
 std::shared_ptr<const std::vector<std::string>> Catalog::source_files(const Entry& entry) {
-    if (entry.kind != EntryKind::View || !entry.aggregation)
+    // A view of a *.vds/ folder draws on its members, as an aggregation on its partitions.
+    const bool vds_folder = S_ISDIR(entry.st.st_mode);
+    if (entry.kind != EntryKind::View || (!entry.aggregation && !vds_folder))
         return std::make_shared<const std::vector<std::string>>(1, entry.real_path);
     const FileKey key = file_key(entry.real_path, entry.st);
     {
         std::lock_guard lock(mutex_);
         if (auto hit = source_files_.get(key)) return *hit;
     }
-    auto data = dataset(entry.real_path, entry.st, true);
+    auto data = dataset(entry.real_path, entry.st, entry.aggregation);
     auto files = std::make_shared<std::vector<std::string>>();
     if (backend_.source_files) *files = backend_.source_files(*data);
     if (files->empty() || files->front() != entry.real_path) files->insert(files->begin(), entry.real_path);

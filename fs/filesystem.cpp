@@ -542,7 +542,8 @@ int Filesystem::caller_may_open(fuse_req_t req, fuse_ino_t ino, const Entry& ent
     grant->subject = entry.real_path;
     grant->subject_st = entry.st;
     grant->files = catalog_.source_files(entry);
-    grant->watched = entry.kind == EntryKind::View && entry.aggregation && watch_.track(ino, grant->files);
+    const bool draws_on_others = entry.aggregation || S_ISDIR(entry.st.st_mode);  // partitions, *.vds/ members
+    grant->watched = entry.kind == EntryKind::View && draws_on_others && watch_.track(ino, grant->files);
     return judge(*grant, "open");
 }
 

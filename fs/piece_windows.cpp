@@ -145,7 +145,7 @@ std::optional<LeasedPieces> pieces_within(const VirtualFile& vf, uint64_t offset
         std::sort(held.begin(), held.end());
         held.erase(std::unique(held.begin(), held.end()), held.end());
         if (held.size() > max_files) return std::nullopt;
-        for (auto& p : pieces) all.push_back(std::move(p));
+        append_merged(all, std::move(pieces));  // a file's run across windows stays one pread
         at += n;
         window = next_window(n, held.size() - std::min(before, held.size()), max_files);
     }

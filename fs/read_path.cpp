@@ -12,10 +12,7 @@
 
 namespace ncafs::fs {
 
-std::vector<ViewPiece> merged_pieces(const VirtualFile& vf, uint64_t offset, uint64_t length) {
-    auto pieces = vf.pieces(offset, length);
-    std::vector<ViewPiece> merged;
-    merged.reserve(pieces.size());
+void append_merged(std::vector<ViewPiece>& merged, std::vector<ViewPiece>&& pieces) {
     for (auto& p : pieces) {
         if (p.length == 0) continue;
         if (!merged.empty()) {
@@ -30,6 +27,13 @@ std::vector<ViewPiece> merged_pieces(const VirtualFile& vf, uint64_t offset, uin
         }
         merged.push_back(std::move(p));
     }
+}
+
+std::vector<ViewPiece> merged_pieces(const VirtualFile& vf, uint64_t offset, uint64_t length) {
+    auto pieces = vf.pieces(offset, length);
+    std::vector<ViewPiece> merged;
+    merged.reserve(pieces.size());
+    append_merged(merged, std::move(pieces));
     return merged;
 }
 
@@ -98,9 +102,15 @@ void read_view_once(const VirtualFile& vf, uint64_t offset, std::span<uint8_t> o
         throw UsageError("read of " + std::to_string(out.size()) + " bytes at " + std::to_string(offset) +
                          " is outside the virtual file of " + std::to_string(vf.size()) + " bytes");
     uint64_t covered = 0;
-    for_each_window(vf, offset, out.size(), [&](std::vector<ViewPiece>&& pieces) {
-        read_pieces(vf, pieces, offset, covered, out);
-    });
+    // Few files: all pieces at once, so that each file's run is one pread
+    // (one version of it, checked after reading); many: in windows.
+    if (auto all = pieces_within(vf, offset, out.size())) {
+        read_pieces(vf, all->pieces, offset, covered, out);
+    } else {
+        for_each_window(vf, offset, out.size(), [&](std::vector<ViewPiece>&& pieces) {
+            read_pieces(vf, pieces, offset, covered, out);
+        });
+    }
     if (covered != out.size())
         throw UsageError("VirtualFile::pieces covered " + std::to_string(covered) + " of " +
                          std::to_string(out.size()) + " bytes");

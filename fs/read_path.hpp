@@ -16,6 +16,10 @@ namespace ncafs::fs {
 // disk merged into one, so that a read inside one partition is one pread.
 std::vector<ViewPiece> merged_pieces(const VirtualFile& vf, uint64_t offset, uint64_t length);
 
+// Appends pieces to merged, joining an extent to the last one where they
+// continue each other in the same file.
+void append_merged(std::vector<ViewPiece>& merged, std::vector<ViewPiece>&& pieces);
+
 // Fills out with bytes [offset, offset + out.size()) of vf, which must lie
 // inside the file. Throws SourceError (naming the file) when a byte cannot be
 // produced; never returns fewer bytes.

@@ -11,9 +11,6 @@ namespace {
 
 constexpr size_t kDescriptorSize = 24;
 constexpr size_t kRleHeaderSize = 12;
-// A decoded chunk larger than this is refused rather than allocated: the
-// geometry of a hostile layout can ask for terabytes (4096^3 bricks).
-constexpr uint64_t kMaxChunkBytes = 512ull << 20;
 
 int32_t get_i32(const uint8_t* p) {
     int32_t v;
@@ -53,12 +50,6 @@ struct Decoder {
         if (format != static_cast<int32_t>(shape.format) || components != 1)
             fail(16, "descriptor format " + std::to_string(format) + "/" + std::to_string(components) +
                          " components disagrees with the channel");
-    }
-    // Bytes of the stored (packed) payload once decompressed.
-    uint64_t payload_bytes() const {
-        const uint64_t rows = static_cast<uint64_t>(shape.size[1] * shape.size[2]);
-        if (shape.format == Format::Bit1) return rows * ((static_cast<uint64_t>(shape.size[0]) + 7) / 8);
-        return rows * static_cast<uint64_t>(shape.size[0]) * stored_element_size(shape.format);
     }
     std::vector<uint8_t> rle(std::span<const uint8_t> in, uint64_t expected) const;
     // zlib's uncompress() never writes past the buffer; a stream that
@@ -137,11 +128,24 @@ ChunkStatus status_of_hash(uint64_t hash) {
 
 size_t decoded_element_size(Format f) { return stored_element_size(f); }
 
+uint64_t payload_bytes(const ChunkShape& shape) {
+    // Stored sizes are below 2^23 each (4096 x a 2-D multiplier <= 1024): no overflow.
+    const uint64_t rows = static_cast<uint64_t>(shape.size[1] * shape.size[2]);
+    if (shape.format == Format::Bit1) return rows * ((static_cast<uint64_t>(shape.size[0]) + 7) / 8);
+    return rows * static_cast<uint64_t>(shape.size[0]) * stored_element_size(shape.format);
+}
+
+uint64_t max_object_bytes(const ChunkShape& shape, Compression method) {
+    const uint64_t payload = payload_bytes(shape);
+    if (method == Compression::None) return kDescriptorSize + payload;
+    return kDescriptorSize + kRleHeaderSize + 2 * payload + 4096;
+}
+
 std::vector<uint8_t> decode_chunk(std::span<const uint8_t> object, Compression method, const ChunkShape& shape,
                                   const std::string& file, uint64_t object_offset, const std::string& where) {
     Decoder d{object, shape, file, object_offset, where};
     d.check_descriptor();
-    const uint64_t expected = d.payload_bytes();
+    const uint64_t expected = payload_bytes(shape);
     if (expected > kMaxChunkBytes)
         d.fail(0, "chunk of " + std::to_string(expected) + " bytes exceeds the 512 MiB limit");
     const auto payload = object.subspan(kDescriptorSize);

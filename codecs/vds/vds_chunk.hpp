@@ -32,6 +32,17 @@ struct ChunkShape {
 // Bytes per decoded element: 1-bit samples are expanded to one byte 0/1.
 size_t decoded_element_size(Format f);
 
+// A decoded chunk larger than this is refused rather than allocated: the
+// geometry of a hostile layout can ask for terabytes (4096^3 bricks).
+constexpr uint64_t kMaxChunkBytes = 512ull << 20;
+// Bytes of a chunk's packed samples (the payload once decompressed).
+uint64_t payload_bytes(const ChunkShape& shape);
+// The largest stored object a chunk of this shape may have: exactly the
+// descriptor and the samples uncompressed; RLE and Zip at most twice the
+// samples plus headers (their worst case is below that). Larger objects are
+// refused before they are read.
+uint64_t max_object_bytes(const ChunkShape& shape, Compression method);
+
 // Decodes a stored object to size[0]*size[1]*size[2] native elements.
 // where: "FILE: layer L chunk C" for messages; object_offset: for FormatError.
 std::vector<uint8_t> decode_chunk(std::span<const uint8_t> object, Compression method, const ChunkShape& shape,

@@ -1,8 +1,6 @@
 // VolumeStore over the single-file container: layers are the container's
 // 'VDS ' files, the compression method is the first int32 of a layer's file
 // metadata, objects are read by pread from the offsets of the index.
-#include <sys/stat.h>
-
 #include <cstring>
 
 #include "codecs/error.hpp"
@@ -18,9 +16,9 @@ constexpr uint64_t kMaxLayoutBytes = 16u << 20;
 
 Compression compression_of(const Container& c, const ContainerFile& f) {
     const std::string& path = c.file().path();
-    if (f.file_metadata.size() < 4) throw FormatError(path, 0, "layer " + f.name + ": no compression method in its file metadata");
+    if (f.file_metadata_length < 4) throw FormatError(path, 0, "layer " + f.name + ": no compression method in its file metadata");
     int32_t method;
-    std::memcpy(&method, f.file_metadata.data(), 4);
+    std::memcpy(&method, c.file_metadata(f).data(), 4);
     if (method == 0 || method == 2 || method == 3) return static_cast<Compression>(method);
     if (method == 1 || (method >= 4 && method <= 6))
         throw FormatError(path, 0, "layer " + f.name + ": Wavelet compression is not supported");
@@ -37,13 +35,14 @@ public:
     uint64_t chunk_count() const override { return file_.chunk_count; }
     Compression compression() const override { return compression_; }
     uint64_t hash(uint64_t index) const override { return container_->entry(file_, index).hash; }
-    StoredObject read(uint64_t index) const override {
+    StoredObject read(uint64_t index, uint64_t max_bytes) const override {
         const ChunkEntry e = container_->entry(file_, index);
+        const std::string what = "layer " + file_.name + " chunk " + std::to_string(index);
         if (e.length == 0)
-            throw FormatError(container_->file().path(), e.offset,
-                              "layer " + file_.name + " chunk " + std::to_string(index) + ": data hash but no stored object");
-        return {container_->read_object(e), container_->file().path(), e.offset};
+            throw FormatError(container_->file().path(), e.offset, what + ": data hash but no stored object");
+        return {container_->read_object(e, max_bytes, what), container_->file().path(), e.offset};
     }
+    void check_index() const override { container_->check_index_pages(file_); }
 
 private:
     std::shared_ptr<const Container> container_;
@@ -64,8 +63,8 @@ public:
         if (f->type != kTypeJson) throw FormatError(p, 0, "VolumeDataLayout is not JSON (old VDSObject files are not supported)");
         if (f->chunk_count < 1) throw FormatError(p, 0, "VolumeDataLayout has no chunk");
         const ChunkEntry e = container_->entry(*f, 0);
-        if (e.length == 0 || e.length > kMaxLayoutBytes) throw FormatError(p, e.offset, "VolumeDataLayout is empty or too large");
-        const auto bytes = container_->read_object(e);
+        if (e.length == 0) throw FormatError(p, e.offset, "VolumeDataLayout is empty");
+        const auto bytes = container_->read_object(e, kMaxLayoutBytes, "VolumeDataLayout");
         return std::string(bytes.begin(), bytes.end());
     }
     std::vector<std::string> layer_names() const override {
@@ -92,12 +91,6 @@ std::shared_ptr<const VolumeStore> open_container_store(const std::string& path)
 
 std::shared_ptr<const VolumeStore> open_container_store(std::shared_ptr<const OpenFile> file) {
     return std::make_shared<const ContainerStore>(std::move(file));
-}
-
-std::shared_ptr<const VolumeStore> open_volume_store(const std::string& path) {
-    struct stat st {};
-    if (::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) return open_directory_store(path);
-    return open_container_store(path);
 }
 
 std::vector<uint8_t> read_small_file(const std::string& path, uint64_t max_bytes) {

@@ -16,7 +16,8 @@ namespace ncafs::vds {
 
 class DatasetBuilder {
 public:
-    DatasetBuilder(std::string path, const Layout& layout);
+    // group: the primary layer's dimension group (dims outside it are never decimated).
+    DatasetBuilder(std::string path, const Layout& layout, std::vector<int> group);
     // The variable of one channel at one LOD (NAME or NAME_lodN); creates the
     // LOD's dimensions and coordinate variables on first use.
     void add_channel(const Channel& channel, int lod, std::shared_ptr<const ArraySource> source);
@@ -28,6 +29,7 @@ private:
     std::string unique_variable_name(std::string name) const;
 
     const Layout& layout_;
+    std::vector<int> group_;
     Dataset dataset_;
     std::vector<std::vector<size_t>> lod_dims_;  // per LOD: dimids in netCDF order (empty = not made yet)
 };

@@ -6,11 +6,14 @@
 // opened from the volume directory's fd, one component at a time, never
 // following a symlink (O_NOFOLLOW), and must be a regular file: a member
 // cannot lead out of the directory the catalog opened confined.
+#include <dirent.h>
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 
@@ -23,7 +26,6 @@ namespace {
 
 using Json = nlohmann::json;
 constexpr uint64_t kMaxJsonBytes = 16u << 20;
-constexpr uint64_t kMaxObjectBytes = 1ull << 30;
 
 using SharedDirFd = std::shared_ptr<const UniqueFd>;
 
@@ -59,11 +61,43 @@ std::vector<uint8_t> read_member(const SharedDirFd& dir, const std::string& dir_
     return read_small_file(*open_member(dir, dir_path, components), max_bytes);
 }
 
+// Regular files of dir/components named by a decimal number (chunk objects,
+// hash pages), as paths under dir_path; nothing when the folder is absent
+// or a symlink (reads of its members fail anyway).
+void add_numbered_files(const SharedDirFd& dir, const std::string& dir_path, const std::vector<std::string>& components,
+                        std::vector<std::string>& out) {
+    UniqueFd current;
+    int at = dir->get();
+    std::string path = dir_path;
+    for (const auto& c : components) {
+        const int fd = ::openat(at, c.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_DIRECTORY);
+        if (fd < 0) return;
+        current = UniqueFd(fd);
+        at = fd;
+        path += "/" + c;
+    }
+    DIR* listing = ::fdopendir(::dup(at));
+    if (!listing) return;
+    while (const dirent* e = ::readdir(listing)) {
+        const std::string name = e->d_name;
+        if (name.empty() || !std::all_of(name.begin(), name.end(), [](char ch) { return ch >= '0' && ch <= '9'; }))
+            continue;
+        struct stat st {};
+        if (::fstatat(at, e->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode)) out.push_back(path + "/" + name);
+    }
+    ::closedir(listing);
+}
+
 struct LayerStatus {
     std::string name;
     Compression compression = Compression::None;
     uint64_t chunk_count = 0, page_size = 0, entry_size = 0;
-    std::vector<int64_t> page_directory;  // stored page name per page, -1 = none
+    // Stored page name per page, -1 = none; empty when LayerStatus has no
+    // pageDirectory (page p is then stored as p: nothing sized by chunkCount).
+    std::vector<int64_t> page_directory;
+    int64_t stored_page(uint64_t page) const {
+        return page_directory.empty() ? static_cast<int64_t>(page) : page_directory[page];
+    }
 };
 
 int64_t integer(const Json& o, const char* key, int64_t lo, int64_t hi, const std::string& file, const std::string& layer) {
@@ -108,8 +142,6 @@ LayerStatus parse_status(const Json& o, const std::string& file) {
                 throw FormatError(file, 0, "LayerStatus: layer " + s.name + ": bad pageDirectory entry");
             s.page_directory.push_back(p.get<int64_t>());
         }
-    } else {
-        for (uint64_t p = 0; p < pages; ++p) s.page_directory.push_back(static_cast<int64_t>(p));
     }
     return s;
 }
@@ -122,7 +154,7 @@ public:
     Compression compression() const override { return status_.compression; }
     uint64_t hash(uint64_t index) const override {
         if (index >= status_.chunk_count) throw UsageError("layer " + status_.name + ": chunk index out of range");
-        const int64_t page = status_.page_directory[index / status_.page_size];
+        const int64_t page = status_.stored_page(index / status_.page_size);
         if (page < 0) return 0;  // page never written
         auto f = open_member(fd_, dir_, {status_.name, "ChunkMetadata", std::to_string(page)});
         const std::string& path = f->path();
@@ -133,8 +165,9 @@ public:
         f->pread_exact(&h, 8, at);
         return h;
     }
-    StoredObject read(uint64_t index) const override {
-        return {read_member(fd_, dir_, {status_.name, std::to_string(index)}, kMaxObjectBytes),
+    StoredObject read(uint64_t index, uint64_t max_bytes) const override {
+        // Refused from fstat when larger: a sparse 1 GiB object is never read.
+        return {read_member(fd_, dir_, {status_.name, std::to_string(index)}, max_bytes),
                 dir_ + "/" + status_.name + "/" + std::to_string(index), 0};
     }
 
@@ -151,10 +184,10 @@ public:
         const auto status_file = open_member(fd_, dir_, {"LayerStatus"});
         const auto bytes = read_small_file(*status_file, kMaxJsonBytes);
         const std::string_view text(reinterpret_cast<const char*>(bytes.data()), bytes.size());
-        check_json_depth(text, file);
-        const Json doc = Json::parse(text.begin(), text.end(), nullptr, false);
+        check_json_shape(text, file);
+        Json doc = Json::parse(text.begin(), text.end(), nullptr, false);
         if (doc.is_discarded() || !doc.is_array()) throw FormatError(file, 0, "LayerStatus is not a JSON array");
-        for (const auto& o : doc) raw_.push_back(o);
+        for (auto& o : doc) raw_.push_back(std::move(o));
         for (const auto& o : raw_) {
             if (!o.is_object() || !o.contains("layerName") || !o["layerName"].is_string())
                 throw FormatError(file, 0, "LayerStatus: an entry without a layerName");
@@ -169,6 +202,15 @@ public:
         return std::string(bytes.begin(), bytes.end());
     }
     std::vector<std::string> layer_names() const override { return names_; }
+    std::vector<std::string> member_files() const override {
+        std::vector<std::string> files{dir_ + "/VolumeDataLayout", dir_ + "/LayerStatus"};
+        for (const auto& name : names_) {
+            if (name.empty() || name.find('/') != std::string::npos || name[0] == '.') continue;  // never opened
+            add_numbered_files(fd_, dir_, {name}, files);
+            add_numbered_files(fd_, dir_, {name, "ChunkMetadata"}, files);
+        }
+        return files;
+    }
     std::shared_ptr<const LayerStore> layer(const std::string& name) const override {
         for (size_t i = 0; i < names_.size(); ++i)
             if (names_[i] == name)

@@ -9,6 +9,10 @@ int64_t ceil_shift(int64_t x, int s) { return (x + (int64_t{1} << s) - 1) >> s; 
 
 }  // namespace
 
+bool decimated(const Layout& layout, const std::vector<int>& group, int d) {
+    return d != layout.full_resolution_dimension && std::find(group.begin(), group.end(), d) != group.end();
+}
+
 bool LayerGeometry::in_group(int d) const { return std::find(group.begin(), group.end(), d) != group.end(); }
 
 int64_t LayerGeometry::chunk_hi(int d, int64_t i) const {
@@ -39,9 +43,10 @@ LayerGeometry make_geometry(const Layout& layout, const std::vector<int>& group,
     for (size_t d = 0; d < layout.axes.size(); ++d) {
         const int64_t n = layout.axes[d].samples;  // <= 2^31
         const bool inside = g.in_group(static_cast<int>(d));
-        const int s = static_cast<int>(d) == layout.full_resolution_dimension ? 0 : lod;
+        const int s = decimated(layout, group, static_cast<int>(d)) ? lod : 0;
         const int64_t nm = inside ? layout.negative_margin : 0, pm = inside ? layout.positive_margin : 0;
-        const int64_t stride = std::min((inside ? internal : 1) << s, n);  // internal < 2^22, s <= 12
+        // Outside the group: bricks of one sample at every LOD (nChunks = N).
+        const int64_t stride = inside ? std::min(internal << s, n) : 1;  // internal < 2^22, s <= 12
         // C++ truncating division (toward zero) as OpenVDS, clamped to >= 1.
         const int64_t chunks = std::max<int64_t>((n - 1 - nm - pm) / stride + 1, 1);
         g.samples.push_back(n);

@@ -1,8 +1,10 @@
 // Chunk geometry of one layer (openvds-notes.md §2.5, §2.6): brick stride
 // from the brick size minus margins (times the 2-D multiplier for tiles),
-// shifted by the LOD, clamped to the axis; dims outside the dimension group
-// get one-sample chunks. All chunk coordinates are in LOD0 voxel units; a
-// voxel is taken from the chunk whose valid part holds it.
+// shifted by the LOD, clamped to the axis. Dims outside the dimension group
+// get one-sample chunks at every LOD (nChunks = N, as OpenVDS): they are
+// never decimated, like the full-resolution dimension, so a LOD n layer
+// keeps all N samples of them. All chunk coordinates are in LOD0 voxel
+// units; a voxel is taken from the chunk whose valid part holds it.
 #pragma once
 
 #include <cstdint>
@@ -34,6 +36,10 @@ struct LayerGeometry {
     int64_t valid_first(int d, int64_t i) const;
     int64_t valid_end(int d, int64_t i) const;
 };
+
+// True when dim d of a layer of this group is decimated at LOD n >= 1: in
+// the group and not the forced full-resolution dimension.
+bool decimated(const Layout& layout, const std::vector<int>& group, int d);
 
 // group: VDS dims (ascending, distinct, < axes, 2 or 3 of them); checked by the caller.
 LayerGeometry make_geometry(const Layout& layout, const std::vector<int>& group, int lod);

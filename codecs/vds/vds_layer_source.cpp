@@ -96,9 +96,13 @@ ChunkShape VdsLayerSource::chunk_shape(const std::vector<int64_t>& chunk) const 
 
 DecodedChunk VdsLayerSource::load(uint64_t index, const std::vector<int64_t>& chunk) const {
     return cached_chunk(volume_->identity(), volume_->path() + "\n" + info_.name, index, [&] {
-        const StoredObject o = info_.store->read(index);
+        const ChunkShape shape = chunk_shape(chunk);
         const std::string where = "layer " + info_.name + " chunk " + std::to_string(index);
-        return decode_chunk(o.bytes, info_.store->compression(), chunk_shape(chunk), o.file, o.offset, where);
+        if (payload_bytes(shape) > kMaxChunkBytes)  // before anything is read
+            throw FormatError(volume_->path(), 0, where + ": chunk of " + std::to_string(payload_bytes(shape)) +
+                                                      " bytes exceeds the 512 MiB limit");
+        const StoredObject o = info_.store->read(index, max_object_bytes(shape, info_.store->compression()));
+        return decode_chunk(o.bytes, info_.store->compression(), shape, o.file, o.offset, where);
     });
 }
 

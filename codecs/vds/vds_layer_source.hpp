@@ -36,6 +36,7 @@ class VdsLayerSource final : public ArraySource {
 public:
     VdsLayerSource(std::shared_ptr<const VolumeStore> volume, LayerInfo info);
     NcType type() const override { return type_; }
+    const VolumeStore& volume() const { return *volume_; }
     const std::vector<uint64_t>& shape() const override { return shape_; }
     void read(std::span<const uint64_t> start, std::span<const uint64_t> count, ByteOrder order,
               void* out) const override;

@@ -11,8 +11,9 @@ using Json = nlohmann::json;
 
 }  // namespace
 
-void check_json_depth(std::string_view text, const std::string& file) {
+void check_json_shape(std::string_view text, const std::string& file) {
     size_t depth = 0;
+    uint64_t units = 0;
     bool in_string = false, escaped = false;
     for (size_t i = 0; i < text.size(); ++i) {
         const char c = text[i];
@@ -24,9 +25,15 @@ void check_json_depth(std::string_view text, const std::string& file) {
             in_string = true;
         } else if (c == '[' || c == '{') {
             if (++depth > kMaxJsonDepth) throw FormatError(file, i, "JSON nested deeper than 256 levels");
+            units += 8;
         } else if ((c == ']' || c == '}') && depth > 0) {
             --depth;
+        } else if (c == ',') {
+            ++units;
         }
+        if (units > kMaxJsonUnits)
+            throw FormatError(file, i, "JSON holds too many values (over " + std::to_string(kMaxJsonUnits) +
+                                           " units: 8 per object or array, 1 per further element)");
     }
 }
 
@@ -168,7 +175,7 @@ void parse_metadata(const Reader& r, const Json& metadata, Layout& l) {
 }  // namespace
 
 Layout parse_layout(std::string_view text, const std::string& file) {
-    check_json_depth(text, file);
+    check_json_shape(text, file);
     Json doc = Json::parse(text.begin(), text.end(), nullptr, false);
     if (doc.is_discarded()) throw FormatError(file, 0, "VolumeDataLayout is not valid JSON");
     Reader r{file};

@@ -50,7 +50,13 @@ constexpr size_t kMaxJsonDepth = 256;
 constexpr size_t kMaxAxes = 6;
 
 Layout parse_layout(std::string_view text, const std::string& file);
-// Throws FormatError when [ and { (outside strings) nest deeper than 256.
-void check_json_depth(std::string_view text, const std::string& file);
+// A parsed document's memory grows with its values, not its bytes ("[{},{},
+// ...]" costs ~80 bytes a value in 3 bytes of text): the text is weighed
+// first, 8 units per object or array and 1 per further element.
+constexpr uint64_t kMaxJsonUnits = uint64_t{1} << 22;
+
+// Throws FormatError when [ and { (outside strings) nest deeper than 256, or
+// the text weighs more than kMaxJsonUnits (about 100 MiB parsed at most).
+void check_json_shape(std::string_view text, const std::string& file);
 
 }  // namespace ncafs::vds

@@ -1,11 +1,14 @@
 #include "codecs/vds/vds_reader.hpp"
 
+#include <sys/stat.h>
+
 #include <algorithm>
 #include <cstring>
 #include <optional>
 
 #include "codecs/error.hpp"
 #include "codecs/vds/vds_container.hpp"
+#include "codecs/vds/vds_failure_memo.hpp"
 #include "codecs/vds/vds_store.hpp"
 #include "codecs/vds/vds_layer_source.hpp"
 #include "codecs/vds/vds_layout.hpp"
@@ -54,6 +57,7 @@ LayerInfo make_layer(const VolumeStore& v, const Layout& l, std::shared_ptr<cons
     if (info.geometry.chunk_count != info.store->chunk_count())
         throw FormatError(v.path(), 0, "layer " + name + ": " + std::to_string(info.store->chunk_count()) +
                                            " chunks, the layout gives " + std::to_string(info.geometry.chunk_count));
+    info.store->check_index();  // only now: its size is the layout's
     return info;
 }
 
@@ -71,14 +75,31 @@ bool has_vds_signature(std::span<const uint8_t> first_bytes) { return has_vds_ma
 // The dataset of a volume in either physical form.
 Dataset dataset_of_volume(const std::shared_ptr<const VolumeStore>& volume);
 
-Dataset open_vds_dataset(const std::string& path) { return dataset_of_volume(open_volume_store(path)); }
+Dataset open_vds_dataset(const std::string& path) {
+    struct stat st {};
+    if (::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) return dataset_of_volume(open_directory_store(path));
+    return open_vds_dataset(OpenFile::open(path));
+}
 
 Dataset open_vds_dataset(std::shared_ptr<const OpenFile> file) {
-    return dataset_of_volume(open_container_store(std::move(file)));
+    const FileIdentity identity = file->identity();
+    if (auto failure = remembered_failure(identity)) throw *failure;
+    try {
+        return dataset_of_volume(open_container_store(std::move(file)));
+    } catch (const FormatError& e) {
+        remember_failure(identity, e);
+        throw;
+    }
 }
 
 Dataset open_vds_directory(UniqueFd directory, const std::string& path) {
     return dataset_of_volume(open_directory_store(std::move(directory), path));
+}
+
+std::vector<std::string> vds_member_files(const Dataset& dataset) {
+    for (const auto& v : dataset.variables)
+        if (const auto* layer = dynamic_cast<const VdsLayerSource*>(v.source.get())) return layer->volume().member_files();
+    return {};
 }
 
 Dataset dataset_of_volume(const std::shared_ptr<const VolumeStore>& volume) {
@@ -89,7 +110,7 @@ Dataset dataset_of_volume(const std::shared_ptr<const VolumeStore>& volume) {
     std::string digits;
     const std::vector<int> group = primary_group(*volume, layout, digits);
 
-    DatasetBuilder builder(path, layout);
+    DatasetBuilder builder(path, layout, group);
     for (size_t i = 0; i < layout.channels.size(); ++i) {
         const Channel& ch = layout.channels[i];
         if (ch.per_trace || ch.components != 1) continue;

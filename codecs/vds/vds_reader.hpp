@@ -4,8 +4,8 @@
 // Mapping to the netCDF model (README "VDS sources"):
 //  - dimensions: the VDS axes reversed (VDS dim 0 varies fastest, so it is
 //    the last netCDF dimension), named after the axes; each stored LOD n >= 1
-//    adds dimensions AXIS_lodN (the forced full-resolution axis keeps its
-//    LOD0 dimension);
+//    adds dimensions AXIS_lodN (the forced full-resolution axis and the axes
+//    outside the dimension group, never decimated, keep their LOD0 dimension);
 //  - coordinate variables (double) from coordinateMin/Max, decimated at LOD
 //    n (sample m is LOD0 sample m*2^n), with the axis units;
 //  - one variable per Direct, single-component channel (the primary first),
@@ -20,6 +20,7 @@
 
 #include <span>
 #include <string>
+#include <vector>
 
 #include "codecs/dataset.hpp"
 #include "codecs/confined_open.hpp"
@@ -37,5 +38,11 @@ Dataset open_vds_dataset(std::shared_ptr<const OpenFile> file);
 // A directory-form volume already opened (confined, by the catalog); its
 // members are opened from that fd without following symlinks.
 Dataset open_vds_directory(UniqueFd directory, const std::string& path);
+
+// The member files a directory-form volume's dataset is read from
+// (VolumeDataLayout, LayerStatus, chunk objects, hash pages), listed now
+// from its folder; empty for any other dataset. The caller check under
+// allow_other tests each of them for the caller.
+std::vector<std::string> vds_member_files(const Dataset& dataset);
 
 }  // namespace ncafs::vds

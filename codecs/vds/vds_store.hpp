@@ -29,7 +29,12 @@ public:
     virtual uint64_t chunk_count() const = 0;
     virtual Compression compression() const = 0;
     virtual uint64_t hash(uint64_t index) const = 0;       // 0 when never written
-    virtual StoredObject read(uint64_t index) const = 0;   // FormatError when absent
+    // FormatError when absent, or when longer than max_bytes (decided from
+    // the index or fstat, before the object is read).
+    virtual StoredObject read(uint64_t index, uint64_t max_bytes) const = 0;
+    // Checks the layer's index once its chunk count agrees with the layout
+    // (a count from the file alone must not size any work).
+    virtual void check_index() const {}
 };
 
 class VolumeStore {
@@ -42,10 +47,12 @@ public:
     // nullptr when absent; FormatError naming the layer when it cannot be
     // read (Wavelet, unknown compression, bad page table).
     virtual std::shared_ptr<const LayerStore> layer(const std::string& name) const = 0;
+    // The files besides path() whose bytes the volume is read from (empty
+    // for a container: it is one file): VolumeDataLayout, LayerStatus and,
+    // per listed layer, its chunk objects and hash pages found now.
+    virtual std::vector<std::string> member_files() const { return {}; }
 };
 
-// A container file (HueDataStore magic) or a directory holding VolumeDataLayout.
-std::shared_ptr<const VolumeStore> open_volume_store(const std::string& path);
 std::shared_ptr<const VolumeStore> open_container_store(const std::string& path);
 std::shared_ptr<const VolumeStore> open_container_store(std::shared_ptr<const OpenFile> file);
 std::shared_ptr<const VolumeStore> open_directory_store(const std::string& path);

@@ -69,6 +69,17 @@ private:
 
 }  // namespace
 
+std::optional<std::string> vds_view_refusal(const Dataset& dataset, int lods) {
+    std::string why;
+    // Chunk counts do not depend on coordinate values: none is read (a
+    // listing must not read data, let alone fetch it from a server).
+    const auto plan = vds::plan_vds(dataset, lods, &why, [](const ArraySource&) { return false; });
+    if (!plan) return dataset.origin + ": no .vds view: " + why;
+    if (vds::view_chunk_count(*plan) > vds::kMaxViewChunks)
+        return dataset.origin + ": no .vds view: more than " + std::to_string(vds::kMaxViewChunks) + " chunks";
+    return std::nullopt;
+}
+
 std::shared_ptr<const VirtualFile> make_vds_view(std::shared_ptr<const Dataset> dataset,
                                                  const VdsViewOptions& options) {
     if (!dataset) throw UsageError("make_vds_view: no dataset");

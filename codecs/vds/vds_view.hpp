@@ -7,6 +7,7 @@
 
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "codecs/dataset.hpp"
@@ -23,6 +24,13 @@ struct VdsViewOptions {
     // index coordinates. Empty: always.
     std::function<bool(const ArraySource&)> may_read_coordinates;
 };
+
+// Why the dataset has no .vds view (no variable a VDS can hold, more than
+// 2^20 chunks), or nullopt when make_vds_view builds one (barring I/O errors
+// while it tests chunks). From metadata alone, nothing built and no value
+// read (coordinates are not tested for spacing): a listing can ask it of
+// every dataset.
+std::optional<std::string> vds_view_refusal(const Dataset& dataset, int lods);
 
 // Throws UsageError when the dataset has no variable a VDS can hold.
 std::shared_ptr<const VirtualFile> make_vds_view(std::shared_ptr<const Dataset> dataset,

@@ -32,19 +32,15 @@ void put_file_header(std::vector<uint8_t>& b, uint64_t at, uint64_t directory, u
 }
 
 std::vector<WrittenLayer> plan_layers(const WriterPlan& plan) {
+    if (view_chunk_count(plan) > kMaxViewChunks)
+        throw UsageError("the .vds view would have more than " + std::to_string(kMaxViewChunks) + " chunks");
     std::string group = "Dimensions_";
     for (int d : plan.group) group += static_cast<char>('0' + d);
     std::vector<WrittenLayer> layers;
-    uint64_t total = 0;
     for (size_t c = 0; c < plan.channels.size(); ++c)
-        for (int lod = 0; lod <= plan.layout.lod_levels; ++lod) {
-            WrittenLayer l{(c == 0 ? std::string() : plan.layout.channels[c].name) + group + "LOD" + std::to_string(lod),
-                           c, make_geometry(plan.layout, plan.group, lod)};
-            total += l.geometry.chunk_count;
-            if (total > kMaxViewChunks)
-                throw UsageError("the .vds view would have more than " + std::to_string(kMaxViewChunks) + " chunks");
-            layers.push_back(std::move(l));
-        }
+        for (int lod = 0; lod <= plan.layout.lod_levels; ++lod)
+            layers.push_back({(c == 0 ? std::string() : plan.layout.channels[c].name) + group + "LOD" + std::to_string(lod),
+                              c, make_geometry(plan.layout, plan.group, lod)});
     return layers;
 }
 
@@ -74,6 +70,15 @@ void write_layer_pages(const WriterPlan& plan, const WrittenLayer& l, uint32_t l
 }
 
 }  // namespace
+
+uint64_t view_chunk_count(const WriterPlan& plan) {
+    uint64_t per_channel = 0;  // every channel has the same layers
+    for (int lod = 0; lod <= plan.layout.lod_levels; ++lod)
+        if (__builtin_add_overflow(per_channel, make_geometry(plan.layout, plan.group, lod).chunk_count, &per_channel))
+            return UINT64_MAX;
+    uint64_t total;
+    return __builtin_mul_overflow(per_channel, plan.channels.size(), &total) ? UINT64_MAX : total;
+}
 
 ContainerLayout build_container(const WriterPlan& plan) {
     ContainerLayout out;

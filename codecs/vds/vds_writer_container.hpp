@@ -37,6 +37,9 @@ struct ContainerLayout {
 // A view past this many chunks in all layers is refused (its index pages live in memory).
 constexpr uint64_t kMaxViewChunks = uint64_t{1} << 20;
 
+// Chunks of every layer of the plan (saturating), without building anything.
+uint64_t view_chunk_count(const WriterPlan& plan);
+
 // Throws UsageError when the chunk count exceeds kMaxViewChunks.
 ContainerLayout build_container(const WriterPlan& plan);
 

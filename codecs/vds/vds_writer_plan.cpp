@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <limits>
 
 #include "codecs/array_source.hpp"
@@ -106,7 +107,43 @@ void set_value_range(const Variable& v, const Channel& c, WriterChannel& w) {
     }
 }
 
-// The channel of one variable; its fill (when _FillValue is set) becomes noValue.
+// True when float32 holds an integer fill exactly (compared as integers:
+// a double would round 2^64-2 to 2^64 and call it exact).
+template <typename T>
+bool float32_holds(T value) {
+    const float f = static_cast<float>(value);
+    const double limit = static_cast<double>(std::numeric_limits<T>::max()) + 1.0;  // 2^32 or 2^64, exact
+    return static_cast<double>(f) < limit && static_cast<T>(f) == value;
+}
+
+// Whether a _FillValue (one element of `type`, native order) can be the
+// channel's noValue (docs/formats/vds-writer.md "NoValue"): the JSON holds a
+// finite float32 (never null), so R32/R64 need float32(fill) finite; U8/U16
+// hold any fill as their NoValue code; U32/U64 only a fill float32 holds
+// exactly. Otherwise the channel has no NoValue and fills are plain values.
+bool no_value_holds(NcType type, Format format, const std::vector<uint8_t>& fill) {
+    switch (format) {
+        case Format::U8:
+        case Format::U16: return true;
+        case Format::U32: {
+            uint32_t u;
+            std::memcpy(&u, fill.data(), 4);
+            return float32_holds(u);
+        }
+        case Format::U64: {
+            uint64_t u;
+            std::memcpy(&u, fill.data(), 8);
+            return float32_holds(u);
+        }
+        default: {
+            const double d = element_as_double(type, fill.data(), 0);
+            return std::isfinite(d) && std::fabs(d) <= static_cast<double>(std::numeric_limits<float>::max());
+        }
+    }
+}
+
+// The channel of one variable; its fill (when _FillValue is set and
+// no_value_holds) becomes noValue.
 std::pair<Channel, WriterChannel> make_channel(const Variable& v, size_t index, const TypeMapping& m) {
     Channel c;
     c.name = v.name;
@@ -116,16 +153,10 @@ std::pair<Channel, WriterChannel> make_channel(const Variable& v, size_t index, 
     WriterChannel w{index, v.source, v.type, std::nullopt};
     set_value_range(v, c, w);
     const Attribute* fill = v.find_attribute("_FillValue");
-    if (fill && fill->type == v.type && fill->length() == 1) {
-        const double value = fill->as_double();
-        // R32/R64/U8/U16 hold any fill (NoValue code or float32 noValue, see
-        // the docs); U32/U64 only when the float32 noValue is the fill itself.
-        const bool exact = static_cast<double>(static_cast<float>(value)) == value;
-        if (exact || (m.format != Format::U32 && m.format != Format::U64)) {
-            c.use_no_value = true;
-            c.no_value = static_cast<float>(value);
-            w.fill = fill->values;
-        }
+    if (fill && fill->type == v.type && fill->length() == 1 && no_value_holds(v.type, m.format, fill->values)) {
+        c.use_no_value = true;
+        c.no_value = static_cast<float>(fill->as_double());
+        w.fill = fill->values;
     }
     return {c, w};
 }

@@ -5,7 +5,7 @@ a list file or standard input (--files-from FILE|-), directory walks (DIR
 and 20,000 partitions through --files-from - (the command line caps near
 100,000 paths).
 
-The partitions are CDF-1 bytes written by test_descriptors.cdf1_partition
+The partitions are CDF-1 bytes written by test_descriptors.FIXED
 (partition i holds time = i and tas = expected_tas_row(i)); every aggregation
 is read back by netCDF4-python (through a real mount, or from `ncafs export`)
 and compared with the values computed from the inputs.
@@ -22,7 +22,13 @@ import tempfile
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from test_descriptors import cdf1_partition, expected_tas_row, read_tas  # noqa: E402
+from test_descriptors import FIXED, expected_tas_row, read_variable  # noqa: E402
+
+cdf1_partition = FIXED.partition_bytes
+
+
+def read_tas(path):
+    return read_variable(path, "tas")
 from test_mount import NCAFS, SKIP, Mount, check, fuse_usable, run_cases  # noqa: E402
 
 

@@ -13,14 +13,15 @@
 #include "codecs/error.hpp"
 #include "codecs/vds/vds_chunk_cache.hpp"
 #include "codecs/vds/vds_container.hpp"
+#include "codecs/vds/vds_failure_memo.hpp"
 #include "codecs/vds/vds_layout.hpp"
 #include "codecs/vds/vds_reader.hpp"
 #include "tests/fuzz/fuzz_support.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     // The memfd keeps its inode from one input to the next: keep no decoded
-    // chunk, so that every input is decoded from its own bytes.
-    static const bool no_cache = (ncafs::vds::set_chunk_cache_budget(0), true);
+    // chunk and no remembered failure, so that every input is parsed from its own bytes.
+    static const bool no_cache = (ncafs::vds::set_chunk_cache_budget(0), ncafs::vds::set_failure_memo_entries(0), true);
     (void)no_cache;
     static ncafs::fuzz::MemoryFile file;
     try {
@@ -29,7 +30,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
             ncafs::fuzz::read_every_variable(d, 4096);
         } else {
             const std::string_view text(reinterpret_cast<const char*>(data), size);
-            ncafs::vds::check_json_depth(text, "fuzz-layout");
+            ncafs::vds::check_json_shape(text, "fuzz-layout");
             (void)ncafs::vds::parse_layout(text, "fuzz-layout");
         }
     } catch (const ncafs::FormatError&) {

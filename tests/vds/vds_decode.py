@@ -134,15 +134,15 @@ def rle_decode(buf, unit):
 
 
 def axis_geometry(n, in_group, group_rank, lod, brick, nm, pm, multiplier):
-    """(stride, chunk count, margin lo, margin hi) in LOD0 units (§2.5)."""
-    if in_group:
-        internal = (brick - nm - pm) * (multiplier if group_rank == 2 else 1)
-        m0, m1 = nm, pm
-    else:
-        internal, m0, m1 = 1, 0, 0
+    """(stride, chunk count, margin lo, margin hi, LOD shift) in LOD0 units (§2.5).
+    A dim outside the dimension group has bricks of one sample at every LOD
+    (nChunks = N) and is not decimated."""
+    if not in_group:
+        return 1, n, 0, 0, 0
+    internal = (brick - nm - pm) * (multiplier if group_rank == 2 else 1)
     stride = min(internal << lod, n)
-    chunks = max(int((n - 1 - m0 - m1) / stride) + 1, 1)
-    return stride, chunks, m0, m1
+    chunks = max(int((n - 1 - nm - pm) / stride) + 1, 1)
+    return stride, chunks, nm, pm, lod
 
 
 class Vds:
@@ -206,7 +206,8 @@ class Vds:
 
     # -- values -------------------------------------------------------------
     def lod_shape(self, lod):
-        return [((n - 1) >> lod) + 1 for n in self.shape]
+        geo, _ = self.geometry(lod)
+        return [((n - 1) >> g[4]) + 1 for n, g in zip(self.shape, geo)]
 
     def _fill(self, channel, value_kind, entry):
         """The raw (stored) value of a chunk without bytes."""
@@ -266,15 +267,15 @@ class Vds:
                 rest //= geo[d][1]
             sizes, src, dst = [], [], []
             for d in range(rank):
-                stride, count, m0, m1 = geo[d]
+                stride, count, m0, m1, shift = geo[d]
                 n = self.shape[d]
                 lo, hi = idx[d] * stride, min((idx[d] + 1) * stride + m0 + m1, n)
-                sizes.append(((hi - lo - 1) >> lod) + 1)
+                sizes.append(((hi - lo - 1) >> shift) + 1)
                 vlo = 0 if idx[d] == 0 else lo + m0
                 vhi = n if idx[d] == count - 1 else min((idx[d] + 1) * stride + m0, n)
-                step = 1 << lod
+                step = 1 << shift
                 a, b = -(-vlo // step), -(-vhi // step)  # LOD samples whose LOD0 position is valid here
-                src.append(slice(a - (lo >> lod), b - (lo >> lod)))
+                src.append(slice(a - (lo >> shift), b - (lo >> shift)))
                 dst.append(slice(a, b))
             block = self._chunk_array(channel, lod, entry, sizes, group)
             out[tuple(reversed(dst))] = block[tuple(reversed(src))]

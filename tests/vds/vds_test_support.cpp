@@ -2,7 +2,10 @@
 
 #include <gtest/gtest.h>
 #include <openssl/evp.h>
+#include <sys/wait.h>
 #include <unistd.h>
+
+#include <chrono>
 
 #include <cstdlib>
 #include <fstream>
@@ -56,6 +59,61 @@ std::vector<uint8_t> read_all(const ncafs::Variable& v) {
     std::vector<uint64_t> start(shape.size(), 0);
     v.source->read(start, shape, ncafs::ByteOrder::Native, out.data());
     return out;
+}
+
+namespace {
+
+uint64_t peak_resident_bytes() {
+    std::ifstream status("/proc/self/status");
+    std::string line;
+    while (std::getline(status, line))
+        if (line.rfind("VmHWM:", 0) == 0) return std::stoull(line.substr(6)) * 1024;  // kB
+    return 0;
+}
+
+}  // namespace
+
+ChildCost cost_in_child(const std::function<std::string()>& work) {
+    int fds[2];
+    if (::pipe(fds) != 0) throw std::runtime_error("pipe failed");
+    const pid_t pid = ::fork();
+    if (pid < 0) throw std::runtime_error("fork failed");
+    if (pid == 0) {
+        ::close(fds[0]);
+        const auto t0 = std::chrono::steady_clock::now();
+        std::string outcome;
+        try {
+            outcome = work();
+        } catch (const std::exception& e) {
+            outcome = std::string("exception: ") + e.what();
+        }
+        const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+        const std::string report = std::to_string(peak_resident_bytes()) + "\n" + std::to_string(seconds) + "\n" + outcome;
+        size_t done = 0;
+        while (done < report.size()) {
+            const ssize_t n = ::write(fds[1], report.data() + done, report.size() - done);
+            if (n <= 0) break;
+            done += static_cast<size_t>(n);
+        }
+        ::_exit(0);
+    }
+    ::close(fds[1]);
+    std::string report;
+    char buffer[4096];
+    for (ssize_t n; (n = ::read(fds[0], buffer, sizeof buffer)) > 0;) report.append(buffer, static_cast<size_t>(n));
+    ::close(fds[0]);
+    int status = 0;
+    ::waitpid(pid, &status, 0);
+    ChildCost cost;
+    const size_t a = report.find('\n'), b = a == std::string::npos ? a : report.find('\n', a + 1);
+    if (b == std::string::npos) {
+        cost.outcome = "child died (status " + std::to_string(status) + ")";
+        return cost;
+    }
+    cost.peak_bytes = std::stoull(report.substr(0, a));
+    cost.seconds = std::stod(report.substr(a + 1, b - a - 1));
+    cost.outcome = report.substr(b + 1);
+    return cost;
 }
 
 std::vector<FileRow> walk(const std::vector<uint8_t>& b) {

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <cstring>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -17,6 +18,16 @@ std::vector<uint8_t> read_bytes(const std::string& path);
 std::string write_temp(const std::vector<uint8_t>& bytes);  // a new temp file (removed by the caller)
 std::string sha1_hex(const void* data, size_t n);
 std::vector<uint8_t> read_all(const ncafs::Variable& v);  // native order
+
+// What running `work` once in a forked child cost: its peak resident
+// memory (VmHWM of /proc/self/status, which includes what the parent had
+// when forking) and wall time, and the text work returned.
+struct ChildCost {
+    uint64_t peak_bytes = 0;
+    double seconds = 0;
+    std::string outcome;
+};
+ChildCost cost_in_child(const std::function<std::string()>& work);
 
 // Where things are in a container's bytes (fixture layout, checked by asserts).
 struct FileRow {

@@ -4,11 +4,15 @@
 Datasets are made here with netCDF4-python and ncgen: a plain file with
 channels of every mapped type (float, double, int, short, byte, ubyte,
 ushort, uint, uint64; an int64 left out), a 2-D file (tiles), a 4-D file,
-and a CF-1.13 aggregation whose `quality` variable has constant, missing and
-non-float32 constant fragments. Each NAME.vds is decoded with vds_decode.py
-(numpy + zlib, checked against OpenVDS's own fixtures) and must give, at
-every LOD n, the values netCDF4-python reads from NAME.nc, decimated
-[::2**n] on every axis. Constant and missing fragments must give constant
+a file of fills of every kind (each type; fills float32 holds, fills it does
+not, default fills), and a CF-1.13 aggregation whose `quality` variable has
+constant, missing and non-float32 constant fragments. Each NAME.vds is
+decoded with vds_decode.py (numpy + zlib, checked against OpenVDS's own
+fixtures) and must give, at every LOD n, the values netCDF4-python reads
+from NAME.nc, decimated [::2**n] along the dimension group (the 4-D file's
+slowest dimension keeps every sample: one chunk per sample at every LOD).
+Fills are NoValue exactly as docs/formats/vds-writer.md says, and no
+channel has a null noValue. Constant and missing fragments must give constant
 and NoValue hashes with no bytes. A .vds view copied into a new SOURCE must
 read back (our reader, through its .nc view) as the original values, and
 `ncafs export --format vds` must give the view's bytes; ranges read by six
@@ -79,6 +83,9 @@ def make_small_ranks(source):
             ds.createDimension(name, n)
         ds.createVariable("v4", "f4", ("a", "t", "y", "x"))[:] = np.arange(3 * 5 * 40 * 70, dtype="f4").reshape(
             3, 5, 40, 70)
+        # VDS dim 3 (a) lies outside the dimension group 012: 3 chunks at every LOD.
+        ds.createVariable("w4", "f8", ("a", "t", "y", "x"))[:] = np.arange(3 * 5 * 40 * 70, dtype="f8").reshape(
+            3, 5, 40, 70) * -0.5
 
 
 def make_series(source):
@@ -131,6 +138,83 @@ data:
     os.unlink(cdl_path)
 
 
+# name: (type, _FillValue or None, whether the .vds channel uses NoValue)
+# per docs/formats/vds-writer.md: R32/R64 when float32(fill) is finite,
+# U8/U16 always, U32/U64 only when float32 holds the fill exactly.
+FILLS = {
+    "r_float": ("f4", -999.0, True), "r_float_big": ("f4", 3.0e38, True),
+    "r_double": ("f8", -999.0, True), "r_double_inexact": ("f8", 0.1, True),
+    "r_double_huge": ("f8", 1e300, False), "r_int": ("i4", -2147483647, True),
+    "r_short": ("i2", -32767, True), "r_byte": ("i1", -127, True),
+    "r_ubyte": ("u1", 255, True), "r_ushort": ("u2", 65535, True),
+    "r_uint": ("u4", 1000, True), "r_uint_big": ("u4", 4294967295, False),
+    "r_uint64": ("u8", 2 ** 40, True), "r_uint64_big": ("u8", 18446744073709551614, False),
+    "r_uint64_odd": ("u8", 2 ** 40 + 1, False),
+}
+# Variables without _FillValue, half written: netCDF's default fills are values.
+DEFAULT_FILLS = {"d_" + name[2:]: t for name, t in TYPES.items()}
+
+
+def make_fills(path):
+    """(t, y, x) = (6, 20, 70) channels; fills in a box and scattered."""
+    rng, shape = np.random.default_rng(3), (6, 20, 70)
+    with netCDF4.Dataset(path, "w", format="NETCDF4") as ds:
+        for name, n in (("t", 6), ("y", 20), ("x", 70)):
+            ds.createDimension(name, n)
+        # The primary channel: the first largest variable in file order.
+        ds.createVariable("base", "f4", ("t", "y", "x"))[:] = rng.uniform(-5, 5, shape)
+        for name, (t, fill, _) in FILLS.items():
+            values = rng.uniform(0, 100, shape).astype(t)
+            fill = np.array(fill, t)
+            values[1:3, 2:9, 10:30] = fill
+            values[rng.random(shape) < 0.05] = fill
+            v = ds.createVariable(name, t, ("t", "y", "x"), fill_value=fill)
+            v.set_auto_maskandscale(False)
+            v[:] = values
+        for name, t in DEFAULT_FILLS.items():
+            v = ds.createVariable(name, t, ("t", "y", "x"))
+            v[:3] = rng.uniform(0, 100, (3,) + shape[1:]).astype(t)  # t >= 3: netCDF's default fill
+
+
+def fill_expectation(nc_path, name):
+    """Values as the docs say the .vds must hold them: NaN where the fill is
+    NoValue, the fill as a plain value otherwise (default fills too)."""
+    with netCDF4.Dataset(nc_path) as ds:
+        v = ds.variables[name]
+        v.set_auto_maskandscale(False)
+        raw = v[...]
+    values = np.asarray(raw).astype("f8")
+    if name in FILLS and FILLS[name][2]:
+        values[np.asarray(raw) == np.array(FILLS[name][1], FILLS[name][0])] = np.nan
+    return values
+
+
+def check_fills(mnt):
+    vds = vds_decode.Vds(os.path.join(mnt, "fills.vds"))
+    by_name = {ch["name"]: (c, ch) for c, ch in enumerate(vds.channels)}
+    check(set(by_name) == {"base"} | set(FILLS) | set(DEFAULT_FILLS), "fills.vds channels %s" % sorted(by_name))
+    for name, (c, ch) in by_name.items():
+        check(ch.get("noValue") is not None, "%s: noValue is null" % name)
+        want_novalue = FILLS[name][2] if name in FILLS else False
+        check(ch.get("useNoValue", False) == want_novalue, "%s: useNoValue %s, want %s" % (name, ch.get("useNoValue"), want_novalue))
+        if name == "base":
+            continue
+        want = fill_expectation(os.path.join(mnt, "fills.nc"), name)
+        for lod in range(LODS + 1):
+            got, dec = vds.read_values(c, lod), lod_view(want, lod)
+            check(np.array_equal(got, dec, equal_nan=True),
+                  "fills %s LOD%d: %d values differ" % (name, lod, np.sum(~((got == dec) | (np.isnan(got) & np.isnan(dec))))))
+
+
+def check_four(mnt):
+    """VDS dim 3 (3 samples) outside the group 012: 3 chunks at every LOD."""
+    vds, names = check_dataset(mnt, "four", LODS)
+    check(names == ["v4", "w4"], "four.vds channels %s" % names)
+    for lod, chunks in enumerate([2 * 3, 3, 3, 3]):
+        n = len(vds.layer(0, lod).entries)
+        check(n == chunks, "four.vds LOD%d: %d chunks, want %d" % (lod, n, chunks))
+
+
 def expected_values(nc_path, name):
     """float64 values netCDF4-python reads (masked -> NaN). Only an explicit
     _FillValue becomes NoValue: without one, no default-fill masking."""
@@ -139,6 +223,15 @@ def expected_values(nc_path, name):
         v.set_auto_mask("_FillValue" in v.ncattrs())
         data = v[...]
         return np.ma.filled(np.ma.asarray(data).astype("f8"), np.nan)
+
+
+def lod_view(want, lod):
+    """The LOD `lod` of netCDF-order values: every 2**lod-th sample along the
+    dims of the dimension group (the last 3, or all of a 2-D array), all
+    samples along the others (openvds-notes.md §2.5: one chunk per sample at
+    every LOD outside the group)."""
+    first_in_group = max(want.ndim - 3, 0)
+    return want[tuple(slice(None, None, 1 << lod) if k >= first_in_group else slice(None) for k in range(want.ndim))]
 
 
 def check_dataset(mnt, stem, lods):
@@ -151,7 +244,7 @@ def check_dataset(mnt, stem, lods):
             want = want.reshape(1, -1)
         for lod in range(lods + 1):
             got = vds.read_values(c, lod)
-            dec = want[tuple(slice(None, None, 1 << lod) for _ in range(want.ndim))]
+            dec = lod_view(want, lod)
             check(got.shape == dec.shape, "%s %s LOD%d: shape %s, want %s" % (stem, ch["name"], lod, got.shape, dec.shape))
             check(np.array_equal(got, dec, equal_nan=True),
                   "%s %s LOD%d: %d values differ from netCDF4-python's" % (stem, ch["name"], lod,
@@ -228,7 +321,7 @@ def check_round_trip(mnt, stems):
                     for lod in range(LODS + 1):  # our reader shows LOD n as NAME_lodN
                         name = ch["name"] + ("_lod%d" % lod if lod else "")
                         got = expected_values(m.path(stem + "_copy.nc"), name)
-                        dec = want[tuple(slice(None, None, 1 << lod) for _ in range(want.ndim))]
+                        dec = lod_view(want, lod)
                         check(np.array_equal(got, dec, equal_nan=True), "%s round trip of %s differs" % (stem, name))
     finally:
         shutil.rmtree(source, ignore_errors=True)
@@ -277,6 +370,7 @@ def main():
     source = tempfile.mkdtemp(prefix="ncafs-vdsw-src-")
     try:
         make_plain(os.path.join(source, "plain.nc"))
+        make_fills(os.path.join(source, "fills.nc"))
         make_small_ranks(source)
         make_series(source)
         make_aggregation(source)
@@ -288,11 +382,12 @@ def main():
             check_concurrent_reads(m.path("plain.vds"))
             check_plain(m.mnt)
             check_aggregation(m.mnt)
-            for stem in ("image", "four"):
-                check_dataset(m.mnt, stem, LODS)
+            check_dataset(m.mnt, "image", LODS)
+            check_four(m.mnt)
+            check_fills(m.mnt)
             series, names = check_dataset(m.mnt, "series", LODS)
             check(sorted(names) == ["count", "level", "time"], "series.vds channels: %s" % names)
-            check_round_trip(m.mnt, ["plain", "agg", "image"])
+            check_round_trip(m.mnt, ["plain", "agg", "image", "four"])
             check_export(m.mnt, source, "agg", "agg.nca")
             check_export(m.mnt, source, "plain", "plain.nc")
             check_export(m.mnt, source, "image", "image.vds", ())

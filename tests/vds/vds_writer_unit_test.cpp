@@ -95,6 +95,7 @@ TEST(VdsWriter, RefusesDatasetsItCannotHold) {
                                      std::make_shared<MemorySource>(NcType::Float, std::vector<uint64_t>{4},
                                                                     std::vector<uint8_t>(16), "v")});
     EXPECT_GT(make_vds_view(ds)->size(), 0u);  // 1-D: held with a unit axis
+    EXPECT_EQ(vds_view_refusal(*ds, 2), std::nullopt);
     ds->origin = "/x/int64_only.nc";
     ds->variables = {Variable{"v", NcType::Int64, {0}, {},
                               std::make_shared<MemorySource>(NcType::Int64, std::vector<uint64_t>{4},
@@ -106,10 +107,13 @@ TEST(VdsWriter, RefusesDatasetsItCannotHold) {
         EXPECT_NE(std::string(e.what()).find("/x/int64_only.nc"), std::string::npos) << e.what();
         EXPECT_NE(std::string(e.what()).find("rank 1 to 6"), std::string::npos) << e.what();
     }
+    EXPECT_NE(vds_view_refusal(*ds, 2).value_or("").find("rank 1 to 6"), std::string::npos);
     // 2049 x 2049 tiles of 256 at LOD0 alone: more than 2^20 chunks.
     ds->origin = "/x/huge.nc";
     ds->dimensions = {{"y", 2049 * 256, false}, {"x", 2049 * 256, false}};
     ds->variables = {Variable{"v", NcType::Float, {0, 1}, {},
                               std::make_shared<HugeSource>(std::vector<uint64_t>{2049 * 256, 2049 * 256})}};
     EXPECT_THROW(make_vds_view(ds), UsageError);
+    EXPECT_NE(vds_view_refusal(*ds, 2).value_or("").find("more than 1048576 chunks"), std::string::npos);
+    EXPECT_NE(vds_view_refusal(*ds, 0).value_or("").find("more than 1048576 chunks"), std::string::npos);
 }

@@ -1,0 +1,46 @@
+#include "codecs/vds/vds_failure_memo.hpp"
+
+#include <mutex>
+
+#include "codecs/lru_cache.hpp"
+
+namespace ncafs::vds {
+namespace {
+
+struct IdentityHash {
+    size_t operator()(const FileIdentity& f) const {
+        size_t h = 0;
+        for (uint64_t part : {uint64_t(f.device), uint64_t(f.inode), uint64_t(f.mtime_ns), f.size, uint64_t(f.ctime_ns)})
+            h ^= std::hash<uint64_t>{}(part) + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
+        return h;
+    }
+};
+
+struct Memo {
+    std::mutex mutex;
+    LruCache<FileIdentity, FormatError, IdentityHash> failures{kDefaultFailureMemoEntries};
+};
+
+Memo& memo() {
+    static Memo m;
+    return m;
+}
+
+}  // namespace
+
+std::optional<FormatError> remembered_failure(const FileIdentity& file) {
+    std::lock_guard lock(memo().mutex);
+    return memo().failures.get(file);
+}
+
+void remember_failure(const FileIdentity& file, const FormatError& error) {
+    std::lock_guard lock(memo().mutex);
+    if (memo().failures.capacity() > 0) memo().failures.put(file, error);
+}
+
+void set_failure_memo_entries(size_t entries) {
+    std::lock_guard lock(memo().mutex);
+    memo().failures.set_capacity(entries);
+}
+
+}  // namespace ncafs::vds
