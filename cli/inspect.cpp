@@ -81,6 +81,7 @@ int inspect_files(const FileArgs& cl, std::ostream& out, std::ostream& err) {
             << " variable(s) presented, " << loaded.hidden_variables << " private variable(s) and "
             << loaded.hidden_dimensions << " private dimension(s) hidden\n";
         for (const auto& w : loaded.warnings) out << "warning: " << w << "\n";
+        for (const auto& note : ds.notes) out << (note.refused ? "refused: " : "left out: ") << ds.origin << ": " << note.text << "\n";
         for (const auto& src : loaded.sources) {
             const agg::Aggregate& a = src->aggregate();
             out << "\n" << a.name << "(" << names_text(a.dims) << ") " << type_name(a.type) << " shape "

@@ -8,6 +8,7 @@
 #include <memory>
 #include <optional>
 #include <span>
+#include <string>
 #include <vector>
 
 #include "codecs/open_file.hpp"
@@ -50,6 +51,10 @@ public:
         (void)start, (void)count;
         return std::nullopt;
     }
+
+    // Why every read fails before any file is touched (e.g. a netCDF-4
+    // variable with HDF5 external storage), or nullopt.
+    virtual std::optional<std::string> refusal() const { return std::nullopt; }
 
     // Reads elements [first, first+n) of the C-order linearisation: split
     // into at most 2*rank boxes, each read with one read() call.

@@ -59,8 +59,18 @@ struct Variable {
     const Attribute* find_attribute(std::string_view name) const;
 };
 
+// Something a reader left out of the dataset, or refuses to read (for the
+// log, `check` and `inspect`: "ORIGIN: TEXT").
+struct DatasetNote {
+    bool refused = false;  // refused for safety (check: a problem); else only left out (a warning)
+    bool listed = false;   // the item stays in the dataset: each read of it fails and says why
+    std::string name;      // the variable (or link) of this group it concerns; "" for none
+    std::string text;      // why, without the file's name
+};
+
 struct Dataset {
     std::string origin;  // the file it was read from, for messages
+    std::vector<DatasetNote> notes;
     std::vector<Dimension> dimensions;
     std::vector<Attribute> attributes;  // global
     std::vector<Variable> variables;

@@ -11,6 +11,7 @@
 #include "aggregation/read/open_aggregation.hpp"
 #include "aggregation/read/dataset_cache.hpp"
 #include "aggregation/read/dataset_files.hpp"
+#include "codecs/array_source.hpp"
 #include "codecs/cdf/cdf_view.hpp"
 #include "codecs/ds/ds_reader.hpp"
 #include "codecs/ds/ds_view.hpp"
@@ -75,6 +76,27 @@ std::shared_ptr<const Dataset> open_vds_directory_dataset(const std::string& pat
     return std::make_shared<const Dataset>(vds::open_vds_directory(std::move(dir.fd), path));
 }
 
+// A variable that refuses every read (HDF5 external storage...) is left out
+// of the views: every read block of a view touching its bytes would fail,
+// in a small file the whole file. Each refusal is logged once (a warning);
+// what is only left out (string variables, groups) in one line per file.
+std::shared_ptr<const Dataset> presentable(std::shared_ptr<const Dataset> dataset) {
+    auto refuses = [](const Variable& v) { return v.source && v.source->refusal(); };
+    if (std::any_of(dataset->variables.begin(), dataset->variables.end(), refuses)) {
+        auto copy = std::make_shared<Dataset>(*dataset);
+        std::erase_if(copy->variables, refuses);
+        for (auto& note : copy->notes) note.listed = false;
+        dataset = std::move(copy);
+    }
+    std::string left_out;
+    for (const auto& note : dataset->notes) {
+        if (note.refused && !note.listed) log_once(LogLevel::Warning, dataset->origin + ": " + note.text);
+        if (!note.refused) left_out += (left_out.empty() ? "" : "; ") + note.text;
+    }
+    if (!left_out.empty()) log_once(LogLevel::Info, dataset->origin + ": left out: " + left_out);
+    return dataset;
+}
+
 // Partition folders held open during one sweep: partitions come in folder
 // order, so a few suffice, and descriptors stay within the bound
 // open_files= promises (a collection may span thousands of folders).
@@ -121,10 +143,10 @@ Backend make_backend(const ViewOptions& options, const std::vector<std::string>&
     b.is_aggregation = [confined](const std::string& path) { return is_aggregation_file(path, confined.get()); };
     b.open_dataset = [aggregation, confined](const std::string& path,
                                              bool is_aggregation) -> std::shared_ptr<const Dataset> {
-        if (is_aggregation) return open_aggregation(path, aggregation);  // confined by its PathPolicy
+        if (is_aggregation) return presentable(open_aggregation(path, aggregation));  // confined by its PathPolicy
         struct stat st {};
         if (confined->stat(path, st) && S_ISDIR(st.st_mode)) return open_vds_directory_dataset(path, *confined);
-        return open_plain_dataset(OpenFile::open(path, confined.get()));
+        return presentable(open_plain_dataset(OpenFile::open(path, confined.get())));
     };
     b.source_files = [](const Dataset& dataset) {
         std::vector<std::string> files = agg::files_drawn_on(dataset);

@@ -106,6 +106,8 @@ std::vector<CheckFinding> check_aggregation_file(const std::string& file, const 
         found.push_back({true, with_file_name(file, e.what())});
         return found;
     }
+    // The file's own refusals (HDF5 external storage...) fail the check; what was only left out warns.
+    for (const auto& note : loaded.dataset->notes) found.push_back({note.refused, loaded.dataset->origin + ": " + note.text});
     if (!loaded.cf_sources.empty()) {
         // G3-G5: docs/conventions/README.md "Validation", fragment by fragment, optionally A9.
         try {

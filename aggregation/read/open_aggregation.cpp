@@ -168,6 +168,16 @@ void classify_variables(Loading& ld, const AggregationOptions& options) {
         }
         ld.visible.push_back(&v);
     }
+    // Private term variables the Dataset model leaves out (netCDF-4 strings) count as hidden too.
+    for (const auto& name : ld.cf_hidden_vars)
+        if (!file.find_variable(name)) ++ld.out.hidden_variables;
+}
+
+// What the aggregation file's reader refused or left out, but for private
+// term variables (often netCDF-4 strings): those are hidden, not left out.
+void copy_notes(Loading& ld) {
+    for (const auto& note : ld.file->notes)
+        if (note.refused || !ld.cf_hidden_vars.count(note.name)) ld.presented->notes.push_back(note);
 }
 
 // The presented dimensions: all but those used only by private or hidden term variables.
@@ -269,6 +279,7 @@ LoadedAggregation load_aggregation(const std::string& path, const AggregationOpt
     ld.presented->origin = ld.paths->aggregation_file();
     parse_cf_style(ld, options);
     classify_variables(ld, options);
+    copy_notes(ld);
     present_dimensions(ld);
     present_attributes(ld);
     present_variables(ld, cache);

@@ -179,7 +179,11 @@ void AggregatedSource::conform(const Fragment& f, const std::shared_ptr<const Da
     const Variable* var = nullptr;
     if (!f.variable.empty()) {
         var = ds->find_variable(f.variable);
-        if (!var) fail("has no variable '" + f.variable + "'");
+        if (!var) {
+            for (const auto& note : ds->notes)  // left out for a reason (an HDF5 external link...): say it
+                if (note.name == f.variable) fail(note.text);
+            fail("has no variable '" + f.variable + "'");
+        }
     } else {
         // varid: position among the file's variables (netCDF numbering).
         if (!f.varid || *f.varid < 0 || static_cast<uint64_t>(*f.varid) >= ds->variables.size())
@@ -187,6 +191,7 @@ void AggregatedSource::conform(const Fragment& f, const std::shared_ptr<const Da
         var = &ds->variables[static_cast<size_t>(*f.varid)];
     }
     if (!var->source) fail("variable '" + var->name + "' has no readable values");
+    if (auto why = var->source->refusal()) fail(*why);  // e.g. HDF5 external storage: never read
     r->source = var->source.get();
     r->src_type = var->source->type();
     r->src_shape = var->source->shape();

@@ -123,6 +123,7 @@ TermFile::TermFile(const std::string& path, const ConfinedRoots* within) : path_
         }
     }
     std::lock_guard lock(netcdf_library_mutex());
+    indirections_ = netcdf::Hdf5Indirections::check(file->proc_path(), path);  // before netcdf-c opens it
     int s = image_.empty() ? nc_open(file->proc_path().c_str(), NC_NOWRITE, &ncid_)
                            : nc_open_mem(path.c_str(), NC_NOWRITE, image_.size(), image_.data(), &ncid_);
     if (s != NC_NOERR) {
@@ -293,6 +294,8 @@ TermArray TermFile::read(const std::string& full) const {
     std::string group = slash == 0 ? "/" : full.substr(0, slash);
     std::string var = full.substr(slash + 1);
     TermVar tv{path_, full};
+    if (indirections_)
+        if (auto why = indirections_->refusal(group, var)) throw SourceError(path_, *why);
 
     std::lock_guard lock(netcdf_library_mutex());
     tv.gid = ncid_;

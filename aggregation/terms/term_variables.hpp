@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "codecs/confined_open.hpp"
+#include "codecs/netcdf/hdf5_indirection.hpp"
 #include "codecs/types.hpp"
 
 namespace ncafs::agg {
@@ -87,6 +88,8 @@ private:
     std::string path_;
     std::vector<char> image_;  // the file's bytes when opened in memory (see the constructor)
     int ncid_ = -1;
+    // Term variables with HDF5 external storage or a virtual layout are never read.
+    std::optional<netcdf::Hdf5Indirections> indirections_;
 };
 
 }  // namespace ncafs::agg

@@ -62,10 +62,13 @@ std::shared_ptr<const NetcdfHandle> NetcdfHandle::open(const std::string& path, 
     const std::string& name = shown.empty() ? path : shown;
     if (shown.empty()) cdf::check_classic_header(path);  // else checked by open(OpenFile)
     std::lock_guard lock(netcdf_library_mutex());
+    // Walked before netcdf-c opens it: what a read must refuse is known first.
     int ncid = -1;
-    if (int s = nc_open(path.c_str(), NC_NOWRITE, &ncid); s != NC_NOERR)
-        throw SourceError(name, "netcdf-c cannot open: " + nc_message(s));
-    return std::shared_ptr<const NetcdfHandle>(new NetcdfHandle(ncid, name));
+    int status = NC_NOERR;
+    std::optional<Hdf5Indirections> indirections =
+        Hdf5Indirections::check(path, name, [&] { status = nc_open(path.c_str(), NC_NOWRITE, &ncid); });
+    if (status != NC_NOERR) throw SourceError(name, "netcdf-c cannot open: " + nc_message(status));
+    return std::shared_ptr<const NetcdfHandle>(new NetcdfHandle(ncid, name, std::move(indirections)));
 }
 
 std::shared_ptr<const NetcdfHandle> NetcdfHandle::open(std::shared_ptr<const OpenFile> file) {
@@ -81,17 +84,20 @@ NetcdfHandle::~NetcdfHandle() {
 }
 
 NetcdfVariableSource::NetcdfVariableSource(std::shared_ptr<const NetcdfHandle> file, int varid, std::string name,
-                                           NcType type, std::vector<uint64_t> shape, std::optional<int> group_ncid)
+                                           NcType type, std::vector<uint64_t> shape, std::optional<int> group_ncid,
+                                           std::optional<std::string> refusal)
     : file_(std::move(file)),
       ncid_(group_ncid.value_or(file_->ncid())),
       varid_(varid),
       name_(std::move(name)),
       type_(type),
-      shape_(std::move(shape)) {}
+      shape_(std::move(shape)),
+      refusal_(std::move(refusal)) {}
 
 void NetcdfVariableSource::read(std::span<const uint64_t> start, std::span<const uint64_t> count, ByteOrder order,
                                 void* out) const {
     check_box(shape_, start, count, name_.c_str());
+    if (refusal_) throw SourceError(file_->path(), *refusal_);  // before HDF5 opens what the file names
     const uint64_t n = ncafs::element_count(count);
     if (n == 0) return;
     std::vector<size_t> s(start.begin(), start.end()), c(count.begin(), count.end());
@@ -126,7 +132,8 @@ namespace {
 struct Describing {
     std::shared_ptr<const NetcdfHandle> handle;
     std::vector<std::string>* skipped;
-    int ncid = -1;  // the group described
+    std::string group;  // "" for the root group
+    int ncid = -1;      // the group described
     Dataset ds;
     std::map<int, size_t> dim_index;  // netCDF dimension id -> index in ds.dimensions
 
@@ -134,8 +141,10 @@ struct Describing {
     [[noreturn]] void fail(const std::string& what, int status) const {
         throw SourceError(ds.origin, what + ": " + nc_message(status));
     }
-    void skip(const std::string& why) const {
-        if (skipped) skipped->push_back(why);
+    // A variable or group left out: a note of the dataset (logged and listed by inspect).
+    void skip(const std::string& name, const std::string& why) {
+        ds.notes.push_back({false, false, name, why});
+        if (skipped) skipped->push_back(path() + ": " + why);
     }
 };
 
@@ -174,7 +183,7 @@ void describe_variable(Describing& dc, int varid) {
     if (int s = nc_inq_var(ncid, varid, name, &xtype, &vndims, nullptr, nullptr); s != NC_NOERR)
         dc.fail("cannot read variable", s);
     if (!is_classic_tag(xtype)) {
-        dc.skip(dc.path() + ": variable " + name + " skipped: type " + std::to_string(xtype) +
+        dc.skip(name, "variable " + std::string(name) + " skipped: type " + std::to_string(xtype) +
                 " (string, vlen, compound, opaque or enum) has no classic netCDF equivalent");
         return;
     }
@@ -187,7 +196,7 @@ void describe_variable(Describing& dc, int varid) {
     for (int id : vdims) {
         auto it = dc.dim_index.find(id);
         if (it == dc.dim_index.end()) {  // a dimension of another group: not representable in one root group
-            dc.skip(dc.path() + ": variable " + std::string(name) + " skipped: uses a dimension outside the root group");
+            dc.skip(name, "variable " + std::string(name) + " skipped: uses a dimension outside the root group");
             return;
         }
         v.dimids.push_back(it->second);
@@ -195,7 +204,11 @@ void describe_variable(Describing& dc, int varid) {
     v.attributes = read_attributes(ncid, varid, dc.path(), name, dc.skipped);
     std::vector<uint64_t> shape;
     for (size_t id : v.dimids) shape.push_back(dc.ds.dimensions[id].length);
-    v.source = std::make_shared<NetcdfVariableSource>(dc.handle, varid, v.name, v.type, std::move(shape), ncid);
+    std::optional<std::string> refusal;
+    if (const auto& found = dc.handle->indirections()) refusal = found->refusal(dc.group, v.name);
+    if (refusal) dc.ds.notes.push_back({true, true, v.name, *refusal});
+    v.source = std::make_shared<NetcdfVariableSource>(dc.handle, varid, v.name, v.type, std::move(shape), ncid,
+                                                      std::move(refusal));
     dc.ds.variables.push_back(std::move(v));
 }
 
@@ -216,9 +229,42 @@ void mark_unlimited(Describing& dc, const std::vector<int>& unlimited) {
     }
 }
 
+// The subgroups of the root group, named in one note (groups are not
+// presented); an external link's stand-in group has its own note already.
+void note_groups(Describing& dc) {
+    constexpr int kNamed = 10;
+    int n = 0;
+    if (nc_inq_grps(dc.ncid, &n, nullptr) != NC_NOERR || n <= 0) return;
+    std::vector<int> ids(static_cast<size_t>(n));
+    if (nc_inq_grps(dc.ncid, &n, ids.data()) != NC_NOERR) return;
+    std::vector<std::string> names;
+    for (int id : ids) {
+        char name[NC_MAX_NAME + 1] = {};
+        if (nc_inq_grpname(id, name) != NC_NOERR) continue;
+        const bool link = std::any_of(dc.ds.notes.begin(), dc.ds.notes.end(),
+                                      [&](const DatasetNote& note) { return note.refused && note.name == name; });
+        if (!link) names.push_back(name);
+    }
+    if (names.empty()) return;
+    std::string text = "group";
+    text += names.size() > 1 ? "s " : " ";
+    for (size_t i = 0; i < names.size() && i < kNamed; ++i) text += (i ? ", " : "") + names[i];
+    if (names.size() > kNamed) text += " and " + std::to_string(names.size() - kNamed) + " more";
+    dc.skip("", text + " left out: only the root group is presented");
+}
+
+// The name of HDF5 path `path` ("/g/x") within `group` ("" for the root): "x"
+// for a link of that group, else the whole path.
+std::string name_in_group(const std::string& path, const std::string& group) {
+    const std::string prefix = group.empty() ? "/" : group + "/";
+    if (path.rfind(prefix, 0) == 0 && path.find('/', prefix.size()) == std::string::npos)
+        return path.substr(prefix.size());
+    return path;
+}
+
 Dataset describe_netcdf(std::shared_ptr<const NetcdfHandle> handle, std::vector<std::string>* skipped,
                         const std::string& group) {
-    Describing dc{handle, skipped};
+    Describing dc{handle, skipped, group};
     const std::string& path = handle->path();
     dc.ds.origin = group.empty() ? path : path + ":" + group;
 
@@ -236,6 +282,12 @@ Dataset describe_netcdf(std::shared_ptr<const NetcdfHandle> handle, std::vector<
         if (int s = nc_inq_varids(dc.ncid, &nvars, varids.data()); s != NC_NOERR) dc.fail("cannot list variables", s);
     for (int varid : varids) describe_variable(dc, varid);
     mark_unlimited(dc, unlimited);
+    if (const auto& found = handle->indirections())
+        for (const auto& f : found->findings())
+            if (f.kind == Hdf5IndirectionKind::ExternalLink)
+                dc.ds.notes.push_back({true, false, name_in_group(f.path, group),
+                                       Hdf5Indirections::describe_link(f)});
+    if (group.empty()) note_groups(dc);
     return std::move(dc.ds);
 }
 

@@ -11,6 +11,7 @@
 
 #include "codecs/array_source.hpp"
 #include "codecs/dataset.hpp"
+#include "codecs/netcdf/hdf5_indirection.hpp"
 #include "codecs/open_file.hpp"
 
 namespace ncafs::netcdf {
@@ -18,7 +19,8 @@ namespace ncafs::netcdf {
 // An open netcdf-c handle; nc_close on destruction (under the mutex).
 class NetcdfHandle {
 public:
-    // Throws SourceError naming the path and netcdf-c's message. `shown`:
+    // Throws SourceError naming the path and netcdf-c's message, or the
+    // reason an HDF5 file is refused whole (hdf5_indirection.hpp). `shown`:
     // the name for messages when path is another name of it (/proc/self/fd/N).
     static std::shared_ptr<const NetcdfHandle> open(const std::string& path, const std::string& shown = {});
     // Opens `file` through its /proc/self/fd name and keeps it: reads check
@@ -35,11 +37,16 @@ public:
     void check_unchanged() const {
         if (file_) file_->check_unchanged();
     }
+    // What the HDF5 walk found before netcdf-c opened the file (nullopt for
+    // a file that is not HDF5, or when the test-only switch disables it).
+    const std::optional<Hdf5Indirections>& indirections() const { return indirections_; }
 
 private:
-    NetcdfHandle(int ncid, std::string path) : ncid_(ncid), path_(std::move(path)) {}
+    NetcdfHandle(int ncid, std::string path, std::optional<Hdf5Indirections> indirections)
+        : ncid_(ncid), path_(std::move(path)), indirections_(std::move(indirections)) {}
     int ncid_;
     std::string path_;
+    std::optional<Hdf5Indirections> indirections_;
     std::shared_ptr<const OpenFile> file_;
 };
 
@@ -49,12 +56,16 @@ private:
 class NetcdfVariableSource final : public ArraySource {
 public:
     // group_ncid: the group holding the variable (the file's root by default).
+    // refusal: why every read fails before netcdf-c is asked (HDF5 external
+    // storage or virtual layout: hdf5_indirection.hpp).
     NetcdfVariableSource(std::shared_ptr<const NetcdfHandle> file, int varid, std::string name, NcType type,
-                         std::vector<uint64_t> shape, std::optional<int> group_ncid = std::nullopt);
+                         std::vector<uint64_t> shape, std::optional<int> group_ncid = std::nullopt,
+                         std::optional<std::string> refusal = std::nullopt);
     NcType type() const override { return type_; }
     const std::vector<uint64_t>& shape() const override { return shape_; }
     void read(std::span<const uint64_t> start, std::span<const uint64_t> count, ByteOrder order,
               void* out) const override;
+    std::optional<std::string> refusal() const override { return refusal_; }
 
 private:
     std::shared_ptr<const NetcdfHandle> file_;
@@ -63,6 +74,7 @@ private:
     std::string name_;
     NcType type_;
     std::vector<uint64_t> shape_;
+    std::optional<std::string> refusal_;
 };
 
 // Opens path with netcdf-c and describes its root group. Variables (and
@@ -75,6 +87,9 @@ private:
 // With `group` ("/a/b"), describes that group instead: its variables and
 // attributes, and every dimension visible from it (its own and its
 // ancestors'), so that a fragment variable inside a group can be read.
+// A variable with HDF5 external storage or a virtual layout stays listed but
+// its source refuses every read; that and every external link (never
+// followed) give a refused note in Dataset::notes.
 // Throws SourceError when the file cannot be opened or read.
 Dataset open_netcdf_dataset(const std::string& path, std::vector<std::string>* skipped = nullptr,
                             const std::string& group = {});

@@ -2,7 +2,11 @@
 
 #include <hdf5.h>
 
+#include "codecs/netcdf/hdf5_indirection.hpp"
+
 namespace ncafs {
+
+using netcdf::install_external_link_refusal;
 
 namespace {
 
@@ -15,6 +19,13 @@ void silence_hdf5_errors_in_this_thread(std::mutex& m) {
     H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
 }
 
+// Before anyone opens a file with netcdf-c: HDF5 follows no external link
+// (codecs/netcdf/hdf5_indirection.hpp).
+void refuse_external_links(std::mutex& m) {
+    std::lock_guard lock(m);
+    install_external_link_refusal();
+}
+
 }  // namespace
 
 std::mutex& netcdf_library_mutex() {
@@ -25,6 +36,8 @@ std::mutex& netcdf_library_mutex() {
     // it yet on its thread's first ask: the right moment to silence HDF5 once.
     thread_local const bool silenced = (silence_hdf5_errors_in_this_thread(m), true);
     (void)silenced;
+    static const bool links_refused = (refuse_external_links(m), true);
+    (void)links_refused;
     return m;
 }
 
