@@ -237,7 +237,10 @@ class Checks:
         wait_until(lambda: self.c.run(["busybox", "wget", "-q", "-O", "/dev/null",
                                        f"http://127.0.0.1:{HTTP_PORT}/part1.nc"], check=False).returncode == 0,
                    20, "the HTTP server")
-        self.configure("remote", "/srv/remote", "/mnt/remote", "ro,allow_other")
+        # The operator allows the server (loopback: named explicitly); the
+        # default unit still denies the network, the drop-in opens it.
+        self.configure("remote", "/srv/remote", "/mnt/remote",
+                       f"ro,allow_other,allow_root=http://127.0.0.1:{HTTP_PORT}/")
         self.systemctl("start", "ncafs@remote.service")
         denied = self.c.run(["ncdump", "-v", "tas", "/mnt/remote/agg.nc"], check=False, timeout=120)
         if denied.returncode == 0:
