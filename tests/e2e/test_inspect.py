@@ -23,6 +23,7 @@ import sys
 import netCDF4
 import numpy as np
 
+from test_left_out import ncgen4
 from test_mount import NCAFS, check, run_cases
 
 EXAMPLES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "data", "aggregation-examples")
@@ -117,7 +118,7 @@ def case_calendars(work):
             with netCDF4.Dataset(os.path.join(folder, "p%d.nc" % i), "w", format="NETCDF3_CLASSIC") as ds:
                 ds.createDimension("time", 3)
                 ds.createVariable("v", "f8", ("time",))[:] = np.arange(3) + 3 * i
-        # NCA-style CF-1.13 file whose time coordinate lives in the file itself (ncgen).
+        # A CF-1.13 file whose time coordinate lives in the file itself (ncgen).
         values = [45.0, 400.5, 1000.0, 1500.0, 2000.0, 3650.25]
         cdl = """netcdf agg {
 dimensions: time = 6 ; f_time = 2 ; j = 1 ;
@@ -125,23 +126,13 @@ variables:
   double time(time) ; time:units = "%s" ; time:calendar = "%s" ;
   double v ; v:aggregated_dimensions = "time" ;
     v:aggregated_data = "map: fragment_map uris: fragment_uris identifiers: fragment_identifiers" ;
-  int fragment_map(j, f_time) ;
-  string fragment_uris(f_time) ;
-  string fragment_identifiers ;
+  int fragment_map(j, f_time) ; string fragment_uris(f_time) ; string fragment_identifiers ;
 :Conventions = "CF-1.13" ;
 data:
-  time = %s ;
-  fragment_map = 3, 3 ;
-  fragment_uris = "p0.nc", "p1.nc" ;
-  fragment_identifiers = "v" ;
+  time = %s ; fragment_map = 3, 3 ; fragment_uris = "p0.nc", "p1.nc" ; fragment_identifiers = "v" ;
 }
 """ % (UNITS, calendar, ", ".join(str(v) for v in values))
-        cdl_path = os.path.join(folder, "agg.cdl")
-        with open(cdl_path, "w") as f:
-            f.write(cdl)
-        agg = os.path.join(folder, "agg.nc4")
-        r = subprocess.run(["ncgen", "-4", "-o", agg, cdl_path], capture_output=True, text=True)
-        check(r.returncode == 0, "ncgen failed: " + r.stderr)
+        agg = ncgen4(folder, cdl)
         text = inspect(agg)
         expect = "  time  %s..%s  [######] 2 partitions, 0 missing" % (day(values[0], UNITS, calendar),
                                                                      day(values[-1], UNITS, calendar))
