@@ -133,7 +133,8 @@ nlohmann::json array_json(const FileArgs& cl, const Dataset& ds, const agg::Aggr
     }
     return {{"name", a.name}, {"dimensions", a.dims}, {"type", type_name(a.type)}, {"shape", a.shape},
             {"units", a.units}, {"partition_matrix", {{"dimensions", a.matrix_dims}, {"shape", a.matrix_shape}}},
-            {"partitions", a.fragments.size()}, {"elements", a.element_count()}, {"covered_elements", a.covered_elements()},
+            {"partitions", a.fragments.size()}, {"elements", a.element_count()},
+            {"covered_elements", a.covered_elements()},
             {"files", census.files}, {"files_present", census.present}, {"bytes_on_disk", census.bytes},
             {"missing_files", census.missing}, {"coverage", std::move(dims)}, {"partition_list", std::move(partitions)},
             {"partition_list_complete", show == a.fragments.size()}};
@@ -167,7 +168,10 @@ int inspect_files(const FileArgs& cl, std::ostream& out, std::ostream& err) {
         else
             print_report(cl, loaded, out);
     }
-    if (cl.json) out << nlohmann::json{{"files", std::move(files)}}.dump(2) << "\n";
+    // Names are bytes, not always UTF-8: invalid sequences become U+FFFD.
+    if (cl.json)
+        out << nlohmann::json{{"files", std::move(files)}}.dump(2, ' ', false, nlohmann::json::error_handler_t::replace)
+            << "\n";
     return rc;
 }
 
