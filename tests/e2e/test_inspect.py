@@ -7,7 +7,7 @@ Environment: NCAFS_BIN (the ncafs executable, set by CMake).
 cf_missing: 36 monthly partitions written by netCDF4-python, aggregated by
 `ncafs aggregate` (CF-1.13), one partition file removed: the report lists
 both master arrays with their shapes and partition counts, the missing file
-and the coverage bar; with an actual_range on the aggregated time (as NCO's
+and the coverage bar, and no partition is opened or read (inotify); with an actual_range on the aggregated time (as NCO's
 ncatted would add) the range is decoded as netCDF4.num2date decodes it;
 --json parses and holds the same numbers.
 calendars: a 360_day and a noleap coordinate kept in the aggregation file
@@ -25,6 +25,9 @@ import numpy as np
 
 from test_left_out import ncgen4
 from test_mount import NCAFS, check, run_cases
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "security"))
+from test_listing_race import Watch  # noqa: E402
 
 EXAMPLES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "data", "aggregation-examples")
 UNITS = "days since 2000-01-01"
@@ -71,13 +74,17 @@ def arrays_of(text):
 
 
 def case_cf_missing(work):
-    months = write_months(work, "standard")
+    parts = os.path.join(work, "parts")
+    os.makedirs(parts)
+    months = write_months(parts, "standard")
     agg = os.path.join(work, "tas_agg.nc")
     r = subprocess.run([NCAFS, "aggregate", "--dim", "time", "-o", agg, *months], capture_output=True, text=True)
     check(r.returncode == 0, "aggregate failed: " + r.stderr)
     times = [netCDF4.Dataset(p)["time"][0] for p in months]
     os.unlink(months[7])
+    watch = Watch(parts)
     text = inspect(agg)
+    check(watch.events() == [], "inspect opened or read a partition: %s" % watch.events())
     check(text.splitlines()[0].endswith("2 master array(s), 2 variable(s) presented, 6 private variable(s) and "
                                         "5 private dimension(s) hidden"), "header line:\n" + text)
     check(arrays_of(text) == {"time": [[36], 36], "tas": [[36, 2], 36]}, "master arrays:\n" + text)
