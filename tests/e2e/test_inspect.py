@@ -7,8 +7,9 @@ Environment: NCAFS_BIN (the ncafs executable, set by CMake).
 cf_missing: 36 monthly partitions written by netCDF4-python, aggregated by
 `ncafs aggregate` (CF-1.13), one partition file removed: the report lists
 both master arrays with their shapes and partition counts, the missing file
-and the coverage bar, and no partition is opened or read (inotify); with an actual_range on the aggregated time (as NCO's
-ncatted would add) the range is decoded as netCDF4.num2date decodes it;
+and the coverage bar, and no partition is opened or read (inotify); with an
+actual_range on the aggregated time (as NCO's ncatted would add) the range
+is decoded as netCDF4.num2date decodes it;
 --json parses and holds the same numbers.
 calendars: a 360_day and a noleap coordinate kept in the aggregation file
 itself (no partition opened) decode as num2date does.
