@@ -87,8 +87,9 @@ void print_array(const FileArgs& cl, const Dataset& ds, const agg::AggregatedSou
     const FileCensus census = file_census(src);
     out << "  files: " << census.files << " (" << census.present << " present, " << census.bytes
         << " bytes on disk); master array: " << total * type_size(a.type) << " bytes\n";
-    for (const auto& c : coverage_map(src, ds, census.missing)) out << "  " << coverage_line(c) << "\n";
+    for (const auto& c : coverage_map(src, ds, census.unreadable())) out << "  " << coverage_line(c) << "\n";
     for (const auto& f : census.missing) out << "  missing: " << f << "\n";
+    for (const auto& f : census.refused) out << "  refused: " << f << " (outside the allowed roots)\n";
     const size_t show = cl.all ? a.fragments.size() : std::min<size_t>(a.fragments.size(), 20);
     for (size_t i = 0; i < show; ++i) {
         const auto& f = a.fragments[i];
@@ -117,7 +118,7 @@ nlohmann::json array_json(const FileArgs& cl, const Dataset& ds, const agg::Aggr
     const agg::Aggregate& a = src.aggregate();
     const FileCensus census = file_census(src);
     nlohmann::json dims = nlohmann::json::array();
-    for (const auto& c : coverage_map(src, ds, census.missing)) {
+    for (const auto& c : coverage_map(src, ds, census.unreadable())) {
         nlohmann::json d = {{"name", c.name}, {"length", c.length}, {"bar", c.bar},
                             {"partitions", c.partitions}, {"missing", c.missing}};
         if (c.first) d["first"] = *c.first, d["last"] = *c.last;
@@ -136,7 +137,7 @@ nlohmann::json array_json(const FileArgs& cl, const Dataset& ds, const agg::Aggr
             {"partitions", a.fragments.size()}, {"elements", a.element_count()},
             {"covered_elements", a.covered_elements()},
             {"files", census.files}, {"files_present", census.present}, {"bytes_on_disk", census.bytes},
-            {"missing_files", census.missing}, {"coverage", std::move(dims)}, {"partition_list", std::move(partitions)},
+            {"missing_files", census.missing}, {"refused_files", census.refused}, {"coverage", std::move(dims)}, {"partition_list", std::move(partitions)},
             {"partition_list_complete", show == a.fragments.size()}};
 }
 

@@ -130,13 +130,19 @@ FileCensus file_census(const agg::AggregatedSource& source) {
         if (source.paths().confinement().stat(f, st))
             census.bytes += static_cast<uint64_t>(st.st_size), ++census.present;
         else
-            census.missing.insert(f);
+            (errno == EACCES || errno == EXDEV ? census.refused : census.missing).insert(f);
     }
     return census;
 }
 
+std::set<std::string> FileCensus::unreadable() const {
+    std::set<std::string> all = missing;
+    all.insert(refused.begin(), refused.end());
+    return all;
+}
+
 std::vector<DimensionCoverage> coverage_map(const agg::AggregatedSource& source, const Dataset& presented,
-                                            const std::set<std::string>& missing) {
+                                            const std::set<std::string>& unreadable) {
     const agg::Aggregate& a = source.aggregate();
     std::vector<DimensionCoverage> out;
     for (size_t d = 0; d < a.dims.size(); ++d) {
@@ -144,7 +150,7 @@ std::vector<DimensionCoverage> coverage_map(const agg::AggregatedSource& source,
         DimensionCoverage c;
         c.name = a.dims[d], c.length = a.shape[d];
         coordinate_range(presented, c);
-        fill_bar(a, d, missing, c);
+        fill_bar(a, d, unreadable, c);
         out.push_back(std::move(c));
     }
     return out;
