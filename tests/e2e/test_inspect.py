@@ -11,7 +11,7 @@ and the coverage bar, and no partition is opened or read (inotify); with an
 actual_range on the aggregated time (as NCO's ncatted would add) the range
 is decoded as netCDF4.num2date decodes it;
 --json parses and holds the same numbers.
-calendars: a 360_day and a noleap coordinate kept in the aggregation file
+calendars: a coordinate in each CF calendar (aliases included) kept in the aggregation file
 itself (no partition opened) decode as num2date does.
 fixtures: the CFA-0.6 and CF draft files of other writers report their
 master arrays, with the shapes their dimensions give, and their partition
@@ -120,7 +120,7 @@ def case_cf_missing(work):
 
 
 def case_calendars(work):
-    for calendar in ("360_day", "noleap"):
+    for calendar in ("360_day", "noleap", "all_leap", "julian", "proleptic_gregorian", "gregorian"):
         folder = os.path.join(work, calendar)
         os.makedirs(folder)
         for i in range(2):
