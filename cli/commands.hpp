@@ -22,10 +22,13 @@ int run_export(const std::vector<std::string>& args, std::ostream& out, std::ost
 
 // `ncafs inspect FILE` and `ncafs check FILE...`. Options for both: --root DIR
 // (an allowed root; repeat), --rewrite OLD=NEW (path prefix rewrite; repeat).
-// inspect also takes --all (list every partition, not only the first 20).
+// inspect also takes --all (list every partition, not only the first 20) and
+// --json (the same report as a JSON document).
 //
-// inspect prints each master array (name, dims, shape, type, units), its
-// partition matrix, coverage, number of files and bytes. Opens no partition.
+// inspect prints each master array of any convention (name, dims, shape,
+// type, units), its partition matrix, coverage, number of files and bytes, a
+// coverage map per aggregated dimension and the missing files. Opens no
+// partition: files are stat'ed through the confinement.
 int run_inspect(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
 
 // check opens every partition and verifies it (exists, inside allowed roots,

@@ -70,6 +70,8 @@ bool parse_file_args(const std::vector<std::string>& args, FileArgs& cl, std::os
             if (!value(v) || !apply_remote_options(v, cl, err, cmd)) return false;
         } else if (a == "--all") {
             cl.all = true;
+        } else if (a == "--json") {
+            cl.json = true;
         } else if (a == "--verify-coordinates") {
             cl.verify_coordinates = true;
         } else if (a.rfind("--", 0) == 0) {

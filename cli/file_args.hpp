@@ -1,6 +1,6 @@
 // The arguments `ncafs inspect` and `ncafs check` share: --root DIR (an
 // allowed root; repeat), --rewrite OLD=NEW (path prefix rewrite; repeat),
-// --all (inspect: every partition), --verify-coordinates (check: A9),
+// --all (inspect: every partition), --json (inspect: machine-readable), --verify-coordinates (check: A9),
 // -o LIST (check: the remote options of the mount, fs/remote_options.hpp, and
 // sandbox=on|off), FILE...
 #pragma once
@@ -19,6 +19,7 @@ struct FileArgs {
     AggregationOptions options;
     std::vector<std::string> files;
     bool all = false;
+    bool json = false;  // inspect: a JSON document instead of text
     bool verify_coordinates = false;
     remote::RemoteConfig remote;
     bool sandbox = true;  // -o sandbox=on|off

@@ -198,4 +198,51 @@ Affine units_converter(const std::string& from_in, const std::string& from_calen
     return Affine{scale.scale, day_to_to.scale * diff_days};
 }
 
+namespace {
+
+// The date `days` (since year 0-01-01, may hold a fraction) names in `cal`.
+std::string date_of_days(const std::string& cal, double days) {
+    const double whole = std::floor(days);
+    ReferenceTime t;
+    t.month = 1, t.day = 1;
+    t.year = std::max<int64_t>(0, static_cast<int64_t>(whole / 365.2425));
+    while (t.year > 0 && days_from_epoch(cal, t) > whole) --t.year;
+    auto starts_by = [&](ReferenceTime next) { return days_from_epoch(cal, next) <= whole; };
+    while (starts_by({t.unit, t.year + 1, 1, 1, 0})) ++t.year;
+    while (t.month < 12 && starts_by({t.unit, t.year, t.month + 1, 1, 0})) ++t.month;
+    t.day = 1 + static_cast<int64_t>(whole - days_from_epoch(cal, t));
+    char text[64];
+    std::snprintf(text, sizeof text, "%04lld-%02lld-%02lld", static_cast<long long>(t.year),
+                  static_cast<long long>(t.month), static_cast<long long>(t.day));
+    std::string out = text;
+    const auto seconds = static_cast<int64_t>(std::llround((days - whole) * 86400.0));
+    if (seconds > 0 && seconds < 86400) {
+        std::snprintf(text, sizeof text, " %02lld:%02lld:%02lld", static_cast<long long>(seconds / 3600),
+                      static_cast<long long>(seconds / 60 % 60), static_cast<long long>(seconds % 60));
+        out += text;
+    }
+    return out;
+}
+
+}  // namespace
+
+std::optional<std::string> decode_time(double value, const std::string& units, const std::string& calendar) {
+    auto ref = parse_reference_time(trim(units));
+    if (!ref || !std::isfinite(value)) return std::nullopt;
+    std::string cal = canonical_calendar(calendar);
+    if (cal == "standard") cal = "proleptic_gregorian";  // the same from 1582-10-15 on
+    try {
+        double unit_days;
+        {
+            std::lock_guard lock(udunits_mutex());
+            unit_days = udunits_affine(ref->unit, "day").scale;
+        }
+        const double days = days_from_epoch(cal, *ref) + ref->seconds / 86400.0 + value * unit_days;
+        if (!(days >= 0) || days > 366.0 * 1e6) return std::nullopt;
+        return date_of_days(cal, days);
+    } catch (const std::exception&) {
+        return std::nullopt;  // unknown calendar or unit: shown as numbers
+    }
+}
+
 }  // namespace ncafs::agg

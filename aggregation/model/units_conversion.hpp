@@ -17,4 +17,11 @@ namespace ncafs::agg {
 Affine units_converter(const std::string& from, const std::string& from_calendar, const std::string& to,
                        const std::string& to_calendar);
 
+// The date `value` in reference-time `units` ("days since 2000-01-01")
+// names in `calendar` ("2000-01-16", a time of day when not midnight);
+// nullopt when the units are not reference-time units, or the calendar or
+// date is outside what ncafs counts ("standard" is counted as proleptic
+// Gregorian: exact from 1582-10-15 on).
+std::optional<std::string> decode_time(double value, const std::string& units, const std::string& calendar);
+
 }  // namespace ncafs::agg

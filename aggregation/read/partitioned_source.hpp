@@ -44,6 +44,7 @@ public:
                                                       std::span<const uint64_t> count) const override;
 
     const Aggregate& aggregate() const { return *agg_; }
+    const PathPolicy& paths() const { return *paths_; }
     const PartitionGrid& grid() const { return grid_; }
     // Opens fragment i and checks it against the metadata (allowed root,
     // variable, shape, type); throws SourceError naming the file and reason.

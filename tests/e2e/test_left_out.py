@@ -54,12 +54,19 @@ data:
   fragment_identifiers = "v" ;
 }
 """
+    ncgen4(folder, cdl)
+
+
+def ncgen4(folder, cdl):
+    """FOLDER/agg.nc4, written by ncgen from the CDL text."""
     cdl_path = os.path.join(folder, "agg.cdl")
     with open(cdl_path, "w") as f:
         f.write(cdl)
-    r = subprocess.run(["ncgen", "-4", "-o", os.path.join(folder, "agg.nc4"), cdl_path], capture_output=True, text=True)
+    out = os.path.join(folder, "agg.nc4")
+    r = subprocess.run(["ncgen", "-4", "-o", out, cdl_path], capture_output=True, text=True)
     check(r.returncode == 0, "ncgen failed: " + r.stderr)
     os.unlink(cdl_path)
+    return out
 
 
 def inspect(path):
