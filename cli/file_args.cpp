@@ -60,6 +60,10 @@ std::string view_source_file(const std::string& file) {
     return view ? beside(view->source) : file;
 }
 
+void resolve_view_names(FileArgs& cl) {
+    for (auto& file : cl.files) file = view_source_file(file);
+}
+
 fs::SandboxRoots sandbox_roots(const FileArgs& cl) {
     fs::SandboxRoots roots;
     for (const auto& file : cl.files) roots.read.push_back(folder_of(file));
@@ -103,7 +107,7 @@ bool parse_file_args(const std::vector<std::string>& args, FileArgs& cl, std::os
             err << "ncafs " << cmd << ": unknown option " << a << "\n";
             return false;
         } else {
-            cl.files.push_back(view_source_file(a));
+            cl.files.push_back(a);
         }
     }
     if (cl.files.empty()) {

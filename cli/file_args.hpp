@@ -36,6 +36,9 @@ bool is_dataset_file(const std::string& path);
 // NAME.nc of an aggregation NAME.nca, NAME.lod1.nc...), else FILE.
 std::string view_source_file(const std::string& file);
 
+// Every FILE replaced by view_source_file(FILE).
+void resolve_view_names(FileArgs& cl);
+
 // Returns false (message and usage of `cmd` on err) on a usage error.
 bool parse_file_args(const std::vector<std::string>& args, FileArgs& cl, std::ostream& err, const char* cmd);
 
