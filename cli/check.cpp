@@ -20,6 +20,7 @@ int run_check(const std::vector<std::string>& args, std::ostream& out, std::ostr
     remote::RemoteStore::configure_shared(cl.remote);
     const auto start = std::chrono::steady_clock::now();
     const int status = run_confined(sandbox_roots(cl), cl.sandbox, out, err, [&cl](std::ostream& out, std::ostream&) {
+        resolve_view_names(cl);  // confined: only the folders allowed are read
         size_t problems = 0;
         for (const auto& file : cl.files)
             for (const auto& finding :

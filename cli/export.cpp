@@ -13,15 +13,20 @@
 #include <ostream>
 
 #include "aggregation/read/precheck.hpp"
+#include "codecs/confined_open.hpp"
 #include "codecs/error.hpp"
+#include "codecs/lod_dataset.hpp"
 #include "codecs/ncstream/ncstream_export.hpp"
 #include "codecs/open_file.hpp"
 #include "codecs/progress_meter.hpp"
+#include "codecs/sniff.hpp"
 #include "fs/backend.hpp"
 #include "fs/options.hpp"
 #include "fs/read_path.hpp"
 #include "fs/sandbox_policy.hpp"
+#include "fs/view_names.hpp"
 #include "cli/contained.hpp"
+#include "cli/file_args.hpp"
 #include "remote/remote_store.hpp"
 
 namespace ncafs::cli {
@@ -154,7 +159,8 @@ bool print_usage_if_asked(const std::vector<std::string>& args, std::ostream& ou
             out << "usage: ncafs export FILE [--format nc|ds|ncs|vds] [--values raw|cf]\n"
                    "                    [--deflate[=LEVEL]] [-o OUT] [-o opt[,opt...]]\n"
                    "Writes the bytes the mount serves for FILE (an aggregation: its virtual\n"
-                   "netCDF file; NAME.ds or NAME.ncs beside a dataset file NAME.*: that view)\n"
+                   "netCDF file; any name the mount shows beside a dataset file, such as\n"
+                   "NAME.ds, NAME.classic.nc or NAME.lod1.vds with -o lods=1: that view)\n"
                    "to OUT, or to standard output. --format converts FILE's dataset: nc\n"
                    "(netCDF classic), ds (ds-1.0; --values raw|cf as ds_values=), ncs\n"
                    "(ncstream; --deflate[=LEVEL] compresses the data, LEVEL 0..9, default 6),\n"
@@ -168,30 +174,53 @@ bool print_usage_if_asked(const std::vector<std::string>& args, std::ostream& ou
     return false;
 }
 
-// FILE may be a name the mount would show: NAME.nc of NAME.nca, or a twin
-// NAME.ds/NAME.ncs/NAME.nc/NAME.vds of a dataset file beside it. Returns the file to
-// read (and sets the format a twin name asks for); stem is NAME.
-std::string resolve_export_file(ExportArgs& a, std::string& stem) {
-    std::string file = a.file;
-    stem = file;
-    for (const char* suffix : {".nc", ".nca", ".ds", ".ncs", ".vds"})
-        if (file.size() > std::strlen(suffix) && file.ends_with(suffix)) {
-            stem = file.substr(0, file.size() - std::strlen(suffix));
-            break;
-        }
+// FILE as named in its folder and what it stands for: itself when a file (or
+// folder) of that name exists, else the view of a dataset file beside it that
+// the mount would show under that name (fs/view_names.hpp).
+struct ExportSource {
+    std::string file;           // the file to read
+    std::optional<ViewName> view;  // set when FILE is a view name
+};
+
+bool exists(const std::string& path) {
     struct stat st {};
-    if (::stat(file.c_str(), &st) == 0) return file;
-    std::string asked;
-    for (const char* v : {"nc", "ds", "ncs", "vds"})
-        if (file == stem + "." + v) asked = v;
-    for (const char* suffix : {".nc", ".nca", ".ds", ".ncs"}) {
-        std::string candidate = stem + suffix;
-        if (asked.empty() || candidate == file || ::stat(candidate.c_str(), &st) != 0) continue;
-        if (sniff_source_format(candidate) == SourceFormat::None) continue;
-        if (!a.format) a.format = asked;
-        return candidate;
-    }
-    return file;
+    return ::stat(path.c_str(), &st) == 0;
+}
+
+// Whether the file is an aggregation the backend reads as one.
+bool is_aggregation_file(const std::string& file, const Backend& backend) {
+    return sniff_source_format(file) == SourceFormat::Netcdf &&
+           agg::precheck_aggregation(file) == agg::Precheck::Maybe && backend.is_aggregation(file);
+}
+
+// A netCDF-4 (HDF5) file that is not an aggregation: it has a classic view.
+bool gives_classic_view(const std::string& path, const Backend& backend) {
+    OpenResult opened = open_regular_file(path, nullptr);
+    return opened.fd && sniff_fd(opened.fd.get()) == FileFormat::Hdf5 && !is_aggregation_file(path, backend);
+}
+
+ExportSource resolve_export_file(const ExportArgs& a, const Backend& backend) {
+    if (exists(a.file)) return {a.file, std::nullopt};
+    const std::filesystem::path asked(a.file);
+    auto beside = [&](const std::string& name) { return (asked.parent_path() / name).string(); };
+    ViewNameProbe probe;
+    probe.view_enabled = [&](const std::string& view) { return a.view.has_view(view); };
+    probe.lods = a.view.lods;
+    probe.is_dataset = [&](const std::string& name) { return is_dataset_file(beside(name)); };
+    probe.gives_classic = [&](const std::string& name) { return gives_classic_view(beside(name), backend); };
+    auto view = resolve_view_name(asked.filename().string(), probe);
+    if (!view) return {a.file, std::nullopt};  // fails to open, naming FILE
+    return {beside(view->source), view};
+}
+
+// The name an ncstream records: FILE's when it names an .ncs view, else STEM.ncs.
+std::string ncstream_name(const std::string& file, const std::optional<ViewName>& view) {
+    std::string name = std::filesystem::path(file).filename().string();
+    if (view && view->view == "ncs") return name;
+    for (const char* suffix : {".nc", ".nca", ".ds", ".ncs", ".vds"})
+        if (name.size() > std::strlen(suffix) && name.ends_with(suffix))
+            return name.substr(0, name.size() - std::strlen(suffix)) + ".ncs";
+    return name + ".ncs";
 }
 
 // Where the bytes go: -o OUT (created, removed again on failure) or standard output.
@@ -234,24 +263,29 @@ void copy_view(const VirtualFile& view, const ExportOutput& out, ProgressMeter& 
 // The export itself, confined: the bytes of FILE's view (or conversion) to out.fd.
 int export_view(ExportArgs& a, const ExportOutput& out, std::ostream& err) {
     try {
-        std::string stem;
-        const std::string file = resolve_export_file(a, stem);
         // FILE's own folder plays SOURCE's part (partitions beside it are
         // allowed, as on a mount) and allow_root= adds more: what the sandbox
         // lets this process read. With sandbox=off and no allow_root=, the
         // caller reads with their own rights: partitions anywhere.
         std::vector<std::string> roots;
         if (a.view.extra_allowed_roots.empty() && !a.view.sandbox) roots.push_back("/");
-        else roots.push_back(std::filesystem::absolute(file).parent_path().string());
+        else roots.push_back(std::filesystem::absolute(a.file).parent_path().string());
         Backend backend = make_backend(a.view, roots);
-        auto slash = stem.rfind('/');
-        std::string ncs_name = (slash == std::string::npos ? stem : stem.substr(slash + 1)) + ".ncs";
-        bool aggregation = sniff_source_format(file) == SourceFormat::Netcdf &&
-                           agg::precheck_aggregation(file) == agg::Precheck::Maybe && backend.is_aggregation(file);
+        const ExportSource source = resolve_export_file(a, backend);
+        const std::string& file = source.file;
+        if (source.view && !a.format) a.format = source.view->view;
+        const int lod = source.view ? source.view->lod : 0;
+        const std::string ncs_name = ncstream_name(a.file, source.view);
+        bool aggregation = !(source.view && source.view->classic) && is_aggregation_file(file, backend);
         std::shared_ptr<const Dataset> dataset;
         std::shared_ptr<const VirtualFile> view;
         if (a.format) {
             dataset = backend.open_dataset(file, aggregation);
+            if (lod > 0) {
+                if (!shows_lod_views(*dataset, aggregation, a.view.lod_min_size))
+                    throw SourceError(a.file, "cannot open: " + file + " has no LOD views");
+                dataset = std::make_shared<const Dataset>(make_lod_dataset(*dataset, lod, a.view.lod_keep));
+            }
             if (*a.format != "ncs") view = backend.make_view(dataset, *a.format, ncs_name);
         } else if (aggregation) {
             view = backend.make_view(backend.open_dataset(file, true), "nc", ncs_name);

@@ -1,9 +1,15 @@
 #include "cli/file_args.hpp"
 
+#include <sys/stat.h>
+
+#include <filesystem>
+
 #include "cli/contained.hpp"
 
 #include "fs/options.hpp"
 #include "fs/remote_options.hpp"
+#include "fs/view_names.hpp"
+#include "fs/backend.hpp"
 
 namespace ncafs::cli {
 
@@ -32,6 +38,31 @@ bool apply_remote_options(const std::string& list, FileArgs& cl, std::ostream& e
 }
 
 }  // namespace
+
+bool is_dataset_file(const std::string& path) {
+    struct stat st {};
+    if (::stat(path.c_str(), &st) != 0) return false;
+    if (S_ISDIR(st.st_mode)) return path.ends_with(".vds") && ::stat((path + "/VolumeDataLayout").c_str(), &st) == 0;
+    return S_ISREG(st.st_mode) && fs::sniff_source_format(path) != fs::SourceFormat::None;
+}
+
+std::string view_source_file(const std::string& file) {
+    struct stat st {};
+    if (::stat(file.c_str(), &st) == 0) return file;
+    const std::filesystem::path asked(file);
+    auto beside = [&](const std::string& name) { return (asked.parent_path() / name).string(); };
+    fs::ViewNameProbe probe;
+    probe.view_enabled = [](const std::string&) { return true; };
+    probe.lods = 99;  // any LOD name the mount may show
+    probe.is_dataset = [&](const std::string& name) { return is_dataset_file(beside(name)); };
+    probe.gives_classic = [](const std::string&) { return false; };  // never an aggregation's view
+    auto view = fs::resolve_view_name(asked.filename().string(), probe);
+    return view ? beside(view->source) : file;
+}
+
+void resolve_view_names(FileArgs& cl) {
+    for (auto& file : cl.files) file = view_source_file(file);
+}
 
 fs::SandboxRoots sandbox_roots(const FileArgs& cl) {
     fs::SandboxRoots roots;

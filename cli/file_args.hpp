@@ -28,6 +28,18 @@ struct FileArgs {
 // What the command may read: the files' folders, --root folders, cache_dir= and ca_file=.
 fs::SandboxRoots sandbox_roots(const FileArgs& cl);
 
+// A dataset file as the mount counts one: a regular file with a dataset's
+// magic number, or a folder NAME.vds holding an OpenVDS volume.
+bool is_dataset_file(const std::string& path);
+
+// The file behind FILE: FILE itself when it exists, else the dataset file
+// beside it whose view the mount shows under FILE's name (fs/view_names.hpp;
+// NAME.nc of an aggregation NAME.nca, NAME.lod1.nc...), else FILE.
+std::string view_source_file(const std::string& file);
+
+// Every FILE replaced by view_source_file(FILE).
+void resolve_view_names(FileArgs& cl);
+
 // Returns false (message and usage of `cmd` on err) on a usage error.
 bool parse_file_args(const std::vector<std::string>& args, FileArgs& cl, std::ostream& err, const char* cmd);
 

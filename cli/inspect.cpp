@@ -182,7 +182,10 @@ int run_inspect(const std::vector<std::string>& args, std::ostream& out, std::os
     FileArgs cl;
     if (!parse_file_args(args, cl, err, "inspect")) return 2;
     return run_confined(sandbox_roots(cl), cl.sandbox, out, err,
-                        [&cl](std::ostream& o, std::ostream& e) { return inspect_files(cl, o, e); });
+                        [&cl](std::ostream& o, std::ostream& e) {
+                            resolve_view_names(cl);  // confined: only the folders allowed are read
+                            return inspect_files(cl, o, e);
+                        });
 }
 
 }  // namespace ncafs::cli

@@ -22,6 +22,7 @@
 #include "codecs/sniff.hpp"
 #include "codecs/types.hpp"
 #include "fs/log.hpp"
+#include "fs/view_names.hpp"
 
 namespace ncafs::fs {
 
@@ -52,19 +53,6 @@ ViewKey view_key(const std::string& path, const struct stat& st, bool aggregatio
                  const std::string& name, int lod) {
     ViewKind kind = view_kind_of(view);
     return ViewKey{DatasetKey{file_key(path, st), aggregation}, kind, kind == ViewKind::Ncs ? name : std::string(), lod};
-}
-
-// N of a name STEM.lodN (1 <= N <= max, no leading zero) and STEM; nullopt otherwise.
-std::optional<std::pair<std::string, int>> lod_stem(const std::string& stem_lod, int max) {
-    const auto dot = stem_lod.rfind(".lod");
-    if (dot == std::string::npos || dot == 0) return std::nullopt;
-    const std::string digits = stem_lod.substr(dot + 4);
-    if (digits.empty() || digits.size() > 2 || digits[0] == '0' ||
-        digits.find_first_not_of("0123456789") != std::string::npos)
-        return std::nullopt;
-    const int n = std::stoi(digits);
-    if (n > max) return std::nullopt;
-    return std::make_pair(stem_lod.substr(0, dot), n);
 }
 
 }  // namespace
@@ -117,31 +105,10 @@ size_t Catalog::dataset_open_count() const {
 
 namespace {
 
-// The names a dataset file may have, in the order that decides which source
-// gives a twin when several could: a NAME.nc first (it also owns the name
-// NAME.nc), then an aggregation NAME.nca, then NAME.ds, then NAME.ncs, then
-// the usual names of netCDF-4/HDF5 files, then an OpenVDS container NAME.vds.
-const char* const kSourceSuffixes[] = {".nc", ".nca", ".ds", ".ncs", ".nc4", ".h5", ".hdf5", ".vds"};
-constexpr int kSourceSuffixCount = static_cast<int>(std::size(kSourceSuffixes));
-const char* const kViewNames[] = {"nc", "ds", "ncs", "vds"};
-// The classic view of a netCDF-4 file NAME.nc (which keeps its own bytes
-// under its name) is NAME.classic.nc.
-const std::string kClassicSuffix = ".classic.nc";
-
 // True when the file is HDF5 (a netCDF-4 file).
 bool has_hdf5_signature(const std::string& path, const ConfinedRoots& within) {
     OpenResult opened = open_regular_file(path, &within);
     return opened.fd && sniff_fd(opened.fd.get()) == FileFormat::Hdf5;
-}
-
-// The stem of a dataset file name (NAME of NAME.nc...) and the rank of its
-// suffix in kSourceSuffixes, or nullopt.
-std::optional<std::pair<std::string, int>> source_stem(const std::string& name) {
-    for (int rank = 0; rank < kSourceSuffixCount; ++rank) {
-        std::string s(kSourceSuffixes[rank]);
-        if (name.size() > s.size() && ends_with(name, s)) return std::make_pair(name.substr(0, name.size() - s.size()), rank);
-    }
-    return std::nullopt;
 }
 
 }  // namespace
@@ -331,23 +298,31 @@ std::optional<Entry> Catalog::resolve_in(const std::string& real_dir, const std:
     return resolve_twin(real_dir, name);
 }
 
-// A name with no real file behind it: the twin view NAME.EXT of the first
-// dataset file NAME.nc, NAME.nca, NAME.ds, NAME.ncs (the order of list()).
+// A name with no real file behind it: a twin, classic or LOD view
+// (fs/view_names.hpp), of the first dataset source that could give it.
 std::optional<Entry> Catalog::resolve_twin(const std::string& real_dir, const std::string& name) {
-    std::string view;
-    for (const char* v : kViewNames) {
-        std::string suffix = std::string(".") + v;
-        if (name.size() > suffix.size() && ends_with(name, suffix)) view = v;
-    }
-    if (view.empty() || !options_.has_view(view)) return std::nullopt;
-    if (auto classic = resolve_classic_view(real_dir, name)) return classic;
-    std::string stem = name.substr(0, name.size() - view.size() - 1);
-    auto found = find_dataset_source(real_dir, stem, name);
-    if (!found) return resolve_lod_view(real_dir, name, view);
+    std::optional<Entry> classic;
+    std::optional<std::pair<Entry, Classification>> found;  // the source the probe last accepted
+    ViewNameProbe probe;
+    probe.view_enabled = [&](const std::string& view) { return options_.has_view(view); };
+    probe.lods = options_.lods;
+    probe.is_dataset = [&](const std::string& candidate) {
+        found = dataset_source(real_dir, candidate);
+        return found.has_value();
+    };
+    probe.gives_classic = [&](const std::string&) {
+        classic = resolve_classic_view(real_dir, name);
+        return classic.has_value();
+    };
+    auto resolved = resolve_view_name(name, probe);
+    if (!resolved) return std::nullopt;
+    if (resolved->classic) return classic;
     auto& [v, c] = *found;
-    v.view = view;
+    v.view = resolved->view;
     v.name = name;
-    if (v.aggregation && view == "nc") {
+    v.lod = resolved->lod;
+    if (v.lod > 0 && !dataset_has_lods(v.real_path, v.st, v.aggregation)) return std::nullopt;
+    if (v.lod == 0 && v.aggregation && v.view == "nc") {
         v.size = c.nc_size;
         return v;
     }
@@ -355,38 +330,18 @@ std::optional<Entry> Catalog::resolve_twin(const std::string& real_dir, const st
     return v;
 }
 
-std::optional<std::pair<Entry, Classification>> Catalog::find_dataset_source(const std::string& real_dir,
-                                                                              const std::string& stem,
-                                                                              const std::string& except) {
-    for (const char* suffix : kSourceSuffixes) {
-        std::string candidate = stem + suffix;
-        if (candidate == except) continue;
-        Entry v;
-        v.real_path = join(real_dir, candidate);
-        if (!stat_within_source(v.real_path, v.st)) continue;
-        if (!S_ISREG(v.st.st_mode) && !(S_ISDIR(v.st.st_mode) && is_vds_directory(candidate, v.real_path))) continue;
-        auto c = classify(v.real_path, v.st);
-        if (!c.is_dataset()) continue;
-        v.kind = EntryKind::View;
-        v.aggregation = c.kind == Classification::Aggregation;
-        return std::make_pair(std::move(v), c);
-    }
-    return std::nullopt;
-}
-
-std::optional<Entry> Catalog::resolve_lod_view(const std::string& real_dir, const std::string& name,
-                                               const std::string& view) {
-    if (options_.lods == 0) return std::nullopt;
-    auto stem_level = lod_stem(name.substr(0, name.size() - view.size() - 1), options_.lods);
-    if (!stem_level) return std::nullopt;
-    auto found = find_dataset_source(real_dir, stem_level->first, name);
-    if (!found) return std::nullopt;
-    Entry& v = found->first;
-    v.view = view;
-    v.name = name;
-    v.lod = stem_level->second;
-    if (!dataset_has_lods(v.real_path, v.st, v.aggregation) || !view_servable(v)) return std::nullopt;
-    return v;
+std::optional<std::pair<Entry, Classification>> Catalog::dataset_source(const std::string& real_dir,
+                                                                         const std::string& candidate) {
+    Entry v;
+    v.real_path = join(real_dir, candidate);
+    if (!stat_within_source(v.real_path, v.st)) return std::nullopt;
+    if (!S_ISREG(v.st.st_mode) && !(S_ISDIR(v.st.st_mode) && is_vds_directory(candidate, v.real_path)))
+        return std::nullopt;
+    auto c = classify(v.real_path, v.st);
+    if (!c.is_dataset()) return std::nullopt;
+    v.kind = EntryKind::View;
+    v.aggregation = c.kind == Classification::Aggregation;
+    return std::make_pair(std::move(v), c);
 }
 
 std::vector<Catalog::LodName> Catalog::lod_names(const std::string& stem, const std::string& path,
@@ -395,23 +350,11 @@ std::vector<Catalog::LodName> Catalog::lod_names(const std::string& stem, const 
     if (options_.lods == 0 || !dataset_has_lods(path, st, aggregation)) return out;
     for (int n = 1; n <= options_.lods; ++n)
         for (const char* v : kViewNames)
-            if (options_.has_view(v)) out.push_back({stem + ".lod" + std::to_string(n) + "." + v, v, n});
+            if (options_.has_view(v)) out.push_back({lod_name(stem, n, v), v, n});
     return out;
 }
 
 namespace {
-
-// Bytes of values a dataset holds (saturating): what its LOD views would spare a reader.
-uint64_t value_bytes(const Dataset& d) {
-    uint64_t total = 0;
-    for (const auto& v : d.variables) {
-        const auto shape = d.shape(v);
-        const uint64_t n = element_count(shape), size = type_size(v.type);
-        const uint64_t bytes = n > UINT64_MAX / size ? UINT64_MAX : n * size;
-        total = bytes > UINT64_MAX - total ? UINT64_MAX : total + bytes;
-    }
-    return total;
-}
 
 // A failure that may pass by itself (descriptors or memory short, a file
 // changing meanwhile): not remembered as the view's verdict.
@@ -434,7 +377,7 @@ bool Catalog::dataset_has_lods(const std::string& path, const struct stat& st, b
     bool readable = true;
     auto d = readable_dataset(path, st, aggregation, readable);
     if (!d && !readable) return false;  // may pass: not remembered
-    const bool has = d && has_lod_views(*d) && (aggregation || value_bytes(*d) > options_.lod_min_size);
+    const bool has = d && shows_lod_views(*d, aggregation, options_.lod_min_size);
     std::lock_guard lock(mutex_);
     lod_datasets_.put(key, has);
     return has;
@@ -524,9 +467,10 @@ void Catalog::refuse_view(const Entry& v) {
 
 // NAME.classic.nc: the nc view of a netCDF-4 file NAME.nc that is not an aggregation.
 std::optional<Entry> Catalog::resolve_classic_view(const std::string& real_dir, const std::string& name) {
-    if (!(name.size() > kClassicSuffix.size() && ends_with(name, kClassicSuffix))) return std::nullopt;
+    const std::string suffix = kClassicSuffix;
+    if (!(name.size() > suffix.size() && ends_with(name, suffix))) return std::nullopt;
     Entry v;
-    v.real_path = join(real_dir, name.substr(0, name.size() - kClassicSuffix.size()) + ".nc");
+    v.real_path = join(real_dir, name.substr(0, name.size() - suffix.size()) + ".nc");
     if (!stat_within_source(v.real_path, v.st) || !S_ISREG(v.st.st_mode) || !is_netcdf4(v.real_path, v.st))
         return std::nullopt;
     // An aggregation NAME.nc shows its nc view under its own name: no second name for the same bytes.
@@ -682,7 +626,7 @@ void Catalog::list_twins(std::vector<ListedSource>& sources, const std::set<std:
         std::string stem = source_stem(s.name)->first;
         for (const char* v : kViewNames) {
             if (!options_.has_view(v)) continue;
-            std::string twin = stem + "." + v;
+            std::string twin = twin_name(stem, v);
             if (twin == s.name) continue;
             if (names.count(twin)) {
                 log_once(LogLevel::Debug, s.path + ": its " + v + " view is not shown because " + twin +
@@ -691,11 +635,11 @@ void Catalog::list_twins(std::vector<ListedSource>& sources, const std::set<std:
             }
             offer(s, twin, v, 0);
         }
-        // LOD names from the first source of a stem only, as resolve_lod_view finds it.
+        // LOD names from the first source of a stem only, as resolve_view_name finds it.
         if (lod_stems.insert(stem).second)
             for (const auto& lod : lod_names(stem, s.path, s.st, s.aggregation)) offer(s, lod.name, lod.view, lod.level);
         if (s.rank == 0 && !s.aggregation && nc_view_enabled() && is_netcdf4(s.path, s.st))
-            offer(s, stem + kClassicSuffix, "nc", 0);
+            offer(s, classic_name(stem), "nc", 0);
     }
 }
 

@@ -140,13 +140,11 @@ private:
     std::shared_ptr<const VirtualFile> view_of(const std::string& path, const struct stat& st, bool aggregation,
                                                const std::string& view, const std::string& name, int lod);
     std::optional<Entry> resolve_twin(const std::string& real_dir, const std::string& name);
-    // The first dataset file STEM.nc, STEM.nca, ... (kSourceSuffixes order)
-    // other than `except`, as a View entry (view fields unset), and its classification.
-    std::optional<std::pair<Entry, Classification>> find_dataset_source(const std::string& real_dir,
-                                                                       const std::string& stem,
-                                                                       const std::string& except);
-    // NAME.lodN.EXT (lods=): LOD N of the dataset a twin NAME.EXT would show.
-    std::optional<Entry> resolve_lod_view(const std::string& real_dir, const std::string& name, const std::string& view);
+    // The dataset file `candidate` of real_dir (a regular file or a VDS
+    // folder classified as a dataset), as a View entry (view fields unset),
+    // and its classification; nullopt otherwise.
+    std::optional<std::pair<Entry, Classification>> dataset_source(const std::string& real_dir,
+                                                                  const std::string& candidate);
     // True when the dataset at path has LOD views: a variable of rank >= 2,
     // and an aggregation or more than lod_min_size bytes of values; false,
     // logged, when it cannot be read. Cached by identity.

@@ -26,6 +26,7 @@
 #include "fs/options.hpp"
 #include "fs/read_path.hpp"
 #include "fs/remote_options.hpp"
+#include "fs/view_names.hpp"
 #include "codecs/sniff.hpp"
 
 namespace stdfs = std::filesystem;
@@ -627,3 +628,84 @@ TEST(CacheKeys, DistinguishWhatMakesAnotherEntry) {
     EXPECT_EQ(view_kind_of("ncs"), ViewKind::Ncs);
     EXPECT_THROW(view_kind_of("cdf"), std::invalid_argument);
 }
+
+// The view-name resolver over a folder given as a set of names: which are
+// datasets, which NAME.nc give a classic view.
+namespace view_names_test {
+
+using ncafs::fs::ViewName;
+
+std::optional<ViewName> resolve(const std::string& name, const std::set<std::string>& datasets,
+                                const std::set<std::string>& classic = {}, int lods = 0,
+                                const std::set<std::string>& views = {"nc", "ds", "ncs", "vds"}) {
+    ncafs::fs::ViewNameProbe probe;
+    probe.view_enabled = [&](const std::string& v) { return views.count(v) > 0; };
+    probe.lods = lods;
+    probe.is_dataset = [&](const std::string& n) { return datasets.count(n) > 0; };
+    probe.gives_classic = [&](const std::string& n) { return classic.count(n) > 0; };
+    return ncafs::fs::resolve_view_name(name, probe);
+}
+
+void expect(const std::optional<ViewName>& got, const std::string& source, const std::string& view, int lod,
+            bool classic = false) {
+    ASSERT_TRUE(got.has_value()) << source;
+    EXPECT_EQ(got->source, source);
+    EXPECT_EQ(got->view, view);
+    EXPECT_EQ(got->lod, lod);
+    EXPECT_EQ(got->classic, classic);
+}
+
+TEST(ViewNames, TwinsComeFromTheFirstSourceInSuffixOrder) {
+    expect(resolve("obs.nc", {"obs.nc4"}), "obs.nc4", "nc", 0);
+    expect(resolve("tas.nc", {"tas.nca"}), "tas.nca", "nc", 0);
+    expect(resolve("x.vds", {"x.h5", "x.ds", "x.ncs"}), "x.ds", "vds", 0);
+    expect(resolve("x.ds", {"x.nc", "x.nca"}), "x.nc", "ds", 0);
+    // The name itself is never its own source; a folder NAME.vds gives NAME.nc.
+    expect(resolve("x.vds", {"x.vds", "x.hdf5"}), "x.hdf5", "vds", 0);
+    expect(resolve("vol.nc", {"vol.vds"}), "vol.vds", "nc", 0);
+    EXPECT_FALSE(resolve("x.nc", {"x.nc"}));
+    EXPECT_FALSE(resolve("x.txt", {"x.nc"}));
+    EXPECT_FALSE(resolve("x.ds", {"y.nc"}));
+    EXPECT_FALSE(resolve(".ds", {".nc"}));  // a bare suffix names nothing
+}
+
+TEST(ViewNames, DisabledViewsHaveNoNames) {
+    EXPECT_FALSE(resolve("x.vds", {"x.nc"}, {}, 1, {"nc", "ds"}));
+    EXPECT_FALSE(resolve("x.lod1.vds", {"x.nc"}, {}, 1, {"nc", "ds"}));
+    expect(resolve("x.ds", {"x.nc"}, {}, 0, {"nc", "ds"}), "x.nc", "ds", 0);
+}
+
+TEST(ViewNames, ClassicViewOfANetcdf4NcOnly) {
+    expect(resolve("obs4.classic.nc", {"obs4.nc"}, {"obs4.nc"}), "obs4.nc", "nc", 0, true);
+    // Not a classic source (classic file, aggregation): the twin rule reads the name.
+    EXPECT_FALSE(resolve("obs4.classic.nc", {"obs4.nc"}));
+    expect(resolve("a.classic.nc", {"a.nc", "a.classic.nca"}), "a.classic.nca", "nc", 0);
+    EXPECT_FALSE(resolve("a.classic.ds", {"a.nc"}, {"a.nc"}));
+}
+
+TEST(ViewNames, LodNamesUpToTheOption) {
+    expect(resolve("tas.lod1.nc", {"tas.nca"}, {}, 2), "tas.nca", "nc", 1);
+    expect(resolve("tas.lod2.vds", {"tas.nca", "tas.nc4"}, {}, 2), "tas.nca", "vds", 2);
+    EXPECT_FALSE(resolve("tas.lod3.nc", {"tas.nca"}, {}, 2));
+    EXPECT_FALSE(resolve("tas.lod1.nc", {"tas.nca"}, {}, 0));
+    EXPECT_FALSE(resolve("tas.lod01.nc", {"tas.nca"}, {}, 2));
+    EXPECT_FALSE(resolve("tas.lod0.nc", {"tas.nca"}, {}, 2));
+    EXPECT_FALSE(resolve("tas.lod.nc", {"tas.nca"}, {}, 2));
+    EXPECT_FALSE(resolve(".lod1.nc", {".nca"}, {}, 2));
+    // A dataset really named STEM.lodN.* gives the twin, not a LOD view.
+    expect(resolve("tas.lod1.ds", {"tas.lod1.nc", "tas.nc"}, {}, 2), "tas.lod1.nc", "ds", 0);
+}
+
+TEST(ViewNames, NamesTheListingBuilds) {
+    EXPECT_EQ(ncafs::fs::twin_name("a", "ds"), "a.ds");
+    EXPECT_EQ(ncafs::fs::lod_name("a", 2, "vds"), "a.lod2.vds");
+    EXPECT_EQ(ncafs::fs::classic_name("a"), "a.classic.nc");
+    auto stem = ncafs::fs::source_stem("a.b.hdf5");
+    ASSERT_TRUE(stem);
+    EXPECT_EQ(stem->first, "a.b");
+    EXPECT_EQ(stem->second, 6);
+    EXPECT_FALSE(ncafs::fs::source_stem(".nc"));
+    EXPECT_FALSE(ncafs::fs::source_stem("a.txt"));
+}
+
+}  // namespace view_names_test

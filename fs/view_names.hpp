@@ -1,0 +1,62 @@
+// The names a mount shows for the dataset files of a folder, and which file
+// and view a name stands for. One set of rules for the mount's lookups and
+// listings (fs/catalog.cpp) and for the commands that take a view name
+// (export, inspect, check), so that whatever the mount lists they accept.
+//   twin:    STEM.EXT (EXT nc, ds, ncs, vds) of the first dataset file STEM.nc,
+//            STEM.nca, STEM.ds, STEM.ncs, STEM.nc4, STEM.h5, STEM.hdf5, STEM.vds;
+//   classic: STEM.classic.nc of a netCDF-4 STEM.nc that is not an aggregation;
+//   LOD:     STEM.lodN.EXT (1 <= N <= lods=) of the dataset a twin STEM.EXT shows.
+// A real file of the name always wins; these rules serve names with none.
+#pragma once
+
+#include <functional>
+#include <optional>
+#include <string>
+#include <utility>
+
+#include "codecs/dataset.hpp"
+
+namespace ncafs::fs {
+
+// Suffixes of dataset files, in the order that decides which gives a twin.
+inline constexpr const char* kSourceSuffixes[] = {".nc", ".nca", ".ds", ".ncs", ".nc4", ".h5", ".hdf5", ".vds"};
+// The view extensions.
+inline constexpr const char* kViewNames[] = {"nc", "ds", "ncs", "vds"};
+inline constexpr const char* kClassicSuffix = ".classic.nc";
+
+// The stem of a dataset file name (NAME of NAME.nc...) and the rank of its
+// suffix in kSourceSuffixes, or nullopt.
+std::optional<std::pair<std::string, int>> source_stem(const std::string& name);
+
+std::string twin_name(const std::string& stem, const std::string& view);
+std::string lod_name(const std::string& stem, int level, const std::string& view);
+std::string classic_name(const std::string& stem);
+
+// Whether a dataset shows LOD names (with lods=): a variable of rank >= 2,
+// and an aggregation or more than lod_min_size bytes of values.
+bool shows_lod_views(const Dataset& dataset, bool aggregation, uint64_t lod_min_size);
+
+// The file and view a name stands for.
+struct ViewName {
+    std::string source;  // the dataset file's name in the same folder
+    std::string view;    // nc, ds, ncs or vds
+    int lod = 0;         // N of STEM.lodN.EXT (0: the full dataset)
+    bool classic = false;  // STEM.classic.nc
+};
+
+// What the caller knows of the folder, asked in the order of the rules.
+struct ViewNameProbe {
+    std::function<bool(const std::string& view)> view_enabled;
+    int lods = 0;  // lods=N: LOD names up to N
+    // Whether the file of this name (in the folder) is a dataset that can give twins.
+    std::function<bool(const std::string& name)> is_dataset;
+    // Whether this NAME.nc is a netCDF-4 file, not an aggregation, whose classic view can be served.
+    std::function<bool(const std::string& name)> gives_classic;
+};
+
+// The file and view `name` (which no real file holds) stands for, or nullopt.
+// For a twin or LOD name, the first dataset source of its stem (the caller
+// decides whether its view can be served, and for LOD whether the dataset has LODs).
+std::optional<ViewName> resolve_view_name(const std::string& name, const ViewNameProbe& probe);
+
+}  // namespace ncafs::fs
