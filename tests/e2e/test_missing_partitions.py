@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """An incomplete collection: 36 monthly partitions (deflated netCDF-4, time
-UNLIMITED) aggregated by `ncafs aggregate` (CF-1.13), one month removed.
+UNLIMITED) aggregated by `ncafs aggregate` (CF-1.13), one month removed and
+one replaced by a file of no dataset format.
 
   fill   -o missing_partitions=fill: xarray, NCO (ncks) and CDO (cdo infon)
          read the whole view; values equal the partitions' own (read by
@@ -8,7 +9,7 @@ UNLIMITED) aggregated by `ncafs aggregate` (CF-1.13), one month removed.
          xarray) where missing; one log line for the missing partition however
          many reads; `ncafs export` gives the same values; `ncafs check`
          reports it. With the default (error), a read of the missing month
-         fails with EIO.
+         fails with EIO; with fill, a damaged netCDF partition still does.
 """
 import errno
 import os
@@ -22,6 +23,7 @@ from test_mount import Mount, check, NCAFS, run_cases  # noqa: E402
 
 MONTHS, LAT, LON = 36, 6, 8
 GONE = 17  # the month removed
+JUNK = 30   # the month whose file holds no dataset (an error page saved in its place)
 FILL = np.float32(1.0e20)
 
 
@@ -66,7 +68,7 @@ def expected(folder, gone_values):
     out = np.empty((MONTHS, LAT, LON), "f4")
     for m in range(MONTHS):
         path = os.path.join(folder, "tas_%02d.nc" % m)
-        out[m] = partition_values(path) if os.path.exists(path) else FILL
+        out[m] = partition_values(path) if os.path.exists(path) and m != JUNK else FILL
     check(not np.array_equal(out[GONE], gone_values), "the missing month must differ from its lost values")
     return out
 
@@ -86,8 +88,8 @@ def run(cmd, want_code=0):
     return r
 
 
-def fill_lines(log, variable=""):
-    gone = "tas_%02d.nc" % GONE
+def fill_lines(log, variable="", month=GONE):
+    gone = "tas_%02d.nc" % month
     return [line for line in log.splitlines() if gone in line and "missing_partitions=fill" in line
             and "read as the fill value" + variable in line]
 
@@ -100,6 +102,8 @@ def case_fill(work):
     agg = os.path.join(source, "tas.nc")
     run([NCAFS, "aggregate", "--dim", "time", "-o", agg, parts])
     os.unlink(os.path.join(parts, "tas_%02d.nc" % GONE))
+    with open(os.path.join(parts, "tas_%02d.nc" % JUNK), "wb") as f:
+        f.write(b"<html><body>404 Not Found</body></html>\n")
     want = expected(parts, written[GONE])
 
     # error (the default): a read of the missing month's bytes fails with EIO
@@ -127,7 +131,7 @@ def case_fill(work):
         masked = want == FILL
         check(np.array_equal(np.isnan(got), masked), "xarray: NaN exactly where the fill is")
         check(np.array_equal(got[~masked], want[~masked]), "xarray: values differ from the partitions'")
-        check(np.isnan(got[GONE]).all(), "xarray: the missing month must be all NaN")
+        check(np.isnan(got[GONE]).all() and np.isnan(got[JUNK]).all(), "xarray: the missing months must be all NaN")
         check(len(times) == MONTHS, "xarray: %d times" % len(times))
         # NCO: a whole copy of the view, read back by netCDF4-python.
         copied = os.path.join(work, "ncks.nc")
@@ -140,10 +144,11 @@ def case_fill(work):
         header = out.splitlines()[0].split()
         miss = header.index("Miss")
         misses = [int(r[miss]) for r in rows]  # "N : Date Time Level Gridsize Miss : ..."
-        check(misses[GONE] == LAT * LON, "cdo infon: month %d has %d missing, want %d" % (GONE, misses[GONE], LAT * LON))
-        check(all(n == 1 for i, n in enumerate(misses) if i != GONE), "cdo infon: misses %s" % misses)
-        lines = fill_lines(m.log_text())
-        check(len(lines) == 1, "want one log line for the missing partition, got %d:\n%s" % (len(lines), m.log_text()))
+        check(all(n == (LAT * LON if i in (GONE, JUNK) else 1) for i, n in enumerate(misses)),
+              "cdo infon: missing values per month %s" % misses)
+        for month in (GONE, JUNK):
+            lines = fill_lines(m.log_text(), month=month)
+            check(len(lines) == 1, "want one log line for partition %d, got %d:\n%s" % (month, len(lines), m.log_text()))
 
     # export: the same values, the same one line on stderr.
     exported = os.path.join(work, "export.nc")
@@ -154,6 +159,18 @@ def case_fill(work):
     # check: still a finding, saying it reads as fill.
     r = run([NCAFS, "check", "-o", "missing_partitions=fill", agg], want_code=1)
     check(len(fill_lines(r.stdout, " of tas")) == 1, "check: want the missing partition reported as fill:\n" + r.stdout)
+    check(len(fill_lines(r.stdout, " of tas", JUNK)) == 1, "check: want the junk partition reported as fill:\n" + r.stdout)
+
+    # A damaged netCDF file (a CDF signature, then garbage) is never masked.
+    with open(os.path.join(parts, "tas_03.nc"), "wb") as f:
+        f.write(b"CDF\x01" + b"\xff" * 60)
+    with Mount(source, "missing_partitions=fill") as m:
+        try:
+            with open(m.path("tas.nc"), "rb") as f:
+                f.read()
+            check(False, "fill: a damaged netCDF partition must still fail the read")
+        except OSError as e:
+            check(e.errno == errno.EIO, "fill: damaged partition: %s, want EIO" % e)
 
 
 CASES = {"fill": case_fill}
