@@ -166,9 +166,9 @@ bool print_usage_if_asked(const std::vector<std::string>& args, std::ostream& ou
                    "(ncstream; --deflate[=LEVEL] compresses the data, LEVEL 0..9, default 6),\n"
                    "vds (OpenVDS container; vds_lods= as for the mount).\n"
                    "Options as for the mount (cdf_version=, ds_values=, allow_root=,\n"
-                   "rewrite=, sandbox=). Files are read beneath FILE's folder and the\n"
-                   "allow_root= folders only (the kernel refuses the rest; sandbox=off:\n"
-                   "partitions anywhere the caller can read).\n";
+                   "rewrite=, missing_partitions=, sandbox=). Files are read beneath FILE's\n"
+                   "folder and the allow_root= folders only (the kernel refuses the rest;\n"
+                   "sandbox=off: partitions anywhere the caller can read).\n";
             return true;
         }
     return false;

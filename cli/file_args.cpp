@@ -15,7 +15,7 @@ namespace ncafs::cli {
 
 namespace {
 
-// -o LIST of remote options (remote=, s3_endpoint=, ...) and sandbox=; false (with a message) on a bad one.
+// -o LIST of remote options (remote=, s3_endpoint=, ...), missing_partitions= and sandbox=; false (with a message) on a bad one.
 bool apply_remote_options(const std::string& list, FileArgs& cl, std::ostream& err, const char* cmd) {
     for (const auto& item : fs::split_option_list(list)) {
         const auto eq = item.find('=');
@@ -24,14 +24,18 @@ bool apply_remote_options(const std::string& list, FileArgs& cl, std::ostream& e
             continue;
         }
         try {
+            if (eq != std::string::npos && item.substr(0, eq) == "missing_partitions") {
+                cl.options.missing_partitions.fill = fs::parse_missing_partitions(item.substr(eq + 1));
+                continue;
+            }
             if (eq != std::string::npos && fs::apply_remote_option(item.substr(0, eq), item.substr(eq + 1), cl.remote))
                 continue;
         } catch (const std::exception& e) {
             err << "ncafs " << cmd << ": " << e.what() << "\n";
             return false;
         }
-        err << "ncafs " << cmd << ": -o takes remote options only (allow_root=URL, remote=, s3_endpoint=, "
-               "s3_region=, ca_file=, cache_dir=, cache_size=) and sandbox=on|off, got \"" << item << "\"\n";
+        err << "ncafs " << cmd << ": -o takes remote options (allow_root=URL, remote=, s3_endpoint=, "
+               "s3_region=, ca_file=, cache_dir=, cache_size=), missing_partitions=error|fill and sandbox=on|off, got \"" << item << "\"\n";
         return false;
     }
     return true;

@@ -128,6 +128,9 @@ Backend make_backend(const ViewOptions& options, const std::vector<std::string>&
     for (const auto& r : options.extra_allowed_roots) aggregation.allowed_roots.push_back(r);
     aggregation.path_rewrites = options.path_rewrites;
     aggregation.limits = options.limits;
+    aggregation.missing_partitions.fill = options.fill_missing_partitions;
+    // One line per partition for the life of the process, however many reads.
+    aggregation.missing_partitions.note = [](const std::string& m) { log_once(LogLevel::Warning, m); };
     CdfViewOptions cdf;
     cdf.version = options.cdf_version;
     DsViewOptions ds_options;

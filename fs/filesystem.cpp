@@ -196,7 +196,8 @@ bool direct_io_for_missing_partition(Filesystem& fs, const Entry& entry) {
         auto absent = fs.catalog().absent_partition(entry);
         if (!absent) return false;
         log_once(LogLevel::Warning, entry.real_path + ": partition " + *absent +
-                                        " cannot be read: served with direct I/O (reads that need it fail with EIO)");
+                                        " cannot be read: served with direct I/O (reads that need it fail with EIO, or read as fill "
+                                        "with missing_partitions=fill)");
     } catch (const std::exception&) {
         // The view opened, so the dataset did too: be safe all the same.
     }

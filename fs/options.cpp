@@ -87,6 +87,12 @@ bool is_known_view_name(const std::string& name) {
     return name == "nc" || name == "ds" || name == "ncs" || name == "vds";
 }
 
+bool parse_missing_partitions(const std::string& value) {
+    if (value != "error" && value != "fill")
+        throw UsageError("option missing_partitions: expected error or fill, got '" + value + "'");
+    return value == "fill";
+}
+
 std::vector<std::string> split_option_list(const std::string& list) {
     std::vector<std::string> items;
     bool in_views = false;
@@ -193,6 +199,8 @@ bool apply_source_option(const std::string& key, const std::string& value, bool 
     } else if (key == "sandbox") {
         if (value != "on" && value != "off") throw UsageError("option sandbox: expected on or off, got '" + value + "'");
         options.sandbox = value == "on";
+    } else if (key == "missing_partitions") {
+        options.fill_missing_partitions = parse_missing_partitions(value);
     } else if (key == "splice" || key == "nosplice") {
         options.splice = key == "splice" && value != "0" && value != "no";
     } else {
@@ -322,6 +330,10 @@ std::string usage_text(const std::string& program) {
       << "                     (default 2000000)\n"
       << "  max_metadata=BYTES refuse aggregation JSON/attribute text longer than BYTES\n"
       << "                     (default 268435456)\n"
+      << "  missing_partitions=error|fill  a partition file that is absent, unreadable\n"
+      << "                     or of no dataset format: reads of it fail with EIO (error,\n"
+      << "                     default) or read as the variable's fill value (fill;\n"
+      << "                     logged once per partition; export and check take it too)\n"
       << "  remote=yes|no      read partitions named by http://, https:// and s3:// URLs\n"
       << "                     (default yes, as allow_root=URL permits; no refuses every\n"
       << "                     remote partition)\n"

@@ -29,6 +29,7 @@ struct ViewOptions {
     agg::AggregationLimits limits;              // max_fragments=, max_metadata=
     remote::RemoteConfig remote;                // remote=, s3_*=, ca_file=, cache_dir=, cache_size= (remote_options.hpp)
     bool sandbox = true;                        // sandbox=on|off: Landlock (fs/sandbox_policy.hpp)
+    bool fill_missing_partitions = false;       // missing_partitions=error|fill
     int lods = 0;                               // lods=N: NAME.lod1.nc ... NAME.lodN.nc views
     std::vector<std::string> lod_keep;          // lod_keep=DIM:DIM: dimensions LOD views leave whole
     uint64_t lod_min_size = uint64_t{64} << 20;  // lod_min_size=SIZE: LOD views of datasets holding more (aggregations always)
@@ -50,6 +51,10 @@ struct MountOptions {
 
 // The view names: "nc" (netCDF classic), "ds" (ds-1.0), "ncs" (ncstream), "vds" (OpenVDS).
 bool is_known_view_name(const std::string& name);
+
+// The value of missing_partitions=: true for fill, false for error; throws
+// UsageError for anything else. (mount, export and check alike)
+bool parse_missing_partitions(const std::string& value);
 
 // Splits one -o argument into items. Commas separate items, except that bare
 // view names directly after views=... extend that list (views=nc,ds,ncs);

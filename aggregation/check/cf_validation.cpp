@@ -130,7 +130,8 @@ CfCheckReport check_cf_aggregation(const std::string& path, const AggregationOpt
     std::shared_ptr<const Dataset> file;
     CfAggregations parsed;
     try {
-        paths = std::make_shared<const PathPolicy>(path, options.allowed_roots, options.path_rewrites);
+        paths = std::make_shared<const PathPolicy>(path, options.allowed_roots, options.path_rewrites,
+                                                     options.missing_partitions);
         file = cache.get(paths->aggregation_file(), {}, paths->confinement_of_aggregation_file());
         parsed = parse_cf_file(paths->aggregation_file(), *file, *paths, options.limits);
     } catch (const std::exception& e) {
@@ -163,7 +164,7 @@ CfCheckReport check_cf_aggregation(const std::string& path, const AggregationOpt
             }
             try {
                 ++report.fragments_opened;
-                source->verify_fragment(i);
+                if (auto filled = source->verify_fragment(i)) report.problems.push_back(*filled);
             } catch (const std::exception& e) {
                 report.problems.push_back(e.what());
             }

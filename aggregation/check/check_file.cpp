@@ -80,7 +80,7 @@ void check_fragments(const LoadedAggregation& loaded, const std::string& file, s
                 continue;
             }
             try {
-                src->verify_fragment(i);
+                if (auto filled = src->verify_fragment(i)) found.push_back({true, with_file_name(file, *filled)});
             } catch (const std::exception& e) {
                 found.push_back({true, with_file_name(file, e.what())});
             }

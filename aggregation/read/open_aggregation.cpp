@@ -229,6 +229,12 @@ Variable aggregated_variable(const Loading& ld, const Aggregate& a, std::shared_
     m.type = a.type;
     for (const auto& d : a.dims) m.dimids.push_back(ld.new_id[*ld.file->find_dimension(d)]);
     m.attributes = a.attributes;
+    // missing_partitions=fill: a variable without a declared fill says which
+    // value its missing partitions read as, so that clients mask it (a
+    // coordinate of default fills would not decode as times).
+    if (ld.paths->missing_partitions().fill && a.type != NcType::Char && !m.find_attribute("_FillValue") &&
+        !m.find_attribute("missing_value"))
+        m.attributes.push_back(Attribute{"_FillValue", a.type, a.fill});
     m.source = std::move(source);
     return m;
 }
@@ -274,7 +280,8 @@ std::shared_ptr<const Dataset> open_aggregation_file(const PathPolicy& paths, Da
 
 LoadedAggregation load_aggregation(const std::string& path, const AggregationOptions& options, DatasetCache& cache) {
     Loading ld;
-    ld.paths = std::make_shared<const PathPolicy>(path, options.allowed_roots, options.path_rewrites);
+    ld.paths = std::make_shared<const PathPolicy>(path, options.allowed_roots, options.path_rewrites,
+                                                     options.missing_partitions);
     ld.file = open_aggregation_file(*ld.paths, cache);
     ld.presented->origin = ld.paths->aggregation_file();
     parse_cf_style(ld, options);

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "aggregation/model/limits.hpp"
+#include "aggregation/read/path_policy.hpp"
 #include "codecs/confined_open.hpp"
 #include "codecs/dataset.hpp"
 
@@ -21,6 +22,7 @@ struct AggregationOptions {
     // (e.g. {"/home/david", "/data/david"}); first match wins.
     std::vector<std::pair<std::string, std::string>> path_rewrites;
     agg::AggregationLimits limits;  // max_fragments, max_metadata (README "Hostile input")
+    agg::MissingPartitions missing_partitions;  // missing_partitions=error|fill
 };
 
 // Content-based and cheap: reads the header only (via netcdf-c, under its

@@ -1,6 +1,7 @@
 #include "aggregation/read/partitioned_source.hpp"
 
 #include <algorithm>
+#include <cerrno>
 #include <cmath>
 #include <cstring>
 
@@ -9,6 +10,7 @@
 #include "aggregation/model/sparse_part_read.hpp"
 #include "aggregation/read/parallel_pieces.hpp"
 #include "codecs/error.hpp"
+#include "codecs/sniff.hpp"
 #include "remote/remote_store.hpp"
 
 namespace ncafs::agg {
@@ -31,6 +33,10 @@ struct AggregatedSource::Resolved {
     // With a resolver: the declared fragment as it completed it for this
     // dataset; without one (NCA), null: the declared fragment is read as is.
     std::shared_ptr<const Fragment> completed;
+    // missing_partitions=fill and the file absent or of no dataset format:
+    // every element reads as the master's fill (no dataset, nothing kept).
+    bool fill = false;
+    std::string fill_note;  // why, as logged
 };
 
 namespace {
@@ -59,6 +65,35 @@ inline void copy_element(uint8_t* dst, const uint8_t* src, size_t esize) {
 }
 
 }  // namespace
+
+std::optional<std::string> AggregatedSource::why_fillable(const Fragment& f) const {
+    // Remote objects fail by the network: never masked.
+    if (!paths_->missing_partitions().fill || remote::is_remote_url(f.path)) return std::nullopt;
+    OpenResult opened = open_regular_file(f.path, &paths_->confinement());
+    if (!opened.fd) {
+        // A refusal by the allowed roots (a reason of its own) stays an error.
+        const int e = opened.error;
+        const bool plain_errno = opened.reason == std::strerror(e);
+        if (plain_errno && (e == ENOENT || e == ENOTDIR || e == EACCES)) return opened.reason;
+        return std::nullopt;
+    }
+    // A file with a dataset signature that does not parse is damaged or
+    // hostile: an error, not a gap.
+    if (sniff_fd(opened.fd.get()) == FileFormat::None) return "not a netCDF file (no known magic number)";
+    return std::nullopt;
+}
+
+std::shared_ptr<const AggregatedSource::Resolved> AggregatedSource::fill_instead(const Fragment& f,
+                                                                                const std::string& why) const {
+    // The same line for every variable the file holds: one line per file.
+    const auto& note = paths_->missing_partitions().note;
+    if (note) note(f.path + ": " + why + ": its values read as the fill value (missing_partitions=fill)");
+    auto r = std::make_shared<Resolved>();
+    r->fill = true;
+    r->fill_note = f.path + ": " + why + " (" + (resolver_ ? resolver_->label(f) : "partition " + f.where) +
+                   "): read as the fill value of " + agg_->name + " (missing_partitions=fill)";
+    return r;
+}
 
 AggregatedSource::AggregatedSource(std::shared_ptr<const Aggregate> aggregate, std::shared_ptr<const PathPolicy> paths,
                                    DatasetCache& cache, std::shared_ptr<const FragmentResolver> resolver)
@@ -113,9 +148,13 @@ std::shared_ptr<const AggregatedSource::Resolved> AggregatedSource::resolve_open
         // changed file gets a new entry.
         opened = cache_.get_opened(f.path, f.group, &paths_->confinement());
     } catch (const SourceError& e) {
+        if (auto why = why_fillable(f)) return fill_instead(f, *why);
         std::string reason = e.what();
         if (reason.rfind(e.file() + ": ", 0) == 0) reason = reason.substr(e.file().size() + 2);
         reject(f, reason);
+    } catch (const FormatError&) {
+        if (auto why = why_fillable(f)) return fill_instead(f, *why);
+        throw;
     }
     const std::shared_ptr<const Dataset>& ds = opened.dataset;
     {
@@ -245,13 +284,16 @@ void AggregatedSource::conform(const Fragment& f, const std::shared_ptr<const Da
                !r->missing.has_range() && r->src_shape == f.count;
 }
 
-void AggregatedSource::verify_fragment(size_t i) const {
+std::optional<std::string> AggregatedSource::verify_fragment(size_t i) const {
     const Fragment& f = agg_->fragments.at(i);
     std::shared_ptr<const Dataset> keep;
-    if (f.kind == FragmentKind::File || f.kind == FragmentKind::Self)
-        resolve(i, f, keep, true);  // the file as its path names it now
-    else
+    if (f.kind != FragmentKind::File && f.kind != FragmentKind::Self) {
         check_declared(i);
+        return std::nullopt;
+    }
+    auto r = resolve(i, f, keep, true);  // the file as its path names it now
+    if (r->fill) return r->fill_note;
+    return std::nullopt;
 }
 
 bool AggregatedSource::fragment_is_plain(size_t i) const {
@@ -356,7 +398,7 @@ void AggregatedSource::read_piece(const Fragment& f, const Resolved& r, const st
     for (uint64_t l : len) n *= l;
     const size_t msize = type_size(agg_->type);
 
-    if (f.kind == FragmentKind::Missing || f.kind == FragmentKind::Constant) {
+    if (f.kind == FragmentKind::Missing || f.kind == FragmentKind::Constant || r.fill) {
         fill_elements(dst, (f.kind == FragmentKind::Constant ? f.constant : agg_->fill).data(), msize, n);
         return;
     }

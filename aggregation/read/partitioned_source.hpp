@@ -11,6 +11,8 @@
 
 #include <memory>
 #include <mutex>
+#include <optional>
+#include <string>
 #include <vector>
 
 #include "aggregation/read/dataset_cache.hpp"
@@ -49,7 +51,9 @@ public:
     // Opens fragment i and checks it against the metadata (allowed root,
     // variable, shape, type); throws SourceError naming the file and reason.
     // Constant and missing fragments: only the resolver's declared check.
-    void verify_fragment(size_t i) const;
+    // Returns the logged line when the fragment reads as fill instead
+    // (missing_partitions=fill).
+    std::optional<std::string> verify_fragment(size_t i) const;
     // True when fragment i would be read as a plain copy (after verify).
     bool fragment_is_plain(size_t i) const;
 
@@ -72,6 +76,12 @@ private:
     // Raises what the resolver knows from the metadata alone about fragment i.
     void check_declared(size_t i) const;
     [[noreturn]] void reject(const Fragment& f, const std::string& reason) const;
+    // With missing_partitions=fill: why fragment f's file may read as fill
+    // (absent, unreadable by permission, no dataset signature); nullopt when
+    // its failure must stay an error (remote, refused by the roots, damaged).
+    std::optional<std::string> why_fillable(const Fragment& f) const;
+    // A resolution that reads as fill, noted (the caller logs it once).
+    std::shared_ptr<const Resolved> fill_instead(const Fragment& f, const std::string& why) const;
     // The part of fragment i inside the requested box, into its place in out
     // (`piece`: scratch for a part that is not the whole box).
     void read_fragment_part(size_t i, const std::vector<uint64_t>& req_start, const std::vector<uint64_t>& req_count,

@@ -32,8 +32,9 @@ bool is_plain_relative(const std::string& name) {
 }  // namespace
 
 PathPolicy::PathPolicy(const std::string& aggregation_file, std::vector<std::string> allowed_roots,
-                       std::vector<std::pair<std::string, std::string>> rewrites)
-    : aggregation_file_(lexically_normal_absolute(aggregation_file)), rewrites_(std::move(rewrites)) {
+                       std::vector<std::pair<std::string, std::string>> rewrites, MissingPartitions missing)
+    : aggregation_file_(lexically_normal_absolute(aggregation_file)), rewrites_(std::move(rewrites)),
+      missing_(std::move(missing)) {
     folder_ = fs::path(aggregation_file_).parent_path().string();
     if (folder_.empty()) folder_ = "/";
     if (allowed_roots.empty()) allowed_roots.push_back(folder_);

@@ -7,6 +7,7 @@
 // to those (remote/ opens them, or refuses them all with remote=no).
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <utility>
@@ -16,17 +17,27 @@
 
 namespace ncafs::agg {
 
+// -o missing_partitions=: what a partition file that is absent, unreadable
+// by permission or of no dataset format at all reads as (docs/conventions/
+// README.md "Missing partitions"). `note` gets one line per such file and
+// read (the same line for each variable it holds): the caller logs it once.
+struct MissingPartitions {
+    bool fill = false;  // false: the read fails (EIO); true: the master's fill value
+    std::function<void(const std::string&)> note;
+};
+
 class PathPolicy {
 public:
     // aggregation_file: the backing path as found (not realpath'ed: a relative
     // name is relative to the folder the file was found in, like cfdm's
     // abspath). allowed_roots empty => that folder's tree only.
     PathPolicy(const std::string& aggregation_file, std::vector<std::string> allowed_roots,
-               std::vector<std::pair<std::string, std::string>> rewrites);
+               std::vector<std::pair<std::string, std::string>> rewrites, MissingPartitions missing = {});
 
     const std::string& aggregation_file() const { return aggregation_file_; }
     const std::string& aggregation_folder() const { return folder_; }
     const std::vector<std::string>& allowed_roots() const { return roots_; }
+    const MissingPartitions& missing_partitions() const { return missing_; }
 
     // Lexical resolution only (no file system access besides none): joins
     // base/name, normalises, applies rewrites, and refuses a path lexically
@@ -55,6 +66,7 @@ private:
     std::vector<std::string> roots_;           // lexically normal absolute
     std::shared_ptr<const ConfinedRoots> confinement_;
     std::vector<std::pair<std::string, std::string>> rewrites_;
+    MissingPartitions missing_;
 };
 
 using ncafs::lexically_normal_absolute;  // codecs/confined_open.hpp

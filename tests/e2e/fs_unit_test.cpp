@@ -152,6 +152,17 @@ TEST(Options, ViewsListKeepsBareViewNames) {
     EXPECT_EQ(v.path_rewrites.back(), (std::pair<std::string, std::string>{"/home/a", "/data/a"}));
 }
 
+TEST(Options, MissingPartitions) {
+    ViewOptions v;
+    EXPECT_FALSE(v.fill_missing_partitions);  // error: the default
+    EXPECT_TRUE(apply_view_option("missing_partitions=fill", v));
+    EXPECT_TRUE(v.fill_missing_partitions);
+    EXPECT_TRUE(apply_view_option("missing_partitions=error", v));
+    EXPECT_FALSE(v.fill_missing_partitions);
+    EXPECT_THROW(apply_view_option("missing_partitions=zero", v), UsageError);
+    EXPECT_THROW(apply_view_option("missing_partitions", v), UsageError);
+}
+
 TEST(Options, VdsViewAndLods) {
     auto items = split_option_list("views=nc,vds,vds_lods=4");
     ASSERT_EQ(items.size(), 2u);
