@@ -61,11 +61,13 @@ std::vector<uint8_t> read_member(const SharedDirFd& dir, const std::string& dir_
     return read_small_file(*open_member(dir, dir_path, components), max_bytes);
 }
 
-// Regular files of dir/components named by a decimal number (chunk objects,
-// hash pages), as paths under dir_path; nothing when the folder is absent
-// or a symlink (reads of its members fail anyway).
+// Regular files of dir/components named by a decimal number below `limit`
+// (chunk objects, hash pages: the only ones a read can open), as paths under
+// dir_path; nothing when the folder is absent or a symlink (reads of its
+// members fail anyway). A folder holding any number of other files adds at
+// most `limit` names.
 void add_numbered_files(const SharedDirFd& dir, const std::string& dir_path, const std::vector<std::string>& components,
-                        std::vector<std::string>& out) {
+                        uint64_t limit, std::vector<std::string>& out) {
     UniqueFd current;
     int at = dir->get();
     std::string path = dir_path;
@@ -80,7 +82,9 @@ void add_numbered_files(const SharedDirFd& dir, const std::string& dir_path, con
     if (!listing) return;
     while (const dirent* e = ::readdir(listing)) {
         const std::string name = e->d_name;
-        if (name.empty() || !std::all_of(name.begin(), name.end(), [](char ch) { return ch >= '0' && ch <= '9'; }))
+        if (name.empty() || name.size() > 19 ||
+            !std::all_of(name.begin(), name.end(), [](char ch) { return ch >= '0' && ch <= '9'; }) ||
+            std::stoull(name) >= limit)
             continue;
         struct stat st {};
         if (::fstatat(at, e->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode)) out.push_back(path + "/" + name);
@@ -146,6 +150,15 @@ LayerStatus parse_status(const Json& o, const std::string& file) {
     return s;
 }
 
+// One past the highest hash page name a read of this layer can open.
+uint64_t page_limit(const LayerStatus& s) {
+    const uint64_t pages = s.chunk_count == 0 ? 0 : (s.chunk_count - 1) / s.page_size + 1;
+    if (s.page_directory.empty()) return pages;
+    int64_t highest = -1;
+    for (int64_t p : s.page_directory) highest = std::max(highest, p);
+    return static_cast<uint64_t>(highest + 1);
+}
+
 class DirectoryLayer final : public LayerStore {
 public:
     DirectoryLayer(SharedDirFd fd, std::string dir, LayerStatus s)
@@ -204,10 +217,12 @@ public:
     std::vector<std::string> layer_names() const override { return names_; }
     std::vector<std::string> member_files() const override {
         std::vector<std::string> files{dir_ + "/VolumeDataLayout", dir_ + "/LayerStatus"};
-        for (const auto& name : names_) {
+        for (size_t i = 0; i < names_.size(); ++i) {
+            const std::string& name = names_[i];
             if (name.empty() || name.find('/') != std::string::npos || name[0] == '.') continue;  // never opened
-            add_numbered_files(fd_, dir_, {name}, files);
-            add_numbered_files(fd_, dir_, {name, "ChunkMetadata"}, files);
+            const LayerStatus status = parse_status(raw_[i], dir_ + "/LayerStatus");
+            add_numbered_files(fd_, dir_, {name}, status.chunk_count, files);
+            add_numbered_files(fd_, dir_, {name, "ChunkMetadata"}, page_limit(status), files);
         }
         return files;
     }
