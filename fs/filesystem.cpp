@@ -331,6 +331,43 @@ bool extents_spliceable(const std::vector<ViewPiece>& pieces) {
     return true;
 }
 
+// Replies with the pieces: computed ones from one buffer, extents as fds the
+// kernel splices.
+void reply_spliced(fuse_req_t req, const VirtualFile& vf, const std::vector<ViewPiece>& pieces, uint64_t off,
+                   size_t n) {
+    size_t computed = 0;
+    for (const auto& p : pieces)
+        if (!p.extent) computed += p.length;
+    thread_local std::vector<uint8_t> memory;
+    memory.resize(computed);
+    size_t bytes = sizeof(fuse_bufvec) + (pieces.size() - 1) * sizeof(fuse_buf);
+    std::unique_ptr<fuse_bufvec, decltype(&std::free)> bv(static_cast<fuse_bufvec*>(std::calloc(1, bytes)),
+                                                          &std::free);
+    if (!bv) throw std::bad_alloc();
+    bv->count = pieces.size();
+    size_t used = 0;
+    uint64_t covered = 0;
+    for (size_t i = 0; i < pieces.size(); ++i) {
+        const auto& p = pieces[i];
+        if (p.offset != off + covered) throw UsageError("VirtualFile::pieces left a gap");
+        fuse_buf& b = bv->buf[i];
+        b.size = p.length;
+        if (p.extent) {
+            if (p.extent->length != p.length) throw UsageError("extent length differs from its piece");
+            b.flags = static_cast<fuse_buf_flags>(FUSE_BUF_IS_FD | FUSE_BUF_FD_SEEK | FUSE_BUF_FD_RETRY);
+            b.fd = p.extent->file->fd();
+            b.pos = static_cast<off_t>(p.extent->offset);
+        } else {
+            vf.read(p.offset, std::span<uint8_t>(memory.data() + used, p.length));
+            b.mem = memory.data() + used;
+            used += p.length;
+        }
+        covered += p.length;
+    }
+    if (covered != n) throw UsageError("VirtualFile::pieces did not cover the range");
+    fuse_reply_data(req, bv.get(), FUSE_BUF_SPLICE_MOVE);
+}
+
 // Answers a read of a view. caches_only (a FUSE worker reading a view that
 // draws on remote objects): false, nothing answered, when a request would
 // be needed.
@@ -350,38 +387,7 @@ bool reply_view(fuse_req_t req, Filesystem& fs, const FileHandle& h, size_t size
         bool any_extent = !within;
         for (const auto& p : pieces) any_extent = any_extent || p.extent.has_value();
         if (splice && within && any_extent && extents_spliceable(pieces)) {
-            // Computed pieces go into one buffer; extents are passed as fds.
-            size_t computed = 0;
-            for (const auto& p : pieces)
-                if (!p.extent) computed += p.length;
-            thread_local std::vector<uint8_t> memory;
-            memory.resize(computed);
-            size_t bytes = sizeof(fuse_bufvec) + (pieces.size() - 1) * sizeof(fuse_buf);
-            std::unique_ptr<fuse_bufvec, decltype(&std::free)> bv(static_cast<fuse_bufvec*>(std::calloc(1, bytes)),
-                                                                  &std::free);
-            if (!bv) throw std::bad_alloc();
-            bv->count = pieces.size();
-            size_t used = 0;
-            uint64_t covered = 0;
-            for (size_t i = 0; i < pieces.size(); ++i) {
-                const auto& p = pieces[i];
-                if (p.offset != off + covered) throw UsageError("VirtualFile::pieces left a gap");
-                fuse_buf& b = bv->buf[i];
-                b.size = p.length;
-                if (p.extent) {
-                    if (p.extent->length != p.length) throw UsageError("extent length differs from its piece");
-                    b.flags = static_cast<fuse_buf_flags>(FUSE_BUF_IS_FD | FUSE_BUF_FD_SEEK | FUSE_BUF_FD_RETRY);
-                    b.fd = p.extent->file->fd();
-                    b.pos = static_cast<off_t>(p.extent->offset);
-                } else {
-                    vf.read(p.offset, std::span<uint8_t>(memory.data() + used, p.length));
-                    b.mem = memory.data() + used;
-                    used += p.length;
-                }
-                covered += p.length;
-            }
-            if (covered != n) throw UsageError("VirtualFile::pieces did not cover the range");
-            fuse_reply_data(req, bv.get(), FUSE_BUF_SPLICE_MOVE);
+            reply_spliced(req, vf, pieces, off, n);
             return true;
         }
         pieces.clear();  // the reads below hold files by leases of their own

@@ -275,6 +275,8 @@ MountOptions parse_mount_command_line(const std::vector<std::string>& args) {
     return o;
 }
 
+// One text, option by option as --help prints it (packaging.man_page_matches_help
+// compares it with the man page): split, it would only be harder to compare.
 std::string usage_text(const std::string& program) {
     std::ostringstream s;
     s << "usage: " << program << " SOURCE MOUNTPOINT [-f] [-d] [-s] [-o opt[,opt...]]\n"
