@@ -13,12 +13,12 @@
 #include <ostream>
 
 #include "aggregation/read/precheck.hpp"
-#include "codecs/confined_open.hpp"
+#include "io/confined_open.hpp"
 #include "codecs/error.hpp"
 #include "codecs/lod_dataset.hpp"
 #include "codecs/ncstream/ncstream_export.hpp"
-#include "codecs/open_file.hpp"
-#include "codecs/progress_meter.hpp"
+#include "io/open_file.hpp"
+#include "io/progress_meter.hpp"
 #include "codecs/sniff.hpp"
 #include "fs/backend.hpp"
 #include "fs/options.hpp"

@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "codecs/confined_open.hpp"
+#include "io/confined_open.hpp"
 #include "codecs/dataset.hpp"
 #include "codecs/sniff.hpp"
 #include "codecs/virtual_file.hpp"
@@ -70,7 +70,7 @@ struct Backend {
 // The real backend: aggregation/ + codecs/{cdf,ds,ncstream}, with allowed
 // roots {allowed_roots..., options.extra_allowed_roots...}, the options'
 // rewrites, cdf_version and ds_values. Every file is opened confined to
-// those roots (codecs/confined_open.hpp) and read through that fd only.
+// those roots (io/confined_open.hpp) and read through that fd only.
 Backend make_backend(const ViewOptions& options, const std::vector<std::string>& allowed_roots);
 
 }  // namespace ncafs::fs

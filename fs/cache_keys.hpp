@@ -8,7 +8,7 @@
 #include <functional>
 #include <string>
 
-#include "codecs/open_file.hpp"
+#include "io/open_file.hpp"
 
 namespace ncafs::fs {
 

@@ -21,7 +21,7 @@
 // pre-checked (its header's attribute names) once per identity too.
 // Everything is cached by (path, device, inode, size, mtime, ctime), bounded.
 // Every lookup, listing, pre-check and open walks from an fd of SOURCE with
-// every component confined (codecs/confined_open.hpp): symlinks are followed
+// every component confined (io/confined_open.hpp): symlinks are followed
 // only while they stay inside SOURCE, whatever is swapped meanwhile.
 #pragma once
 
@@ -34,9 +34,9 @@
 #include <string>
 #include <vector>
 
-#include "codecs/confined_open.hpp"
-#include "codecs/lru_cache.hpp"
-#include "codecs/open_file.hpp"
+#include "io/confined_open.hpp"
+#include "io/lru_cache.hpp"
+#include "io/open_file.hpp"
 #include "codecs/virtual_file.hpp"
 #include "fs/backend.hpp"
 #include "fs/cache_keys.hpp"

@@ -13,9 +13,9 @@
 #include <vector>
 
 #include "aggregation/read/dataset_cache.hpp"
-#include "codecs/confined_open.hpp"
+#include "io/confined_open.hpp"
 #include "codecs/error.hpp"
-#include "codecs/open_file.hpp"
+#include "io/open_file.hpp"
 #include "fs/log.hpp"
 #include "fs/outside_helper.hpp"
 #include "fs/piece_windows.hpp"
