@@ -637,7 +637,7 @@ TEST(CacheKeys, DistinguishWhatMakesAnotherEntry) {
     EXPECT_EQ(view_kind_of("nc"), ViewKind::Nc);
     EXPECT_EQ(view_kind_of("ds"), ViewKind::Ds);
     EXPECT_EQ(view_kind_of("ncs"), ViewKind::Ncs);
-    EXPECT_THROW(view_kind_of("cdf"), std::invalid_argument);
+    EXPECT_THROW(view_kind_of("cdf"), UsageError);
 }
 
 // The view-name resolver over a folder given as a set of names: which are
