@@ -79,8 +79,10 @@ std::shared_ptr<const Dataset> open_vds_directory_dataset(const std::string& pat
 
 // A variable that refuses every read (HDF5 external storage...) is left out
 // of the views: every read block of a view touching its bytes would fail,
-// in a small file the whole file. Each refusal is logged once (a warning);
-// what is only left out (string variables, groups) in one line per file.
+// in a small file the whole file. Each refusal is logged once (a warning:
+// data an operator may expect is not served); what no view format can hold
+// (string variables, groups) is a fact about the file, said once per file
+// at debug level (`ncafs inspect FILE` lists it too).
 std::shared_ptr<const Dataset> presentable(std::shared_ptr<const Dataset> dataset) {
     auto refuses = [](const Variable& v) { return v.source && v.source->refusal(); };
     if (std::any_of(dataset->variables.begin(), dataset->variables.end(), refuses)) {
@@ -94,7 +96,7 @@ std::shared_ptr<const Dataset> presentable(std::shared_ptr<const Dataset> datase
         if (note.refused && !note.listed) log_once(LogLevel::Warning, dataset->origin + ": " + note.text);
         if (!note.refused) left_out += (left_out.empty() ? "" : "; ") + note.text;
     }
-    if (!left_out.empty()) log_once(LogLevel::Info, dataset->origin + ": left out: " + left_out);
+    if (!left_out.empty()) log_once(LogLevel::Debug, dataset->origin + ": left out: " + left_out);
     return dataset;
 }
 
