@@ -699,6 +699,17 @@ TEST(ViewRegistry, BackendBuildsEachFormatWithItsWriter) {
     EXPECT_THROW(backend.make_view(dataset, "zarr", "plain.zarr"), UsageError);
 }
 
+// A reader is not a view: an OpenVDS container has its own SourceFormat.
+TEST(ViewRegistry, SourceFormatsApart) {
+    TempDir d;
+    d.write("a.nc", classic_with_attribute("history"));
+    d.write("b.vds", std::string("HueDataStore") + std::string(500, '\0'));
+    d.write("c.txt", "plain text");
+    EXPECT_EQ(sniff_source_format((d.path / "a.nc").string()), SourceFormat::Netcdf);
+    EXPECT_EQ(sniff_source_format((d.path / "b.vds").string()), SourceFormat::Vds);
+    EXPECT_EQ(sniff_source_format((d.path / "c.txt").string()), SourceFormat::None);
+}
+
 // The view-name resolver over a folder given as a set of names: which are
 // datasets, which NAME.nc give a classic view.
 namespace view_names_test {
