@@ -161,11 +161,11 @@ bool print_usage_if_asked(const std::vector<std::string>& args, std::ostream& ou
                    "Writes the bytes the mount serves for FILE (an aggregation: its virtual\n"
                    "netCDF file; any name the mount shows beside a dataset file, such as\n"
                    "NAME.ds, NAME.classic.nc or NAME.lod1.vds with -o lods=1: that view)\n"
-                   "to OUT, or to standard output. --format converts FILE's dataset: nc\n"
-                   "(netCDF classic), ds (ds-1.0; --values raw|cf as ds_values=), ncs\n"
-                   "(ncstream; --deflate[=LEVEL] compresses the data, LEVEL 0..9, default 6),\n"
-                   "vds (OpenVDS container; vds_lods= as for the mount).\n"
-                   "Options as for the mount (cdf_version=, ds_values=, allow_root=,\n"
+                   "to OUT, or to standard output. --format converts FILE's dataset:\n";
+            for (const auto& f : view_formats()) out << "  " << f.extension << ": " << f.title << "\n";
+            out << "--values raw|cf: the values of a ds export (as ds_values=); --deflate[=LEVEL]:\n"
+                   "an ncs export with zlib-compressed data (LEVEL 0..9, default 6).\n"
+                   "Options as for the mount (cdf_version=, ds_values=, vds_lods=, allow_root=,\n"
                    "rewrite=, missing_partitions=, sandbox=). Files are read beneath FILE's\n"
                    "folder and the allow_root= folders only (the kernel refuses the rest;\n"
                    "sandbox=off: partitions anywhere the caller can read).\n";
