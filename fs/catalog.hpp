@@ -49,7 +49,7 @@ enum class EntryKind { Directory, RealFile, View };
 struct Entry {
     EntryKind kind = EntryKind::RealFile;
     std::string real_path;  // the directory, the real file, or the aggregation file
-    std::string view;       // for View: "nc", "ds" or "ncs"
+    std::string view;       // for View: the format's extension (fs/view_registry.hpp)
     std::string name;       // for View: the virtual file name (NAME.ncs records it)
     bool aggregation = false;  // for View: real_path is an aggregation file
     int lod = 0;            // for View: LOD level of NAME.lodN.EXT (0: the full dataset)
@@ -79,6 +79,8 @@ public:
 
     const std::string& source_root() const { return root_; }
     const ViewOptions& options() const { return options_; }
+    // The datasets and partitions the aggregations keep open (the backend's).
+    agg::DatasetCache& dataset_cache() const { return *backend_.dataset_cache; }
 
     // The entry at a virtual path relative to the root ("" is the root, no
     // leading slash); nullopt when nothing is shown there.
