@@ -183,6 +183,8 @@ private:
     ViewOptions options_;
     Backend backend_;
 
+    // Lock order: parsing and opening run outside it; a dropped dataset may close
+    // a netCDF-4 file under it (netcdf_library_mutex).
     mutable std::mutex mutex_;
     // Bounded LRUs of classifications, sniffs, datasets and built views
     // (fs/cache_keys.hpp: a changed file is another key).

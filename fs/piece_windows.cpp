@@ -47,7 +47,7 @@ public:
 
 private:
     static size_t limit() { return std::max(files_per_window(), open_files_bound() / 2); }
-    std::mutex mutex_;
+    std::mutex mutex_;  // lock order: before DatasetCache::mutex_ (limit() asks the cache's capacity)
     std::condition_variable released_;
     size_t held_ = 0;
 };

@@ -69,6 +69,8 @@ private:
     using Bytes = std::shared_ptr<const std::vector<uint8_t>>;
     Bytes block(const std::shared_ptr<const VirtualFile>& vf, uint64_t index);
     Bytes compute(const std::shared_ptr<const VirtualFile>& vf, uint64_t index);
+    // Lock order: blocks are computed outside it; a dropped block may be the last
+    // holder of a netCDF-4 file, closed under it (netcdf_library_mutex).
     std::mutex mutex_;
     LruCache<BlockKey, Bytes, BlockKeyHash> blocks_;
     // Blocks being computed: a second reader of the same block (the

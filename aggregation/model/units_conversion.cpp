@@ -20,7 +20,7 @@ namespace {
 // UDUNITS-2 is not thread-safe and loading its XML database is slow: one
 // system, loaded on first use, every call under this mutex.
 std::mutex& udunits_mutex() {
-    static std::mutex m;
+    static std::mutex m;  // lock order: a leaf (UDUNITS-2 only)
     return m;
 }
 

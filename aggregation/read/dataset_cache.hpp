@@ -90,6 +90,8 @@ private:
         FileIdentity identity;
         std::chrono::steady_clock::time_point when;
     };
+    // Lock order: after AggregatedSource::mutex_ and the file budget; before the remote
+    // store's locks and netcdf_library_mutex (a dropped netCDF-4 file closes under it).
     mutable std::mutex mutex_;
     LruCache<Key, Opened, KeyHash> entries_;
     std::unordered_map<std::string, RemoteSeen> remote_seen_;  // URL -> identity at its last open

@@ -25,7 +25,7 @@ struct KeyHash {
 };
 
 struct Cache {
-    std::mutex mutex;
+    std::mutex mutex;  // lock order: a leaf (chunks are decoded outside it)
     LruCache<Key, DecodedChunk, KeyHash, ByteWeight> chunks{kDefaultChunkCacheBytes};
 };
 

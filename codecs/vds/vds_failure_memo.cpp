@@ -17,7 +17,7 @@ struct IdentityHash {
 };
 
 struct Memo {
-    std::mutex mutex;
+    std::mutex mutex;  // lock order: a leaf
     LruCache<FileIdentity, FormatError, IdentityHash> failures{kDefaultFailureMemoEntries};
 };
 

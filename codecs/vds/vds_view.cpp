@@ -63,7 +63,7 @@ private:
     std::shared_ptr<const Dataset> ds_;
     vds::WriterPlan plan_;
     vds::ContainerLayout layout_;
-    mutable std::mutex mutex_;  // guards cache_
+    mutable std::mutex mutex_;  // guards cache_; lock order: a leaf (chunks are computed outside it)
     mutable LruCache<size_t, Bytes, std::hash<size_t>, ByteWeight> cache_{kObjectCacheBytes};
 };
 
