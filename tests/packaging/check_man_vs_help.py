@@ -162,8 +162,9 @@ def readme_table_items(path, heading):
             if in_table:
                 break
             continue
-        cells = line.strip().strip("|").split("|")
-        first = cells[0].strip()
+        # Markdown escapes a | inside a cell as \|: split on the others only.
+        cells = re.split(r"(?<!\\)\|", line.strip().strip("|"))
+        first = cells[0].strip().replace("\\|", "|")
         if not in_table:  # the header row, then the |---| row
             in_table = True
             continue
