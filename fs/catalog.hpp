@@ -102,7 +102,7 @@ public:
     // source and (aggregation) its partition files. Cached like the views.
     std::shared_ptr<const std::vector<std::string>> source_files(const Entry& entry);
     // The attributes shown for an entry: source owner and mode (views: write
-    // bits removed), size served, 1 MiB st_blksize.
+    // bits removed), size served, 64 KiB st_blksize.
     struct stat attributes(const Entry& entry) const;
     // The real file of a RealFile entry, opened confined to SOURCE
     // (O_NONBLOCK, regular files only); on EMFILE/ENFILE idle cached

@@ -243,7 +243,7 @@ void open_entry(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi, Entry entry,
     // A partition is missing or remote: direct I/O, so that each read(2) is one
     // request answered whole or with EIO. Through the page cache a read
     // comes back short at the failing page, and netcdf-c (posixio)
-    // zero-fills a short read: silently wrong values (README).
+    // zero-fills a short read: silently wrong values (docs/views.md).
     const bool direct = remote || (entry.kind == EntryKind::View && direct_io_for_missing_partition(fs, entry));
     // Keep the kernel's page cache across opens while the source is unchanged.
     bool changed = fs.inodes().note_identity(ino, entry.identity());

@@ -77,7 +77,7 @@ struct ReferenceTime {
 };
 
 // Calendar arithmetic multiplies years by 366 days in int64_t: years are
-// bounded first (documented in README "Hostile input") so nothing can wrap.
+// bounded first (documented in docs/security.md "Hostile input") so nothing can wrap.
 constexpr double kMaxReferenceYear = 1e9;
 
 void check_date_range(const std::string& units, double year, double month, double day) {

@@ -21,7 +21,7 @@ struct AggregationOptions {
     // Path prefix rewrites old -> new, applied to resolved partition paths
     // (e.g. {"/home/david", "/data/david"}); first match wins.
     std::vector<std::pair<std::string, std::string>> path_rewrites;
-    agg::AggregationLimits limits;  // max_fragments, max_metadata (README "Hostile input")
+    agg::AggregationLimits limits;  // max_fragments, max_metadata (docs/security.md "Hostile input")
     agg::MissingPartitions missing_partitions;  // missing_partitions=error|fill
 };
 

@@ -19,7 +19,7 @@ namespace ncafs::agg {
 
 // -o missing_partitions=: what a partition file that is absent, unreadable
 // by permission or of no dataset format at all reads as (docs/conventions/
-// README.md "Missing partitions"). `note` gets one line per such file and
+// docs/views.md "Incomplete collections"). `note` gets one line per such file and
 // read (the same line for each variable it holds): the caller logs it once.
 struct MissingPartitions {
     bool fill = false;  // false: the read fails (EIO); true: the master's fill value

@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 """Reads of aggregations of many tiny classic partitions through real mounts
-(README "Many partitions: the read side").
+(docs/performance.md "Many partitions").
 
 Run as: test_many_partitions.py CASE   (CASE: syscalls, numrecs, replaced)
   syscalls  strace -c -f attached to the daemon counts the system calls of a
