@@ -12,6 +12,7 @@
 #include <optional>
 #include <ostream>
 
+#include "aggregation/kerchunk_export/kerchunk_writer.hpp"
 #include "aggregation/read/precheck.hpp"
 #include "codecs/confined_open.hpp"
 #include "codecs/error.hpp"
@@ -57,8 +58,9 @@ struct ExportArgs {
     std::string file;
     std::optional<std::string> output;
     ViewOptions view;
-    std::optional<std::string> format;      // --format nc|ds|ncs|vds
+    std::optional<std::string> format;      // --format nc|ds|ncs|vds|kerchunk
     std::optional<int> deflate;             // --deflate[=LEVEL]: -1 is zlib's default (6)
+    bool inline_converted = false;          // --inline-converted (kerchunk)
 };
 
 int parse_deflate_level(const std::string& text) {
@@ -83,13 +85,17 @@ ExportArgs parse(const std::vector<std::string>& args) {
             return std::nullopt;
         };
         if (auto f = long_value("--format")) {
-            if (*f != "nc" && *f != "ds" && *f != "ncs" && *f != "vds")
-                throw UsageError("export: --format must be nc, ds, ncs or vds, got '" + *f + "'");
+            if (*f != "nc" && *f != "ds" && *f != "ncs" && *f != "vds" && *f != "kerchunk")
+                throw UsageError("export: --format must be nc, ds, ncs, vds or kerchunk, got '" + *f + "'");
             a.format = *f;
             continue;
         }
         if (auto v = long_value("--values")) {
             apply_view_option("ds_values=" + *v, a.view);
+            continue;
+        }
+        if (s == "--inline-converted") {
+            a.inline_converted = true;
             continue;
         }
         if (s == "--deflate") {
@@ -139,6 +145,8 @@ ExportArgs parse(const std::vector<std::string>& args) {
     if (positional.size() != 1) throw UsageError("export: give exactly one FILE");
     a.file = positional[0];
     if (a.deflate && a.format != "ncs") throw UsageError("export: --deflate needs --format ncs");
+    if (a.inline_converted && a.format != "kerchunk")
+        throw UsageError("export: --inline-converted needs --format kerchunk");
     return a;
 }
 
@@ -156,15 +164,19 @@ void write_all(int fd, const uint8_t* data, size_t n, const std::string& what) {
 bool print_usage_if_asked(const std::vector<std::string>& args, std::ostream& out) {
     for (const auto& a : args)
         if (a == "-h" || a == "--help") {
-            out << "usage: ncafs export FILE [--format nc|ds|ncs|vds] [--values raw|cf]\n"
-                   "                    [--deflate[=LEVEL]] [-o OUT] [-o opt[,opt...]]\n"
+            out << "usage: ncafs export FILE [--format nc|ds|ncs|vds|kerchunk] [--values raw|cf]\n"
+                   "                    [--deflate[=LEVEL]] [--inline-converted] [-o OUT] [-o opt[,opt...]]\n"
                    "Writes the bytes the mount serves for FILE (an aggregation: its virtual\n"
                    "netCDF file; any name the mount shows beside a dataset file, such as\n"
                    "NAME.ds, NAME.classic.nc or NAME.lod1.vds with -o lods=1: that view)\n"
                    "to OUT, or to standard output. --format converts FILE's dataset: nc\n"
                    "(netCDF classic), ds (ds-1.0; --values raw|cf as ds_values=), ncs\n"
                    "(ncstream; --deflate[=LEVEL] compresses the data, LEVEL 0..9, default 6),\n"
-                   "vds (OpenVDS container; vds_lods= as for the mount).\n"
+                   "vds (OpenVDS container; vds_lods= as for the mount), kerchunk (a reference\n"
+                   "set, kerchunk JSON version 1: the view's variables as Zarr arrays whose\n"
+                   "chunks are byte ranges of the partition files; a variable whose values the\n"
+                   "view converts is left out, with the reason, unless --inline-converted\n"
+                   "stores those values inline).\n"
                    "Options as for the mount (cdf_version=, ds_values=, allow_root=,\n"
                    "rewrite=, missing_partitions=, sandbox=). Files are read beneath FILE's\n"
                    "folder and the allow_root= folders only (the kernel refuses the rest;\n"
@@ -260,6 +272,22 @@ void copy_view(const VirtualFile& view, const ExportOutput& out, ProgressMeter& 
     }
 }
 
+// --format kerchunk: the dataset's reference set to out; notes to err.
+int export_references(const std::shared_ptr<const Dataset>& dataset, bool aggregation, const std::string& file,
+                      const ExportArgs& a, const ExportOutput& out, std::ostream& err) {
+    agg::kerchunk::DatasetOrigin origin{aggregation, nullptr};
+    if (!aggregation) origin.file = OpenFile::open(file);
+    agg::kerchunk::ExportOptions options;
+    options.inline_converted = a.inline_converted;
+    const auto result = agg::kerchunk::kerchunk_references(*dataset, origin, options);
+    for (const auto& line : result.notes) err << "ncafs export: " << line << "\n";
+    if (result.variables_left_out > 0)
+        err << "ncafs export: " << result.variables_left_out << " of "
+            << result.variables_left_out + result.variables_written << " variables left out\n";
+    write_all(out.fd, reinterpret_cast<const uint8_t*>(result.json.data()), result.json.size(), out.name);
+    return 0;
+}
+
 // The export itself, confined: the bytes of FILE's view (or conversion) to out.fd.
 int export_view(ExportArgs& a, const ExportOutput& out, std::ostream& err) {
     try {
@@ -277,6 +305,10 @@ int export_view(ExportArgs& a, const ExportOutput& out, std::ostream& err) {
         const int lod = source.view ? source.view->lod : 0;
         const std::string ncs_name = ncstream_name(a.file, source.view);
         bool aggregation = !(source.view && source.view->classic) && is_aggregation_file(file, backend);
+        if (a.format == "kerchunk") {
+            if (lod > 0) throw UsageError("export: --format kerchunk: a LOD view is computed, it has no bytes to reference");
+            return export_references(backend.open_dataset(file, aggregation), aggregation, file, a, out, err);
+        }
         std::shared_ptr<const Dataset> dataset;
         std::shared_ptr<const VirtualFile> view;
         if (a.format) {
