@@ -17,6 +17,9 @@ namespace ncafs::agg::kerchunk {
 namespace {
 
 constexpr uint64_t kMaxInlineChunkBytes = uint64_t{1} << 30;
+// A coordinate variable up to this size is stored inline whole: one key
+// instead of one per record, and readers need it at once anyway.
+constexpr uint64_t kSmallCoordinateBytes = uint64_t{1} << 20;
 
 // Thrown inside the chunk walk: the variable is left out for this reason.
 struct LeftOut {
@@ -43,10 +46,25 @@ struct VariablePieces {
     const AggregatedSource* aggregated = nullptr;  // null: one piece, the whole variable
 };
 
-VariablePieces pieces_of(const Variable& v, const std::vector<uint64_t>& shape, const DatasetOrigin& origin,
-                         const ExportOptions& options) {
+bool small_coordinate(const Dataset& ds, const Variable& v, const std::vector<uint64_t>& shape) {
+    return v.dimids.size() == 1 && ds.dimensions.at(v.dimids[0]).name == v.name &&
+           shape[0] <= kSmallCoordinateBytes / type_size(v.type);
+}
+
+VariablePieces pieces_of(const Dataset& ds, const Variable& v, const std::vector<uint64_t>& shape,
+                         const DatasetOrigin& origin, const ExportOptions& options) {
     VariablePieces vp;
     vp.aggregated = dynamic_cast<const AggregatedSource*>(v.source.get());
+    if (small_coordinate(ds, v, shape)) {
+        vp.aggregated = nullptr;
+        Piece p;
+        p.start = {0};
+        p.count = shape;
+        p.make_inline("a small coordinate variable", false);
+        vp.pieces.push_back(std::move(p));
+        vp.boxes.push_back({{0}, shape});
+        return vp;
+    }
     if (vp.aggregated) {
         FragmentPieces fp = fragment_pieces(*vp.aggregated, options.max_chunks);
         if (fp.unreadable) throw LeftOut{"a partition cannot be read: " + *fp.unreadable};
@@ -137,7 +155,9 @@ private:
                 return;
             }
         }
-        stored_inline(b, key, touches_partition_bytes(b), "chunk at " + box_text(b) + " spans several partitions");
+        std::string why;
+        const bool touches = touches_partition_bytes(b, &why);
+        stored_inline(b, key, touches, why.empty() ? "chunk at " + box_text(b) + " spans several partitions" : why);
     }
 
     // A reference for chunk b inside p; false when its bytes are not one run.
@@ -166,15 +186,19 @@ private:
         return true;
     }
 
-    // Whether an inline chunk over b would hold values of partition files.
-    bool touches_partition_bytes(const Box& b) const {
-        if (!vp_.aggregated) return vp_.pieces[0]->converted || vp_.pieces[0]->kind != Piece::Kind::Inline;
-        bool touches = false;
+    // Whether an inline chunk over b would hold values of partition files;
+    // *why names the first such partition that needs a conversion.
+    bool touches_partition_bytes(const Box& b, std::string* why) const {
+        auto touches = [&](const Piece& p) {
+            if (p.converted && why->empty()) *why = p.label + ": " + p.reason;
+            return p.converted || p.kind != Piece::Kind::Inline;
+        };
+        if (!vp_.aggregated) return touches(*vp_.pieces[0]);
+        bool any = false;
         vp_.aggregated->grid().for_each_fragment(b.start, b.count, [&](size_t i) {
-            const auto& p = vp_.pieces[i];
-            if (p && (p->converted || p->kind != Piece::Kind::Inline)) touches = true;
+            if (vp_.pieces[i] && touches(*vp_.pieces[i])) any = true;
         });
-        return touches;
+        return any;
     }
 
     void stored_inline(const Box& b, const std::string& key, bool converted, const std::string& why) {
@@ -229,7 +253,7 @@ VariableOutcome add_variable_refs(const Dataset& ds, const Variable& v, const Da
     const std::vector<uint64_t> shape = ds.shape(v);
     nlohmann::json mine = nlohmann::json::object();
     try {
-        VariablePieces vp = pieces_of(v, shape, origin, options);
+        VariablePieces vp = pieces_of(ds, v, shape, origin, options);
         std::vector<Piece*> live;
         for (auto& p : vp.pieces)
             if (p) live.push_back(&*p);
