@@ -17,9 +17,11 @@ Run as: test_kerchunk_export.py CASE
   netcdf4   deflated, shuffled netCDF-4 partitions with UNLIMITED time:
             `aggregate --format kerchunk`, the CF-1.13 file `aggregate`
             writes exported, a plain netCDF-4 and a plain classic file
-  convert   a partition of another type: left out and reported, then
-            stored inline with --inline-converted
-  hostile   a partition outside the allowed roots is never referenced; an
+  convert   a partition of another type, a packed netCDF-4 one: left out and
+            reported, then stored inline (shuffle + zlib where the others are)
+            with --inline-converted; rewrite= applied to the referenced paths
+  hostile   a partition outside the allowed roots (by name or through a
+            symbolic link) is never referenced; an
             HDF5 chunk grid of 10^12 chunks is refused at once
 Environment: NCAFS_BIN.
 """
@@ -292,6 +294,41 @@ def case_convert(tmp):
     check(same(got["v"][3:], np.arange(12, dtype="f4").reshape(3, 4)), "converted values differ")
     check(same(got["v"][:3], made["master"][:3]), "referenced values differ")
     print("ok: a partition of another type: left out and reported, then inline with --inline-converted")
+    # Deflated netCDF-4 partitions, one packed (scale_factor): its chunks
+    # inline, encoded with the same shuffle + zlib as the referenced ones.
+    folder = os.path.join(tmp, "packed")
+    os.makedirs(folder)
+    paths, tas, _ = write_nc4_partitions(folder, n=2)
+    cf = os.path.join(folder, "tas.nc")
+    ncafs("aggregate", "--dim", "time", "-o", cf, *paths)
+    with netCDF4.Dataset(paths[1], "a") as ds:  # packed after the aggregation was written
+        ds["tas"].scale_factor = np.float32(2.0)
+    out = os.path.join(tmp, "packed.json")
+    refs, err = export_refs(cf, out)
+    check("tas/.zarray" not in refs["refs"] and "scale_factor" in err, "packed partition not refused: " + err)
+    refs, err = export_refs(cf, out, "--inline-converted")
+    zarray = json.loads(refs["refs"]["tas/.zarray"])
+    check([f["id"] for f in zarray["filters"]] == ["shuffle", "zlib"] and inline_chunks(refs, "tas"),
+          "expected shuffle+zlib with inline chunks: %s" % zarray)
+    got = compare_with_view(cf, out, tmp)
+    check(same(got["tas"][4:], np.where(tas[4:] == -999, -999, tas[4:] * 2)), "unpacked inline values differ")
+    print("ok: a packed netCDF-4 partition: refused, then inline with shuffle + zlib")
+    # rewrite=: the references name the files the rewritten paths name.
+    folder = os.path.join(tmp, "moved")
+    made = make_aggregations.write_aggregation(folder, "m", ["t", "x"], {"t": 4, "x": 3}, {"t": [2, 2], "x": [3]},
+                                               var="v", dtype="f8")
+    nca = os.path.join(folder, "m.nca")
+    with netCDF4.Dataset(nca, "a") as ds:
+        doc = json.loads(ds["v"].nca_array)
+        for p in doc["Partitions"]:
+            p["subarray"]["file"] = "/archive/gone/" + p["subarray"]["file"]
+        ds["v"].nca_array = json.dumps(doc)
+    out = os.path.join(tmp, "moved.json")
+    refs, err = export_refs(nca, out, "-o", "rewrite=/archive/gone=" + folder)
+    check(referenced_files(refs) == {os.path.join(folder, f) for f in ("part_00_00.nc", "part_01_00.nc")},
+          "rewrite= not applied: %s" % referenced_files(refs))
+    check(same(zarr_arrays(out)["v"], made["master"]), "rewritten references read other values")
+    print("ok: rewrite= applies to the referenced paths")
 
 
 def case_hostile(tmp):
