@@ -165,7 +165,8 @@ bool print_usage_if_asked(const std::vector<std::string>& args, std::ostream& ou
     for (const auto& a : args)
         if (a == "-h" || a == "--help") {
             out << "usage: ncafs export FILE [--format nc|ds|ncs|vds|kerchunk] [--values raw|cf]\n"
-                   "                    [--deflate[=LEVEL]] [--inline-converted] [-o OUT] [-o opt[,opt...]]\n"
+                   "                    [--deflate[=LEVEL]] [--inline-converted]\n"
+                   "                    [-o OUT] [-o opt[,opt...]]\n"
                    "Writes the bytes the mount serves for FILE (an aggregation: its virtual\n"
                    "netCDF file; any name the mount shows beside a dataset file, such as\n"
                    "NAME.ds, NAME.classic.nc or NAME.lod1.vds with -o lods=1: that view)\n"
