@@ -6,6 +6,7 @@
 
 #include "codecs/checked_math.hpp"
 #include "codecs/error.hpp"
+#include "codecs/netcdf/hdf5_handle.hpp"
 #include "codecs/netcdf/netcdf_library.hpp"
 
 namespace ncafs::agg::kerchunk {
@@ -14,22 +15,7 @@ namespace {
 
 constexpr int kMaxRank = 32;
 
-// Closes an HDF5 identifier with its own close function.
-class Hid {
-public:
-    Hid(hid_t id, herr_t (*close)(hid_t)) : id_(id), close_(close) {}
-    ~Hid() {
-        if (id_ >= 0) close_(id_);
-    }
-    Hid(const Hid&) = delete;
-    Hid& operator=(const Hid&) = delete;
-    operator hid_t() const { return id_; }
-    bool ok() const { return id_ >= 0; }
-
-private:
-    hid_t id_;
-    herr_t (*close_)(hid_t);
-};
+using netcdf::Hid;
 
 // netCDF-4 stores a variable named like a dimension it is not the
 // coordinate of under this prefix.

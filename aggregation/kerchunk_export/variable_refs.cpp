@@ -133,6 +133,8 @@ public:
         return absent_;
     }
 
+    const std::vector<uint8_t>& fill() const { return fill_; }
+
 private:
     const Piece* piece_at(const Box& b) const {
         if (!vp_.aggregated) return &*vp_.pieces[0];
@@ -143,9 +145,10 @@ private:
 
     void chunk(const Box& b, const std::string& key) {
         const Piece* p = piece_at(b);
-        if (p && inside(b, *p) && p->kind != Piece::Kind::Inline && referenced(b, *p, key)) return;
-        if (p && inside(b, *p) && p->kind == Piece::Kind::Inline) {
-            stored_inline(b, key, p->converted, p->label + ": " + p->reason);
+        if (p && inside(b, *p)) {
+            if (p->kind == Piece::Kind::Inline) stored_inline(b, key, p->converted, p->label + ": " + p->reason);
+            else if (!referenced(b, *p, key))
+                stored_inline(b, key, true, p->label + ": its bytes of chunk " + box_text(b) + " are not one run");
             return;
         }
         if (vp_.aggregated) {
@@ -218,9 +221,6 @@ private:
     nlohmann::json& out_;
     std::vector<uint8_t> fill_;
     bool absent_ = false;
-
-public:
-    const std::vector<uint8_t>& fill() const { return fill_; }
 };
 
 // One line per piece whose bytes are not referenced for a conversion, at most max_notes.
