@@ -3,7 +3,7 @@
 #include <filesystem>
 
 #include "aggregation/kerchunk_export/classic_ranges.hpp"
-#include "codecs/array_source.hpp"
+#include "codecs/array_source.hpp"  // OpenFile
 #include "codecs/error.hpp"
 #include "codecs/sniff.hpp"
 

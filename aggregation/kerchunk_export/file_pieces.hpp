@@ -11,7 +11,10 @@
 #include "aggregation/kerchunk_export/classic_ranges.hpp"
 #include "aggregation/kerchunk_export/piece.hpp"
 #include "codecs/dataset.hpp"
-#include "codecs/open_file.hpp"
+
+namespace ncafs {
+class OpenFile;
+}
 
 namespace ncafs::agg::kerchunk {
 

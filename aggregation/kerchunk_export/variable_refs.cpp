@@ -10,6 +10,7 @@
 #include "aggregation/kerchunk_export/zarr_dtype.hpp"
 #include "aggregation/kerchunk_export/zarr_metadata.hpp"
 #include "aggregation/read/partitioned_source.hpp"
+#include "codecs/array_source.hpp"  // OpenFile
 #include "codecs/error.hpp"
 
 namespace ncafs::agg::kerchunk {

@@ -13,7 +13,10 @@
 #include <nlohmann/json.hpp>
 
 #include "codecs/dataset.hpp"
-#include "codecs/open_file.hpp"
+
+namespace ncafs {
+class OpenFile;
+}
 
 namespace ncafs::agg::kerchunk {
 
