@@ -8,7 +8,7 @@
 #include "aggregation/write/input_files.hpp"
 #include "aggregation/write/cf_writer.hpp"
 #include "cli/aggregate_kerchunk.hpp"
-#include "codecs/progress_meter.hpp"
+#include "io/progress_meter.hpp"
 
 namespace ncafs::cli {
 

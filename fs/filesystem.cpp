@@ -12,10 +12,9 @@
 #include <system_error>
 #include <vector>
 
-#include "aggregation/read/dataset_cache.hpp"
-#include "codecs/confined_open.hpp"
+#include "io/confined_open.hpp"
 #include "codecs/error.hpp"
-#include "codecs/open_file.hpp"
+#include "io/open_file.hpp"
 #include "fs/log.hpp"
 #include "fs/outside_helper.hpp"
 #include "fs/piece_windows.hpp"
@@ -229,7 +228,7 @@ void open_entry(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi, Entry entry,
     } else {
         // A fresh open asks the servers again for objects last asked more than
         // DatasetCache::kRemoteRevalidate ago: a replaced object is read in its new version.
-        if (remote) agg::DatasetCache::shared().paths_may_have_changed();
+        if (remote) fs.catalog().dataset_cache().paths_may_have_changed();
         try {
             handle->view = fs.catalog().open_view(entry);
             fs.block_cache().forget(handle->view.get());  // partitions may have changed since
@@ -518,7 +517,7 @@ Filesystem::Filesystem(Catalog& catalog, bool check_callers)
       watch_([this](const std::vector<fuse_ino_t>& inodes) { partitions_changed(inodes); },
              [this] {
                  if (access_) access_->forget_all();
-                 agg::DatasetCache::shared().paths_may_have_changed();  // a mode change: open (and check) again
+                 catalog_.dataset_cache().paths_may_have_changed();  // a mode change: open (and check) again
              }) {}
 
 namespace {
@@ -583,7 +582,7 @@ bool Filesystem::refresh_partitions(fuse_ino_t ino, const Entry& entry) {
 
 void Filesystem::partitions_changed(const std::vector<fuse_ino_t>& inodes) {
     block_cache_.clear();  // computed bytes of any view may hold the old values
-    agg::DatasetCache::shared().paths_may_have_changed();  // partitions kept open: open their paths again
+    catalog_.dataset_cache().paths_may_have_changed();  // partitions kept open: open their paths again
     for (fuse_ino_t ino : inodes) invalidate(ino);
 }
 

@@ -12,7 +12,7 @@
 #include <string>
 #include <unordered_map>
 
-#include "codecs/open_file.hpp"
+#include "io/open_file.hpp"
 
 namespace ncafs::fs {
 

@@ -33,7 +33,7 @@ void read_view(const VirtualFile& vf, uint64_t offset, std::span<uint8_t> out);
 #include <mutex>
 #include <unordered_map>
 
-#include "codecs/lru_cache.hpp"
+#include "io/lru_cache.hpp"
 
 namespace ncafs::fs {
 

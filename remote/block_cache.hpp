@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "codecs/lru_cache.hpp"
+#include "io/lru_cache.hpp"
 
 namespace ncafs::remote {
 

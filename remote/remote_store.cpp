@@ -2,7 +2,7 @@
 
 #include <cstdio>
 
-#include "codecs/error.hpp"
+#include "io/error.hpp"
 #include "remote/object_address.hpp"
 #include "remote/remote_object.hpp"
 #include "remote/store_impl.hpp"

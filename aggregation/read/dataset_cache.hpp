@@ -20,10 +20,10 @@
 #include <string>
 #include <unordered_map>
 
-#include "codecs/confined_open.hpp"
+#include "io/confined_open.hpp"
 #include "codecs/dataset.hpp"
-#include "codecs/lru_cache.hpp"
-#include "codecs/open_file.hpp"
+#include "io/lru_cache.hpp"
+#include "io/open_file.hpp"
 
 namespace ncafs::agg {
 

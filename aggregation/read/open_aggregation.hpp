@@ -9,7 +9,7 @@
 
 #include "aggregation/model/limits.hpp"
 #include "aggregation/read/path_policy.hpp"
-#include "codecs/confined_open.hpp"
+#include "io/confined_open.hpp"
 #include "codecs/dataset.hpp"
 
 namespace ncafs {

@@ -21,7 +21,7 @@
 #include "aggregation/model/partition_model.hpp"
 #include "aggregation/read/path_policy.hpp"
 #include "codecs/array_source.hpp"
-#include "codecs/lru_cache.hpp"
+#include "io/lru_cache.hpp"
 
 namespace ncafs::agg {
 

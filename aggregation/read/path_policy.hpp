@@ -13,7 +13,7 @@
 #include <utility>
 #include <vector>
 
-#include "codecs/confined_open.hpp"
+#include "io/confined_open.hpp"
 
 namespace ncafs::agg {
 
@@ -69,7 +69,7 @@ private:
     MissingPartitions missing_;
 };
 
-using ncafs::lexically_normal_absolute;  // codecs/confined_open.hpp
+using ncafs::lexically_normal_absolute;  // io/confined_open.hpp
 using ncafs::path_is_under;
 
 }  // namespace ncafs::agg

@@ -14,9 +14,9 @@
 #include <vector>
 
 #include "codecs/array_source.hpp"
-#include "codecs/lru_cache.hpp"
+#include "io/lru_cache.hpp"
 #include "codecs/ncstream/inflate_index.hpp"
-#include "codecs/open_file.hpp"
+#include "io/open_file.hpp"
 
 namespace ncafs::ncstream {
 

@@ -12,7 +12,7 @@
 #include "codecs/array_source.hpp"
 #include "codecs/dataset.hpp"
 #include "codecs/netcdf/hdf5_indirection.hpp"
-#include "codecs/open_file.hpp"
+#include "io/open_file.hpp"
 
 namespace ncafs::netcdf {
 

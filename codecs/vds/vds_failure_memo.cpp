@@ -2,7 +2,7 @@
 
 #include <mutex>
 
-#include "codecs/lru_cache.hpp"
+#include "io/lru_cache.hpp"
 
 namespace ncafs::vds {
 namespace {

@@ -23,8 +23,8 @@
 #include <vector>
 
 #include "codecs/dataset.hpp"
-#include "codecs/confined_open.hpp"
-#include "codecs/open_file.hpp"
+#include "io/confined_open.hpp"
+#include "io/open_file.hpp"
 
 namespace ncafs::vds {
 

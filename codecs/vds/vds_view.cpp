@@ -5,7 +5,7 @@
 #include <mutex>
 
 #include "codecs/error.hpp"
-#include "codecs/lru_cache.hpp"
+#include "io/lru_cache.hpp"
 #include "codecs/vds/vds_writer_chunks.hpp"
 #include "codecs/vds/vds_writer_container.hpp"
 

@@ -1,4 +1,4 @@
-#include "codecs/confined_open.hpp"
+#include "io/confined_open.hpp"
 
 #include <fcntl.h>
 #include <linux/openat2.h>
