@@ -178,7 +178,7 @@ def oracle_values(path):
 
 
 def case_random(tmp):
-    cases = generate_aggregation.random_cases(tmp, 2026, 8)
+    cases = generate_aggregation.random_cases(tmp, 2026, 4)
     kinds = collections.Counter()
     for c in cases:
         want = oracle_values(c["oracle"])
