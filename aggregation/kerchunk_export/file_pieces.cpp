@@ -22,6 +22,29 @@ std::string shape_text(const std::vector<uint64_t>& s) {
     return t + "]";
 }
 
+// The storage in the master's rank: each axis at its master dimension, the
+// master dimensions the variable lacks as one-element chunks (a size-1 axis
+// changes no byte's place). nullopt, or why not: a size-1 axis of the
+// variable that the master lacks must be chunked by 1 (else a chunk holds
+// padding along it).
+std::optional<std::string> to_master_rank(Hdf5Storage& s, const std::vector<int>& axis_to_master, size_t rank) {
+    if (axis_to_master.empty()) return std::nullopt;
+    if (axis_to_master.size() != s.dims.size()) return "its HDF5 rank differs from the variable's";
+    std::vector<uint64_t> dims(rank, 1), chunk(rank, 1);
+    for (size_t k = 0; k < axis_to_master.size(); ++k) {
+        const int d = axis_to_master[k];
+        if (d < 0) {
+            if (s.dims[k] != 1 || s.chunk[k] != 1) return "its HDF5 chunks span an axis the master lacks";
+            continue;
+        }
+        dims[static_cast<size_t>(d)] = s.dims[k];
+        chunk[static_cast<size_t>(d)] = s.chunk[k];
+    }
+    s.dims = std::move(dims);
+    s.chunk = std::move(chunk);
+    return std::nullopt;
+}
+
 // The HDF5 storage of fv as a piece (p has box, label and url set).
 void hdf5_piece(const FileVariable& fv, Piece& p, uint64_t max_chunks) {
     const Variable& v = *fv.variable;
@@ -36,6 +59,13 @@ void hdf5_piece(const FileVariable& fv, Piece& p, uint64_t max_chunks) {
         p.make_inline(*s->unusable, s->layout != Hdf5Storage::Layout::Compact);
         return;
     }
+    if (s->layout == Hdf5Storage::Layout::Chunked)
+        if (auto why = to_master_rank(*s, fv.axis_to_master, p.count.size())) {
+            p.make_inline(*why, true);
+            return;
+        }
+    // One run: size-1 axes aside, only the number of elements matters.
+    if (s->layout == Hdf5Storage::Layout::Contiguous && element_count(s->dims) == element_count(p.count)) s->dims = p.count;
     if (s->element_size != type_size(v.type)) {
         p.make_inline("its HDF5 type has " + std::to_string(s->element_size) + "-byte elements", true);
         return;

@@ -24,10 +24,14 @@ struct FileVariable {
     const Variable* variable = nullptr;
     std::string group;  // netCDF-4 group ("/a/b"), empty: root
     SourceFn source_again;  // the variable's source, opened again when needed (classic runs)
+    // Master dimension of each of the variable's axes (-1: a size-1 axis the
+    // master lacks), in increasing order; empty: the same axes.
+    std::vector<int> axis_to_master;
 };
 
 // v's values placed at box [start, start + count) of the master; their
-// shape equals count (the caller has checked). label names it in messages.
+// shape equals count but for size-1 axes (the caller has checked). label
+// names it in messages.
 Piece file_piece(const FileVariable& fv, std::vector<uint64_t> start, std::vector<uint64_t> count, std::string label,
                  uint64_t max_chunks);
 

@@ -14,7 +14,7 @@ std::string transform_reason(const Fragment& f, const Aggregate& a) {
         if (f.reverse[d]) return "it runs the other way along " + a.dims[d] + " (reversed)";
     for (const auto& p : f.part)
         if (p) return "a `part` selection of its variable";
-    return "its axes are permuted or include extra size-1 axes";
+    return "its axes are in another order than the master's (permuted)";
 }
 
 // What the view does to the values of fragment f (not plain) before showing them.
@@ -29,6 +29,23 @@ std::string conversion_reason(const Fragment& f, const Variable& v, const Aggreg
         return "its packed values (scale_factor/add_offset) are unpacked";
     if (a.packing) return "its values are packed with the master's scale_factor/add_offset";
     return "its missing values (_FillValue, missing_value or valid range) become the master's fill value";
+}
+
+// The fragment's values lie in its file in the master box's own C order:
+// no reversal, no part, axes in master order, only size-1 axes added or
+// left out (which do not change the order of the bytes).
+bool layout_as_is(const Fragment& f) {
+    for (bool r : f.reverse)
+        if (r) return false;
+    for (const auto& p : f.part)
+        if (p) return false;
+    int last = -1;
+    for (int d : f.axis_to_master) {
+        if (d < 0) continue;
+        if (d <= last) return false;
+        last = d;
+    }
+    return true;
 }
 
 std::string label_of(const Fragment& f) { return "partition " + f.path + " (" + f.where + ")"; }
@@ -57,7 +74,7 @@ FragmentPieces fragment_pieces(const AggregatedSource& source, uint64_t max_chun
             p.make_inline("held in the aggregation file itself", false);
         } else if (!o.dataset || !o.variable) {
             p.make_inline("reads as fill (missing_partitions=fill)", false);
-        } else if (!o.plain) {
+        } else if (!o.plain && !(o.values_as_is && layout_as_is(f))) {
             p.make_inline(conversion_reason(f, *o.variable, a), true);
         } else if (!o.file) {
             p.make_inline("its file is not known", true);
@@ -68,7 +85,8 @@ FragmentPieces fragment_pieces(const AggregatedSource& source, uint64_t max_chun
                 if (!again.variable) throw SourceError(again.fragment.path, "no longer readable as a partition");
                 return again.variable->source;
             };
-            p = file_piece({o.file, o.dataset, o.variable, f.group, again}, f.start, f.count, p.label, max_chunks);
+            p = file_piece({o.file, o.dataset, o.variable, f.group, again, f.axis_to_master}, f.start, f.count, p.label,
+                           max_chunks);
         }
         out.pieces[i] = std::move(p);
     }

@@ -316,6 +316,7 @@ AggregatedSource::OpenedFragment AggregatedSource::opened_fragment(size_t i) con
     out.dataset = std::move(keep);
     out.file = r->file.lock();
     out.plain = r->plain;
+    out.values_as_is = r->src_type == agg_->type && r->value.is_identity() && !r->mask && !r->missing.has_range();
     return out;
 }
 

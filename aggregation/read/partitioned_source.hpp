@@ -66,6 +66,9 @@ public:
         std::shared_ptr<const OpenFile> file;     // the file dataset reads (null if unknown)
         Fragment fragment;                        // as completed from its file (CF families)
         bool plain = false;                       // read as a byte copy (fragment_is_plain)
+        // Same type, nothing to mask, unpack or convert: only the transform
+        // (axes, reversal, part) may keep it from being a byte copy.
+        bool values_as_is = false;
     };
     OpenedFragment opened_fragment(size_t i) const;
 
