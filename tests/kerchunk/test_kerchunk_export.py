@@ -23,6 +23,8 @@ Run as: test_kerchunk_export.py CASE
   cf        CFA-0.6.2, the 2024 CF draft and CF-1.13 files of tests/aggregation_cf:
             fragments without the master's size-1 dimensions referenced, a
             permuted one left out, then inline
+  remote    classic partitions on nginx (rewrite= to their URLs): referenced
+            by URL and read over HTTP; SKIPPED without nginx
   hostile   a partition outside the allowed roots (by name or through a
             symbolic link) is never referenced; an
             HDF5 chunk grid of 10^12 chunks is refused at once
@@ -46,8 +48,10 @@ import zarr
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "e2e"))
 sys.path.insert(0, os.path.join(HERE, "..", "aggregation"))
+sys.path.insert(0, os.path.join(HERE, "..", "remote"))
 import make_aggregations  # noqa: E402
 import generate_aggregation  # noqa: E402
+import servers  # noqa: E402
 
 NCAFS = os.environ.get("NCAFS_BIN", "ncafs")
 warnings.filterwarnings("ignore")  # xarray: no consolidated metadata (on purpose)
@@ -410,7 +414,26 @@ def case_cf(tmp):
     print("ok: CF-1.13 (size-1 axes left out), the 2024 draft, CFA-0.6.2 (a permuted fragment)")
 
 
-CASES = {"nca": case_nca, "cf": case_cf, "random": case_random, "netcdf4": case_netcdf4, "convert": case_convert,
+def case_remote(tmp):
+    """Partitions on an HTTP server (nginx on 127.0.0.1): referenced by URL."""
+    if servers.skip_reason_nginx():
+        print("SKIPPED: " + servers.skip_reason_nginx())
+        sys.exit(77)
+    src = os.path.join(tmp, "src")
+    made = make_aggregations.write_aggregation(src, "r", ["time", "x"], {"time": 6, "x": 5},
+                                               {"time": [2, 2, 2], "x": [5]}, var="v", dtype="f4", record_dim="time",
+                                               coordinate="time")
+    with servers.Nginx(src) as web:
+        out = os.path.join(tmp, "r.json")
+        refs, err = export_refs(os.path.join(src, "r.nca"), out,
+                                "-o", "rewrite=%s=%s,allow_root=%s/" % (src, web.url, web.url))
+        urls = referenced_files(refs)
+        check(urls == {"%s/part_%02d_00.nc" % (web.url, i) for i in range(3)}, "references: %s" % urls)
+        check(same(zarr_arrays(out)["v"], made["master"]), "values over HTTP differ from the generator's master")
+    print("ok: remote partitions referenced by their URLs, read over HTTP by fsspec")
+
+
+CASES = {"nca": case_nca, "cf": case_cf, "remote": case_remote, "random": case_random, "netcdf4": case_netcdf4, "convert": case_convert,
          "hostile": case_hostile}
 
 
