@@ -1,5 +1,7 @@
 #include "aggregation/kerchunk_export/fragment_pieces.hpp"
 
+#include <algorithm>
+
 #include "aggregation/kerchunk_export/file_pieces.hpp"
 #include "codecs/error.hpp"
 
@@ -56,6 +58,9 @@ FragmentPieces fragment_pieces(const AggregatedSource& source, uint64_t max_chun
     const Aggregate& a = source.aggregate();
     FragmentPieces out;
     out.pieces.resize(a.fragments.size());
+    // One bound for all the partitions' HDF5 chunk lookups together: a
+    // million partitions of hostile chunk grids cost no more than one.
+    uint64_t budget = max_chunks;
     for (size_t i = 0; i < a.fragments.size(); ++i) {
         AggregatedSource::OpenedFragment o;
         try {
@@ -86,7 +91,8 @@ FragmentPieces fragment_pieces(const AggregatedSource& source, uint64_t max_chun
                 return again.variable->source;
             };
             p = file_piece({o.file, o.dataset, o.variable, f.group, again, f.axis_to_master}, f.start, f.count, p.label,
-                           max_chunks);
+                           budget);
+            if (p.hdf5) budget -= std::min<uint64_t>(budget, p.hdf5->chunks.size());
         }
         out.pieces[i] = std::move(p);
     }
