@@ -7,6 +7,7 @@
 
 #include "aggregation/write/input_files.hpp"
 #include "aggregation/write/cf_writer.hpp"
+#include "cli/aggregate_kerchunk.hpp"
 #include "io/progress_meter.hpp"
 
 namespace ncafs::cli {
@@ -14,12 +15,17 @@ namespace ncafs::cli {
 namespace {
 constexpr const char* kUsage =
     "usage: ncafs aggregate [--dim NAME]... [--relative|--absolute] [--classic]\n"
+    "                       [--format nc|kerchunk [--inline-converted]]\n"
     "                       [--files-from FILE|-] [--glob PATTERN] -o OUT.nc [FILE|DIR]...\n"
+    "  --format kerchunk    write OUT as a reference set (kerchunk JSON) of the same\n"
+    "                       aggregation instead of a CF-1.13 file (docs/kerchunk.md)\n"
     "  --files-from FILE|-  also aggregate the paths listed in FILE (or standard input), one a line\n"
     "  --glob PATTERN       files taken from a DIR argument (walked recursively, sorted,\n"
     "                       symbolic links not followed out of DIR); default '*.nc'\n";
 
 struct InputSpec {
+    bool kerchunk = false;                // --format kerchunk
+    bool inline_converted = false;        // --inline-converted
     std::vector<std::string> paths;       // FILE or DIR arguments, in order
     std::vector<std::string> lists;       // --files-from values
     std::string glob = "*.nc";
@@ -53,6 +59,15 @@ int parse_arguments(const std::vector<std::string>& args, agg::AggregateWriterOp
             options.absolute_uris = false;
         } else if (a == "--absolute") {
             options.absolute_uris = true;
+        } else if (a == "--format") {
+            if (!value(v)) return 2;
+            if (v != "nc" && v != "kerchunk") {
+                err << "ncafs aggregate: --format must be nc or kerchunk, got '" << v << "'\n" << kUsage;
+                return 2;
+            }
+            in.kerchunk = v == "kerchunk";
+        } else if (a == "--inline-converted") {
+            in.inline_converted = true;
         } else if (a == "--classic") {
             options.classic = true;
         } else if (a == "-h" || a == "--help") {
@@ -64,6 +79,10 @@ int parse_arguments(const std::vector<std::string>& args, agg::AggregateWriterOp
         } else {
             in.paths.push_back(a);
         }
+    }
+    if (in.inline_converted && !in.kerchunk) {
+        err << "ncafs aggregate: --inline-converted needs --format kerchunk\n" << kUsage;
+        return 2;
     }
     if (options.output.empty() || (in.paths.empty() && in.lists.empty())) {
         err << kUsage;
@@ -120,7 +139,8 @@ int run_aggregate(const std::vector<std::string>& args, std::ostream& out, std::
         {
             ProgressMeter meter("aggregate " + options.output, ProgressMeter::Unit::Files);
             if (meter.enabled()) options.progress = [&](size_t done, size_t total) { meter.update(done, total); };
-            s = agg::write_cf_aggregation(files, options);
+            s = in.kerchunk ? write_kerchunk_aggregation(files, options, in.inline_converted, err)
+                            : agg::write_cf_aggregation(files, options);
         }
         print_summary(s, options.output, out, err);
         return 0;

@@ -12,6 +12,7 @@
 #include <optional>
 #include <ostream>
 
+#include "aggregation/kerchunk_export/kerchunk_writer.hpp"
 #include "aggregation/read/precheck.hpp"
 #include "io/confined_open.hpp"
 #include "codecs/error.hpp"
@@ -58,8 +59,9 @@ struct ExportArgs {
     std::string file;
     std::optional<std::string> output;
     ViewOptions view;
-    std::optional<std::string> format;      // --format EXT (a view format of fs/view_registry.hpp)
+    std::optional<std::string> format;      // --format EXT (a view format of fs/view_registry.hpp) or kerchunk
     std::optional<int> deflate;             // --deflate[=LEVEL]: -1 is zlib's default (6)
+    bool inline_converted = false;          // --inline-converted (kerchunk)
 };
 
 int parse_deflate_level(const std::string& text) {
@@ -84,12 +86,16 @@ ExportArgs parse(const std::vector<std::string>& args) {
             return std::nullopt;
         };
         if (auto f = long_value("--format")) {
-            view_format_named(*f, "export --format");
+            if (*f != "kerchunk") view_format_named(*f, "export --format");
             a.format = *f;
             continue;
         }
         if (auto v = long_value("--values")) {
             apply_view_option("ds_values=" + *v, a.view);
+            continue;
+        }
+        if (s == "--inline-converted") {
+            a.inline_converted = true;
             continue;
         }
         if (s == "--deflate") {
@@ -139,6 +145,8 @@ ExportArgs parse(const std::vector<std::string>& args) {
     if (positional.size() != 1) throw UsageError("export: give exactly one FILE");
     a.file = positional[0];
     if (a.deflate && a.format != "ncs") throw UsageError("export: --deflate needs --format ncs");
+    if (a.inline_converted && a.format != "kerchunk")
+        throw UsageError("export: --inline-converted needs --format kerchunk");
     return a;
 }
 
@@ -156,13 +164,18 @@ void write_all(int fd, const uint8_t* data, size_t n, const std::string& what) {
 bool print_usage_if_asked(const std::vector<std::string>& args, std::ostream& out) {
     for (const auto& a : args)
         if (a == "-h" || a == "--help") {
-            out << "usage: ncafs export FILE [--format " << view_extension_list("|") << "] [--values raw|cf]\n"
-                   "                    [--deflate[=LEVEL]] [-o OUT] [-o opt[,opt...]]\n"
+            out << "usage: ncafs export FILE [--format " << view_extension_list("|") << "|kerchunk]\n"
+                   "                    [--values raw|cf] [--deflate[=LEVEL]] [--inline-converted]\n"
+                   "                    [-o OUT] [-o opt[,opt...]]\n"
                    "Writes the bytes the mount serves for FILE (an aggregation: its virtual\n"
                    "netCDF file; any name the mount shows beside a dataset file, such as\n"
                    "NAME.ds, NAME.classic.nc or NAME.lod1.vds with -o lods=1: that view)\n"
                    "to OUT, or to standard output. --format converts FILE's dataset:\n";
             for (const auto& f : view_formats()) out << "  " << f.extension << ": " << f.title << "\n";
+            out << "  kerchunk: the .nc view's dataset as a reference set (kerchunk JSON,\n"
+                   "    version 1): Zarr arrays whose chunks are byte ranges of the partition\n"
+                   "    files; a variable whose values the view converts is left out, with the\n"
+                   "    reason, unless --inline-converted stores those values inline.\n";
             out << "--values raw|cf: the values of a ds export (as ds_values=); --deflate[=LEVEL]:\n"
                    "an ncs export with zlib-compressed data (LEVEL 0..9, default 6).\n"
                    "Options as for the mount (cdf_version=, ds_values=, vds_lods=, allow_root=,\n"
@@ -260,6 +273,22 @@ void copy_view(const VirtualFile& view, const ExportOutput& out, ProgressMeter& 
     }
 }
 
+// --format kerchunk: the dataset's reference set to out; notes to err.
+int export_references(const std::shared_ptr<const Dataset>& dataset, bool aggregation, const std::string& file,
+                      const ExportArgs& a, const ExportOutput& out, std::ostream& err) {
+    agg::kerchunk::DatasetOrigin origin{aggregation, nullptr};
+    if (!aggregation) origin.file = OpenFile::open(file);
+    agg::kerchunk::ExportOptions options;
+    options.inline_converted = a.inline_converted;
+    const auto result = agg::kerchunk::kerchunk_references(*dataset, origin, options);
+    for (const auto& line : result.notes) err << "ncafs export: " << line << "\n";
+    if (result.variables_left_out > 0)
+        err << "ncafs export: " << result.variables_left_out << " of "
+            << result.variables_left_out + result.variables_written << " variables left out\n";
+    write_all(out.fd, reinterpret_cast<const uint8_t*>(result.json.data()), result.json.size(), out.name);
+    return 0;
+}
+
 // The export itself, confined: the bytes of FILE's view (or conversion) to out.fd.
 int export_view(ExportArgs& a, const ExportOutput& out, std::ostream& err) {
     try {
@@ -277,6 +306,10 @@ int export_view(ExportArgs& a, const ExportOutput& out, std::ostream& err) {
         const int lod = source.view ? source.view->lod : 0;
         const std::string ncs_name = ncstream_name(a.file, source.view);
         bool aggregation = !(source.view && source.view->classic) && is_aggregation_file(file, backend);
+        if (a.format == "kerchunk") {
+            if (lod > 0) throw UsageError("export: --format kerchunk: a LOD view is computed, it has no bytes to reference");
+            return export_references(backend.open_dataset(file, aggregation), aggregation, file, a, out, err);
+        }
         std::shared_ptr<const Dataset> dataset;
         std::shared_ptr<const VirtualFile> view;
         if (a.format) {

@@ -282,13 +282,15 @@ std::string usage_text(const std::string& program) {
     const std::string all_views = view_extension_list(",");
     const size_t first_comma = std::min(all_views.find(','), all_views.size());
     s << "usage: " << program << " SOURCE MOUNTPOINT [-f] [-d] [-s] [-o opt[,opt...]]\n"
-      << "       " << program << " export FILE [--format " << formats << "] [--values raw|cf]\n"
-      << "                    [--deflate[=LEVEL]] [-o OUT] [-o opt[,opt...]]\n"
+      << "       " << program << " export FILE [--format " << formats << "|kerchunk] [--values raw|cf]\n"
+      << "                    [--deflate[=LEVEL]] [--inline-converted]\n"
+      << "                    [-o OUT] [-o opt[,opt...]]\n"
       << "       " << program << " inspect [--root DIR] [--rewrite OLD=NEW] [--all]\n"
       << "                    [-o remote-opt[,remote-opt...]] FILE\n"
       << "       " << program << " check [--root DIR] [--rewrite OLD=NEW] [--verify-coordinates]\n"
       << "                    [-o remote-opt[,remote-opt...]] FILE...\n"
       << "       " << program << " aggregate [--dim NAME]... [--relative|--absolute] [--classic]\n"
+      << "                    [--format nc|kerchunk] [--inline-converted]\n"
       << "                    [--files-from FILE|-] [--glob PATTERN] -o OUT.nc [FILE|DIR]...\n"
       << "       " << program << " clear-dead-mount SOURCE MOUNTPOINT\n"
       << "\n"
@@ -374,10 +376,13 @@ std::string usage_text(const std::string& program) {
       << "Unmount: fusermount3 -u MOUNTPOINT (or umount as root).\n"
       << "\n"
       << "export options:\n"
-      << "  --format " << formats << "  FILE's dataset in that format (default: the bytes\n"
-      << "                     the mount serves under FILE's name)\n"
+      << "  --format " << formats << "|kerchunk  FILE's dataset in that format (default:\n"
+      << "                     the bytes the mount serves under FILE's name); kerchunk:\n"
+      << "                     a reference set (kerchunk JSON) of the .nc view's dataset\n"
       << "  --values raw|cf    values of a ds export (as ds_values=)\n"
       << "  --deflate[=LEVEL]  ncs export with zlib-compressed data (LEVEL 0..9, default 6)\n"
+      << "  --inline-converted  kerchunk: values that cannot be referenced go inline\n"
+      << "                     (else their variables are left out)\n"
       << "  -o OUT             output file (default: standard output)\n";
     return s.str();
 }

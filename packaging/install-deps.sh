@@ -32,6 +32,9 @@ packages=(
   libcurl4-openssl-dev nginx-light python3-botocore openssl
   # tests/bench/remote_bench.py: xarray over the same URLs (fsspec's HTTP), curl
   python3-fsspec python3-aiohttp curl
+  # tests/kerchunk: reference sets read by fsspec + zarr (and xarray's zarr engine);
+  # tests/bench/kerchunk_bench.py: xarray + Dask over them
+  python3-zarr python3-numcodecs python3-dask
 )
 # tests/remote installs the npm package s3rver at test time: npm unless some
 # node distribution already brings its own.

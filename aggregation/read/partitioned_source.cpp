@@ -303,6 +303,23 @@ bool AggregatedSource::fragment_is_plain(size_t i) const {
     return resolve(i, f, keep, false)->plain;
 }
 
+AggregatedSource::OpenedFragment AggregatedSource::opened_fragment(size_t i) const {
+    OpenedFragment out;
+    out.fragment = agg_->fragments.at(i);
+    if (out.fragment.kind != FragmentKind::File && out.fragment.kind != FragmentKind::Self) return out;
+    std::shared_ptr<const Dataset> keep;
+    auto r = resolve(i, out.fragment, keep, false);
+    if (r->fill || !keep) return out;
+    if (r->completed) out.fragment = *r->completed;
+    for (const auto& v : keep->variables)
+        if (v.source.get() == r->source) out.variable = &v;
+    out.dataset = std::move(keep);
+    out.file = r->file.lock();
+    out.plain = r->plain;
+    out.values_as_is = r->src_type == agg_->type && r->value.is_identity() && !r->mask && !r->missing.has_range();
+    return out;
+}
+
 // Elements of the piece along partition axis k (1 for an extra size-1 axis).
 static uint64_t axis_len(const Fragment& f, const std::vector<uint64_t>& len, size_t k) {
     const int d = f.axis_to_master[k];

@@ -57,6 +57,21 @@ public:
     // True when fragment i would be read as a plain copy (after verify).
     bool fragment_is_plain(size_t i) const;
 
+    // Fragment i as opened (after verify): for a writer of references to
+    // its bytes (aggregation/kerchunk_export). Null dataset for a fragment
+    // that reads as fill (missing_partitions=fill) or has no file.
+    struct OpenedFragment {
+        std::shared_ptr<const Dataset> dataset;   // keeps `variable` alive
+        const Variable* variable = nullptr;       // the fragment's variable in dataset
+        std::shared_ptr<const OpenFile> file;     // the file dataset reads (null if unknown)
+        Fragment fragment;                        // as completed from its file (CF families)
+        bool plain = false;                       // read as a byte copy (fragment_is_plain)
+        // Same type, nothing to mask, unpack or convert: only the transform
+        // (axes, reversal, part) may keep it from being a byte copy.
+        bool values_as_is = false;
+    };
+    OpenedFragment opened_fragment(size_t i) const;
+
     struct Resolved;
 
 private:

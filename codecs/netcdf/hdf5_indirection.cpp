@@ -9,27 +9,11 @@
 #include <vector>
 
 #include "codecs/error.hpp"
+#include "codecs/netcdf/hdf5_handle.hpp"
 
 namespace ncafs::netcdf {
 
 namespace {
-
-// Closes an HDF5 identifier with its own close function.
-class Hid {
-public:
-    Hid(hid_t id, herr_t (*close)(hid_t)) : id_(id), close_(close) {}
-    ~Hid() {
-        if (id_ >= 0) close_(id_);
-    }
-    Hid(const Hid&) = delete;
-    Hid& operator=(const Hid&) = delete;
-    operator hid_t() const { return id_; }
-    bool ok() const { return id_ >= 0; }
-
-private:
-    hid_t id_;
-    herr_t (*close_)(hid_t);
-};
 
 // Bounds of the walk against hostile files: netcdf-c itself walks every link
 // of every group, so a legitimate file stays well inside them.

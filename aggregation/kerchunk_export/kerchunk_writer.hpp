@@ -1,0 +1,24 @@
+// `ncafs export --format kerchunk`: the reference set (kerchunk JSON,
+// version 1) of the dataset a `.nc` view shows: `.zgroup`, the global
+// `.zattrs`, and every variable's metadata and chunks (variable_refs.hpp).
+// docs/kerchunk.md, "Export".
+#pragma once
+
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "aggregation/kerchunk_export/variable_refs.hpp"
+#include "codecs/dataset.hpp"
+
+namespace ncafs::agg::kerchunk {
+
+struct ExportResult {
+    std::string json;                // {"version": 1, "refs": {...}}
+    std::vector<std::string> notes;  // one line each, for standard error
+    size_t variables_written = 0, variables_left_out = 0;
+};
+
+ExportResult kerchunk_references(const Dataset& ds, const DatasetOrigin& origin, const ExportOptions& options);
+
+}  // namespace ncafs::agg::kerchunk

@@ -1,0 +1,46 @@
+// The references of one variable: its `.zarray` and `.zattrs`, and one key
+// per chunk of its grid: a byte range of a file, inline data, or no key
+// (a chunk that reads as the fill value). Variables whose values the view
+// converts from a partition are written only with inline_converted;
+// otherwise (or when a partition cannot be read at all) the variable is
+// left out, with the reasons.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "codecs/dataset.hpp"
+
+namespace ncafs {
+class OpenFile;
+}
+
+namespace ncafs::agg::kerchunk {
+
+struct ExportOptions {
+    bool inline_converted = false;  // store converted partition values inline
+    uint64_t max_chunks = uint64_t{1} << 24;  // per variable
+    size_t max_notes = 10;          // partitions named per variable; the rest counted
+};
+
+// Where the values of a dataset's variables lie: in the partitions of an
+// aggregation (master arrays), the aggregation file itself (the other
+// variables: inline), or the plain file `file` the dataset was read from.
+struct DatasetOrigin {
+    bool aggregation = false;
+    std::shared_ptr<const OpenFile> file;  // plain file: the file read
+};
+
+struct VariableOutcome {
+    bool written = false;
+    std::vector<std::string> notes;  // for standard error: "VAR: partition P: reason: what was done"
+};
+
+// Adds v's keys to refs (nothing when it is left out).
+VariableOutcome add_variable_refs(const Dataset& ds, const Variable& v, const DatasetOrigin& origin,
+                                  const ExportOptions& options, nlohmann::json& refs);
+
+}  // namespace ncafs::agg::kerchunk

@@ -1,0 +1,37 @@
+#include "aggregation/kerchunk_export/zarr_metadata.hpp"
+
+#include "aggregation/kerchunk_export/zarr_dtype.hpp"
+
+namespace ncafs::agg::kerchunk {
+
+std::string json_text(const nlohmann::json& j) { return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace); }
+
+std::string zgroup_text() { return json_text({{"zarr_format", 2}}); }
+
+std::string zattrs_text(const std::vector<Attribute>& attributes, const std::vector<std::string>* dimensions) {
+    nlohmann::json j = nlohmann::json::object();
+    for (const auto& a : attributes)
+        if (a.name != "_FillValue") j[a.name] = attribute_json(a);
+    if (dimensions) j["_ARRAY_DIMENSIONS"] = *dimensions;
+    return json_text(j);
+}
+
+std::string zarray_text(const std::vector<uint64_t>& shape, const ChunkGrid& grid, NcType type,
+                        const nlohmann::json& fill) {
+    nlohmann::json filters = nullptr;
+    if (!grid.filters.empty()) {
+        filters = nlohmann::json::array();
+        for (const auto& f : grid.filters) filters.push_back(codec_json(f));
+    }
+    nlohmann::json j = {{"zarr_format", 2},
+                        {"shape", shape},
+                        {"chunks", grid.chunk},
+                        {"dtype", zarr_dtype(type, grid.big_endian)},
+                        {"fill_value", fill},
+                        {"order", "C"},
+                        {"compressor", nullptr},
+                        {"filters", filters}};
+    return json_text(j);
+}
+
+}  // namespace ncafs::agg::kerchunk

@@ -1,0 +1,30 @@
+// The Zarr v2 metadata objects of a reference set, as the JSON text a
+// reference holds: `.zgroup`, `.zattrs` (global or a variable's, with
+// `_ARRAY_DIMENSIONS` for xarray), `VAR/.zarray`.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "aggregation/kerchunk_export/chunk_grid.hpp"
+#include "codecs/dataset.hpp"
+
+namespace ncafs::agg::kerchunk {
+
+// JSON text; invalid UTF-8 in names or text attributes replaced (U+FFFD).
+std::string json_text(const nlohmann::json& j);
+
+std::string zgroup_text();
+
+// attributes (without _FillValue, which the array's fill_value carries)
+// and, for a variable, its dimension names.
+std::string zattrs_text(const std::vector<Attribute>& attributes, const std::vector<std::string>* dimensions);
+
+// fill: the fill_value (null when the array has none).
+std::string zarray_text(const std::vector<uint64_t>& shape, const ChunkGrid& grid, NcType type,
+                        const nlohmann::json& fill);
+
+}  // namespace ncafs::agg::kerchunk
