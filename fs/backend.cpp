@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cstring>
 #include <span>
 #include <unordered_map>
@@ -11,6 +12,7 @@
 #include "aggregation/read/open_aggregation.hpp"
 #include "aggregation/read/dataset_cache.hpp"
 #include "aggregation/read/dataset_files.hpp"
+#include "aggregation/reference_set/reference_parser.hpp"
 #include "codecs/array_source.hpp"
 #include "codecs/cdf/cdf_view.hpp"
 #include "codecs/ds/ds_reader.hpp"
@@ -42,11 +44,29 @@ SourceFormat source_format_of(FileFormat format) {
     return SourceFormat::None;
 }
 
+namespace {
+
+// A JSON text whose first bytes look like a kerchunk reference set.
+bool is_reference_set_text(int fd) {
+    std::vector<uint8_t> head(agg::kReferenceSniffBytes);
+    ssize_t n;
+    do n = ::pread(fd, head.data(), head.size(), 0);
+    while (n < 0 && errno == EINTR);
+    if (n <= 0) return false;
+    head.resize(static_cast<size_t>(n));
+    return agg::looks_like_reference_set(head);
+}
+
+}  // namespace
+
 SourceFormat sniff_source_format(const std::string& path, const ConfinedRoots* within) {
     // O_NONBLOCK, regular only: a FIFO that replaced a file between stat and open must not hang us.
     OpenResult opened = open_regular_file(path, within);
     if (!opened.fd) return SourceFormat::None;
-    return source_format_of(sniff_fd(opened.fd.get()));
+    const SourceFormat format = source_format_of(sniff_fd(opened.fd.get()));
+    if ((format == SourceFormat::Ds || format == SourceFormat::None) && is_reference_set_text(opened.fd.get()))
+        return SourceFormat::ReferenceSet;
+    return format;
 }
 
 namespace {
@@ -60,6 +80,7 @@ std::shared_ptr<const Dataset> open_plain_dataset(std::shared_ptr<const OpenFile
             return std::make_shared<const Dataset>(ds::open_ds_dataset(std::move(file)));
         case SourceFormat::Ncstream:
             return std::make_shared<const Dataset>(ncstream::open_ncstream_dataset(std::move(file)));
+        case SourceFormat::ReferenceSet:  // not a magic number: sniff_source_format tells it
         case SourceFormat::None:
             break;
     }
@@ -146,7 +167,9 @@ Backend make_backend(const ViewOptions& options, const std::vector<std::string>&
     b.is_aggregation = [confined](const std::string& path) { return is_aggregation_file(path, confined.get()); };
     b.open_dataset = [aggregation, confined](const std::string& path,
                                              bool is_aggregation) -> std::shared_ptr<const Dataset> {
-        if (is_aggregation) return presentable(open_aggregation(path, aggregation));  // confined by its PathPolicy
+        // A reference set reads like an aggregation, whichever way it was asked for (commands ask by name).
+        if (is_aggregation || sniff_source_format(path, confined.get()) == SourceFormat::ReferenceSet)
+            return presentable(open_aggregation(path, aggregation));  // confined by its PathPolicy
         struct stat st {};
         if (confined->stat(path, st) && S_ISDIR(st.st_mode)) return open_vds_directory_dataset(path, *confined);
         return presentable(open_plain_dataset(OpenFile::open(path, confined.get())));

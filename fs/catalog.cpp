@@ -140,6 +140,7 @@ SourceFormat Catalog::sniff(const std::string& path, const struct stat& st) {
         if (auto hit = formats_.get(key)) return *hit;
     }
     SourceFormat f = backend_.sniff(path);
+    if (f != SourceFormat::ReferenceSet && ends_with(path, ".json")) f = SourceFormat::None;  // other JSON: no dataset
     std::lock_guard lock(mutex_);
     ++sniff_count_;
     formats_.put(key, f);
@@ -158,9 +159,10 @@ Classification Catalog::classify(const std::string& path, const struct stat& st)
     // A VDS directory (found by is_vds_directory) is read like a .vds container.
     SourceFormat format = S_ISDIR(st.st_mode) ? SourceFormat::Netcdf : sniff(path, st);
     if (format != SourceFormat::None) c.kind = Classification::Dataset;
-    if (format == SourceFormat::Netcdf && agg::has_aggregation_name(path) && may_be_aggregation(path, st)) {
+    const bool references = format == SourceFormat::ReferenceSet;  // a JSON text read like an aggregation
+    if (references || (format == SourceFormat::Netcdf && agg::has_aggregation_name(path) && may_be_aggregation(path, st))) {
         try {
-            if (backend_.is_aggregation(path)) {
+            if (references || backend_.is_aggregation(path)) {
                 data = backend_.open_dataset(path, true);
                 view = backend_.make_view(data, "nc", "");
                 c.kind = Classification::Aggregation;
@@ -591,8 +593,9 @@ bool Catalog::list_regular_file(const std::string& name, const std::string& path
         aggregation = c.kind == Classification::Aggregation;
         if (aggregation && nc_view_enabled() && !names.count(stem + ".nc")) shown = false;  // appears as its twin NAME.nc
     } else {
-        is_dataset = sniff(path, st) != SourceFormat::None;
-        if (is_dataset && rank == 0 && may_be_aggregation(path, st)) {
+        const SourceFormat format = sniff(path, st);
+        is_dataset = format != SourceFormat::None;
+        if (is_dataset && ((rank == 0 && may_be_aggregation(path, st)) || format == SourceFormat::ReferenceSet)) {
             auto c = classify(path, st);
             is_dataset = c.is_dataset();
             aggregation = c.kind == Classification::Aggregation;

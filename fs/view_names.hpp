@@ -19,7 +19,8 @@
 namespace ncafs::fs {
 
 // Suffixes of dataset files, in the order that decides which gives a twin.
-inline constexpr const char* kSourceSuffixes[] = {".nc", ".nca", ".ds", ".ncs", ".nc4", ".h5", ".hdf5", ".vds"};
+// ".json": a kerchunk reference set (by content; other JSON files give no twins).
+inline constexpr const char* kSourceSuffixes[] = {".nc", ".nca", ".ds", ".ncs", ".nc4", ".h5", ".hdf5", ".vds", ".json"};
 // The view extensions.
 inline constexpr const char* kViewNames[] = {"nc", "ds", "ncs", "vds"};
 inline constexpr const char* kClassicSuffix = ".classic.nc";
