@@ -149,7 +149,7 @@ std::vector<uint8_t> decompress(const ZarrCodec& c, std::span<const uint8_t> in,
 uint64_t positive_parameter(const ZarrCodec& c, const char* name, uint64_t fallback) {
     if (!c.config.contains(name)) return fallback;
     const auto& v = c.config[name];
-    if (!v.is_number_unsigned() || v.get<uint64_t>() == 0 || v.get<uint64_t>() > 1024)
+    if (!v.is_number_integer() || v.get<int64_t>() <= 0 || v.get<int64_t>() > 1024)
         fail(c.id + ": " + name + " " + v.dump() + " is not a positive element size");
     return v.get<uint64_t>();
 }
