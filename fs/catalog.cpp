@@ -140,7 +140,7 @@ SourceFormat Catalog::sniff(const std::string& path, const struct stat& st) {
         if (auto hit = formats_.get(key)) return *hit;
     }
     SourceFormat f = backend_.sniff(path);
-    if (f != SourceFormat::ReferenceSet && ends_with(path, ".json")) f = SourceFormat::None;  // other JSON: no dataset
+    if (f != SourceFormat::ReferenceSet && only_reference_sets(path)) f = SourceFormat::None;  // other JSON: no dataset
     std::lock_guard lock(mutex_);
     ++sniff_count_;
     formats_.put(key, f);
@@ -187,6 +187,55 @@ Classification Catalog::classify(const std::string& path, const struct stat& st)
         view_sizes_.put(nc_view, c.nc_size);
     }
     return c;
+}
+
+namespace {
+
+// One directory entry as readdir gives it.
+struct RawEntry {
+    std::string name;
+    unsigned char type;
+};
+
+// The entries of real_dir, without . and .., read from `dir` (opened confined).
+std::vector<RawEntry> read_directory(const UniqueFd& dir, const std::string& real_dir) {
+    UniqueFd copy(::dup(dir.get()));
+    if (!copy) throw std::system_error(errno, std::generic_category(), real_dir);
+    DIR* d = ::fdopendir(copy.get());
+    if (!d) throw std::system_error(errno, std::generic_category(), real_dir);
+    copy.release();  // closedir closes it
+    std::vector<RawEntry> raw;
+    while (dirent* de = ::readdir(d)) {
+        std::string name = de->d_name;
+        if (name == "." || name == "..") continue;
+        raw.push_back({std::move(name), de->d_type});
+    }
+    ::closedir(d);
+    return raw;
+}
+
+}  // namespace
+
+bool Catalog::only_reference_sets(const std::string& path) const {
+    const std::string name = path.substr(path.rfind('/') + 1);
+    return ends_with(name, ".json") || reference_glob_stem(name, options_.reference_globs);
+}
+
+std::optional<std::pair<std::string, int>> Catalog::listed_stem(const std::string& name) const {
+    if (auto stem = source_stem(name)) return stem;
+    return reference_glob_stem(name, options_.reference_globs);
+}
+
+std::vector<std::string> Catalog::glob_sources(const std::string& real_dir, const std::string& stem) {
+    std::vector<std::string> out;
+    if (options_.reference_globs.empty()) return out;
+    OpenResult dir = confined_->open(real_dir, O_RDONLY | O_DIRECTORY);
+    if (!dir.fd) return out;
+    for (const auto& entry : read_directory(dir.fd, real_dir))
+        if (auto s = reference_glob_stem(entry.name, options_.reference_globs); s && s->first == stem)
+            out.push_back(entry.name);
+    std::sort(out.begin(), out.end());
+    return out;
 }
 
 bool Catalog::may_be_aggregation(const std::string& path, const struct stat& st) {
@@ -316,6 +365,7 @@ std::optional<Entry> Catalog::resolve_twin(const std::string& real_dir, const st
         classic = resolve_classic_view(real_dir, name);
         return classic.has_value();
     };
+    probe.glob_sources = [&](const std::string& stem) { return glob_sources(real_dir, stem); };
     auto resolved = resolve_view_name(name, probe);
     if (!resolved) return std::nullopt;
     if (resolved->classic) return classic;
@@ -496,32 +546,7 @@ bool Catalog::is_netcdf4(const std::string& path, const struct stat& st) {
     return hdf5;
 }
 
-namespace {
 
-// One directory entry as readdir gives it.
-struct RawEntry {
-    std::string name;
-    unsigned char type;
-};
-
-// The entries of real_dir, without . and .., read from `dir` (opened confined).
-std::vector<RawEntry> read_directory(const UniqueFd& dir, const std::string& real_dir) {
-    UniqueFd copy(::dup(dir.get()));
-    if (!copy) throw std::system_error(errno, std::generic_category(), real_dir);
-    DIR* d = ::fdopendir(copy.get());
-    if (!d) throw std::system_error(errno, std::generic_category(), real_dir);
-    copy.release();  // closedir closes it
-    std::vector<RawEntry> raw;
-    while (dirent* de = ::readdir(d)) {
-        std::string name = de->d_name;
-        if (name == "." || name == "..") continue;
-        raw.push_back({std::move(name), de->d_type});
-    }
-    ::closedir(d);
-    return raw;
-}
-
-}  // namespace
 
 // Dataset files by stem, in kSourceSuffixes order, for the twins.
 struct Catalog::ListedSource {
@@ -575,7 +600,7 @@ std::vector<DirEntry> Catalog::list(const std::string& virtual_dir) {
 
 bool Catalog::list_regular_file(const std::string& name, const std::string& path, struct stat& st, bool have_stat,
                                 const std::set<std::string>& names, std::vector<ListedSource>& sources) {
-    auto stem_rank = source_stem(name);
+    auto stem_rank = listed_stem(name);
     if (!stem_rank) return true;
     const auto& [stem, rank] = *stem_rank;
     if (!have_stat && !stat_within_source(path, st)) return false;
@@ -626,7 +651,7 @@ void Catalog::list_twins(std::vector<ListedSource>& sources, const std::set<std:
         if ((s.aggregation && view == "nc" && lod == 0) || view_servable(v, false)) out.push_back({name, false});
     };
     for (const auto& s : sources) {
-        std::string stem = source_stem(s.name)->first;
+        std::string stem = listed_stem(s.name)->first;
         for (const char* v : kViewNames) {
             if (!options_.has_view(v)) continue;
             std::string twin = twin_name(stem, v);

@@ -133,6 +133,12 @@ private:
     // precheck_aggregation (aggregation/read/precheck.hpp) of the file,
     // opened confined; cached when the opened file is the one `st` describes.
     bool may_be_aggregation(const std::string& path, const struct stat& st);
+    // Names that are datasets only as reference sets: *.json and refs=GLOB names.
+    bool only_reference_sets(const std::string& path) const;
+    // source_stem, or the stem of a refs=GLOB name.
+    std::optional<std::pair<std::string, int>> listed_stem(const std::string& name) const;
+    // The refs=GLOB names in real_dir whose stem is `stem` (one directory read; none without refs=).
+    std::vector<std::string> glob_sources(const std::string& real_dir, const std::string& stem);
     SourceFormat sniff(const std::string& path, const struct stat& st);
     std::shared_ptr<const Dataset> dataset(const std::string& path, const struct stat& st, bool aggregation);
     // The dataset a view of LOD `lod` shows (lod 0: the file's own).

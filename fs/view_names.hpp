@@ -10,9 +10,11 @@
 #pragma once
 
 #include <functional>
+#include <iterator>
 #include <optional>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "codecs/dataset.hpp"
 
@@ -28,6 +30,13 @@ inline constexpr const char* kClassicSuffix = ".classic.nc";
 // The stem of a dataset file name (NAME of NAME.nc...) and the rank of its
 // suffix in kSourceSuffixes, or nullopt.
 std::optional<std::pair<std::string, int>> source_stem(const std::string& name);
+
+// -o refs=GLOB: a name with no dataset suffix that one of the patterns
+// matches (fnmatch) may be a reference set; its stem is the name without
+// its last extension, its rank after every suffix's.
+inline constexpr int kReferenceGlobRank = static_cast<int>(std::size(kSourceSuffixes));
+std::optional<std::pair<std::string, int>> reference_glob_stem(const std::string& name,
+                                                               const std::vector<std::string>& globs);
 
 std::string twin_name(const std::string& stem, const std::string& view);
 std::string lod_name(const std::string& stem, int level, const std::string& view);
@@ -53,6 +62,8 @@ struct ViewNameProbe {
     std::function<bool(const std::string& name)> is_dataset;
     // Whether this NAME.nc is a netCDF-4 file, not an aggregation, whose classic view can be served.
     std::function<bool(const std::string& name)> gives_classic;
+    // Names in the folder, of the stem, that match a refs=GLOB (asked after the suffixes); unset: none.
+    std::function<std::vector<std::string>(const std::string& stem)> glob_sources;
 };
 
 // The file and view `name` (which no real file holds) stands for, or nullopt.

@@ -10,7 +10,7 @@ from the header of classic files) for a deflated+shuffled netCDF-4 file with
 unwritten chunks, a classic file, two classic files combined along time
 (templates, a relative URL), a version-0 set of inline chunks, and chunks
 encoded by numcodecs (zstd, blosc, lz4, gzip, delta, fixedscaleoffset) in a
-file of their own. Read through a real mount by netCDF4-python, ncdump and
+file of their own, also under a name given by -o refs=GLOB. Read through a real mount by netCDF4-python, ncdump and
 NCO (ncks), compared with the values of the source files (or of the arrays
 numcodecs encoded); `ncafs export`, `inspect` and `check` take them too.
 
@@ -215,8 +215,13 @@ def case_sources(work):
     inline = write_inline_v0(src)
     write_json(os.path.join(src, "other.json"), {"a": 1, "b": [1, 2]})  # plain JSON: shown as itself, no twins
 
-    with Mount(src) as m:
+    import shutil
+    shutil.copy(os.path.join(src, "codecs.json"), os.path.join(src, "alt.kc"))  # -o refs=*.kc
+    with Mount(src, "refs=*.kc") as m:
+        # Looked up before any listing: the refs=GLOB name is found from its stem.
+        same(read_all(m.path("alt.nc"), "z_zstd"), codecs["z_zstd"], "alt.nc (refs=*.kc) z_zstd")
         names = os.listdir(m.mnt)
+        check("alt.kc" in names and "alt.ds" in names, "alt.kc and its views listed: %s" % sorted(names))
         for stem in ("deflated", "cl", "combined", "codecs", "inline"):
             for view in ("nc", "ds", "ncs", "vds"):
                 check(stem + "." + view in names, "%s.%s listed: %s" % (stem, view, sorted(names)))
@@ -360,8 +365,13 @@ def case_hostile(work):
     write_json(os.path.join(src, "gen.json"), {"version": 1, "gen": [{"key": "a/{{i}}", "url": "x", "dimensions": {"i": 3}}],
                                                "refs": {".zgroup": "{}"}})
 
-    with Mount(src) as m:
+    import shutil
+    shutil.copy(os.path.join(src, "codecs.json"), os.path.join(src, "alt.kc"))  # -o refs=*.kc
+    with Mount(src, "refs=*.kc") as m:
+        # Looked up before any listing: the refs=GLOB name is found from its stem.
+        same(read_all(m.path("alt.nc"), "z_zstd"), codecs["z_zstd"], "alt.nc (refs=*.kc) z_zstd")
         names = os.listdir(m.mnt)
+        check("alt.kc" in names and "alt.ds" in names, "alt.kc and its views listed: %s" % sorted(names))
         for name in list(bombs and ["bomb_" + k for k in bombs]) + list(eio):
             check(name + ".nc" in names, "%s.nc listed" % name)
             read_fails_eio(m.path(name + ".nc"), name)
