@@ -4,7 +4,6 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <cerrno>
 #include <cstring>
 #include <span>
 #include <unordered_map>
@@ -12,7 +11,7 @@
 #include "aggregation/read/open_aggregation.hpp"
 #include "aggregation/read/dataset_cache.hpp"
 #include "aggregation/read/dataset_files.hpp"
-#include "aggregation/reference_set/reference_parser.hpp"
+#include "aggregation/reference_set/reference_dataset.hpp"
 #include "codecs/array_source.hpp"
 #include "codecs/cdf/cdf_view.hpp"
 #include "codecs/ds/ds_reader.hpp"
@@ -44,27 +43,12 @@ SourceFormat source_format_of(FileFormat format) {
     return SourceFormat::None;
 }
 
-namespace {
-
-// A JSON text whose first bytes look like a kerchunk reference set.
-bool is_reference_set_text(int fd) {
-    std::vector<uint8_t> head(agg::kReferenceSniffBytes);
-    ssize_t n;
-    do n = ::pread(fd, head.data(), head.size(), 0);
-    while (n < 0 && errno == EINTR);
-    if (n <= 0) return false;
-    head.resize(static_cast<size_t>(n));
-    return agg::looks_like_reference_set(head);
-}
-
-}  // namespace
-
 SourceFormat sniff_source_format(const std::string& path, const ConfinedRoots* within) {
     // O_NONBLOCK, regular only: a FIFO that replaced a file between stat and open must not hang us.
     OpenResult opened = open_regular_file(path, within);
     if (!opened.fd) return SourceFormat::None;
     const SourceFormat format = source_format_of(sniff_fd(opened.fd.get()));
-    if ((format == SourceFormat::Ds || format == SourceFormat::None) && is_reference_set_text(opened.fd.get()))
+    if ((format == SourceFormat::Ds || format == SourceFormat::None) && is_reference_set_fd(opened.fd.get()))
         return SourceFormat::ReferenceSet;
     return format;
 }

@@ -172,10 +172,13 @@ std::vector<std::string> array_names(Building& b) {
 
 bool is_reference_set_file(const std::string& path, const ConfinedRoots* within) {
     OpenResult opened = open_regular_file(path, within);
-    if (!opened.fd) return false;
+    return opened.fd && is_reference_set_fd(opened.fd.get());
+}
+
+bool is_reference_set_fd(int fd) {
     std::vector<uint8_t> head(agg::kReferenceSniffBytes);
     ssize_t n;
-    do n = ::pread(opened.fd.get(), head.data(), head.size(), 0);
+    do n = ::pread(fd, head.data(), head.size(), 0);
     while (n < 0 && errno == EINTR);
     if (n <= 0) return false;
     head.resize(static_cast<size_t>(n));

@@ -21,6 +21,8 @@ namespace ncafs {
 // Content-based and cheap: one read of the first bytes
 // (looks_like_reference_set). False on any error. `within`: open confined.
 bool is_reference_set_file(const std::string& path, const ConfinedRoots* within = nullptr);
+// The same check of a file already open.
+bool is_reference_set_fd(int fd);
 
 // Parses the reference set and the metadata of its arrays (which may be
 // references to bytes of other files, read through the same allowed roots).
