@@ -225,6 +225,12 @@ std::vector<std::string> reference_files_of(const ArraySource& source) {
     return {};
 }
 
+std::vector<std::string> reference_problems(const Dataset& dataset, size_t max_reports) {
+    for (const auto& v : dataset.variables)
+        if (auto* s = dynamic_cast<const ReferenceArraySource*>(v.source.get())) return s->store().verify(max_reports);
+    return {};
+}
+
 bool reference_names_remote(const ArraySource& source) {
     auto* s = dynamic_cast<const ReferenceArraySource*>(&source);
     return s && s->store().names_remote_objects();

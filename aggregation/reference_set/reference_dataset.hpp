@@ -37,5 +37,7 @@ namespace ncafs::agg {
 // The local files the reference sources of a dataset draw on (resolved, allowed), and whether any is remote.
 std::vector<std::string> reference_files_of(const ArraySource& source);
 bool reference_names_remote(const ArraySource& source);
+// ReferenceStore::verify of the reference set a dataset was read from (none for other datasets).
+std::vector<std::string> reference_problems(const Dataset& dataset, size_t max_reports);
 
 }  // namespace ncafs::agg

@@ -1,5 +1,6 @@
 #include "aggregation/reference_set/reference_store.hpp"
 
+#include <algorithm>
 #include <cerrno>
 #include <set>
 
@@ -83,6 +84,41 @@ std::optional<std::vector<uint8_t>> ReferenceStore::fetch(const std::string& key
     auto where = locate(key, max_bytes);
     if (!where) return std::nullopt;
     return read(key, *where);
+}
+
+std::vector<std::string> ReferenceStore::verify(size_t max_reports) const {
+    std::vector<std::string> keys;
+    for (const auto& [key, ref] : set_.refs)
+        if (ref.kind != Reference::Kind::Inline) keys.push_back(key);
+    std::sort(keys.begin(), keys.end());
+    std::unordered_map<uint32_t, std::shared_ptr<const OpenFile>> opened;  // per URL: null when refused
+    std::unordered_map<uint32_t, std::string> refused;
+    std::vector<std::string> problems;
+    size_t more = 0;
+    for (const auto& key : keys) {
+        const Reference& ref = set_.refs.at(key);
+        std::string problem;
+        if (!opened.count(ref.url)) {
+            try {
+                opened[ref.url] = open_object(key, ref.url);
+            } catch (const SourceError& e) {
+                opened[ref.url] = nullptr;
+                refused[ref.url] = e.what();
+            }
+        }
+        if (const auto& file = opened[ref.url]; !file) {
+            problem = refused[ref.url];
+        } else if (ref.kind == Reference::Kind::Range && !checked::fits_in(ref.offset, ref.length, file->size())) {
+            problem = file->path() + ": bytes " + std::to_string(ref.offset) + " + " + std::to_string(ref.length) +
+                      " lie beyond its end (" + std::to_string(file->size()) + " bytes)";
+            problem = SourceError(this->file(), "reference \"" + key + "\": " + problem).what();
+        }
+        if (problem.empty()) continue;
+        if (problems.size() < max_reports) problems.push_back(std::move(problem));
+        else ++more;
+    }
+    if (more) problems.push_back(file() + ": " + std::to_string(more) + " more references refused or out of range");
+    return problems;
 }
 
 std::vector<std::string> ReferenceStore::local_files() const {

@@ -46,6 +46,12 @@ public:
     std::optional<Located> locate(const std::string& key, uint64_t max_bytes) const;
     std::vector<uint8_t> read(const std::string& key, const Located& where) const;
 
+    // For `ncafs check`: every reference to another object tried without
+    // reading its bytes (URL allowed, object opened, range inside it), one
+    // open per URL. At most max_reports lines, "FILE: reference "KEY": REASON",
+    // then one line counting the rest.
+    std::vector<std::string> verify(size_t max_reports) const;
+
     // The local files the references name (resolved and allowed), each once.
     std::vector<std::string> local_files() const;
     bool names_remote_objects() const;
