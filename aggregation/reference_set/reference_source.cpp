@@ -62,9 +62,7 @@ ReferenceArraySource::ReferenceArraySource(std::shared_ptr<const ReferenceStore>
 
 Chunk ReferenceArraySource::chunk(const std::vector<uint64_t>& index) const {
     const std::string key = name_ + "/" + zarr::chunk_key(array_, index);
-    // A stored chunk may not exceed its decoded size by more than any codec's overhead would make it.
-    const uint64_t max_stored = array_.chunk_bytes + array_.chunk_bytes / 8 + (uint64_t{1} << 20);
-    auto where = store_->locate(key, max_stored);
+    auto where = store_->locate(key, zarr::max_encoded_bytes(array_));
     if (!where) return nullptr;
     const std::string cache_key = std::to_string(id_) + "/" + key + "/" + where->tag;
     if (Chunk hit = DecodedChunks::shared().get(cache_key)) return hit;

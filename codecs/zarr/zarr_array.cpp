@@ -130,6 +130,8 @@ ZarrArray parse_zarray(const json& z, const ZarrLimits& limits) {
     a.compressor = parse_codec(z.value("compressor", json()), "compressor");
     if (const json filters = z.value("filters", json()); !filters.is_null()) {
         if (!filters.is_array()) fail("filters is not a list");
+        if (filters.size() > limits.max_filters)
+            fail(std::to_string(filters.size()) + " filters (more than " + std::to_string(limits.max_filters) + ")");
         for (const auto& f : filters) {
             if (f.is_null()) fail("a filter is null");
             a.filters.push_back(*parse_codec(f, "a filter"));

@@ -17,6 +17,7 @@ struct ZarrLimits {
     uint64_t max_chunk_bytes = uint64_t{256} << 20;  // one decoded chunk
     uint64_t max_array_bytes = uint64_t{1} << 50;    // one whole array (1 PiB)
     size_t max_rank = 32;
+    size_t max_filters = 8;  // each one a pass over the chunk: a long chain is CPU amplification
 };
 
 // One numcodecs codec: its "id" and its whole configuration object.

@@ -274,7 +274,12 @@ std::string supported_codec_names() {
     return names;
 }
 
-std::vector<uint8_t> decode_chunk(std::span<const uint8_t> stored, const ZarrArray& array, uint64_t max_intermediate) {
+uint64_t max_encoded_bytes(const ZarrArray& array) {
+    return array.chunk_bytes + array.chunk_bytes / 8 + (uint64_t{1} << 20);
+}
+
+std::vector<uint8_t> decode_chunk(std::span<const uint8_t> stored, const ZarrArray& array) {
+    const uint64_t max_intermediate = max_encoded_bytes(array);
     std::vector<const ZarrCodec*> stages;  // decode order
     if (array.compressor) stages.push_back(&*array.compressor);
     for (auto it = array.filters.rbegin(); it != array.filters.rend(); ++it) stages.push_back(&*it);

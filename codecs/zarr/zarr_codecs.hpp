@@ -20,11 +20,14 @@ bool is_supported_codec(std::string_view id);
 // "zlib, gzip, zstd, lz4, blosc, shuffle, delta, fixedscaleoffset"
 std::string supported_codec_names();
 
+// The most bytes an encoded chunk of the array may hold: its decoded size,
+// an eighth more and 1 MiB (no codec here expands data by more). Also the
+// bound of a stage whose output size the next stage does not imply (a
+// compressor feeding another compressor).
+uint64_t max_encoded_bytes(const ZarrArray& array);
+
 // The decoded chunk: exactly array.chunk_bytes bytes, elements in the
 // dtype's byte order. Throws std::runtime_error with the reason.
-// `max_intermediate`: the bound of a stage whose output size is not implied
-// by the next stage (a compressor feeding another compressor).
-std::vector<uint8_t> decode_chunk(std::span<const uint8_t> stored, const ZarrArray& array,
-                                  uint64_t max_intermediate = uint64_t{256} << 20);
+std::vector<uint8_t> decode_chunk(std::span<const uint8_t> stored, const ZarrArray& array);
 
 }  // namespace ncafs::zarr

@@ -176,6 +176,18 @@ TEST(ZarrCodecs, Filters) {
               raw);
 }
 
+TEST(ZarrCodecs, CompressorChainsAreBounded) {
+    const auto raw = bytes_of(ramp(1000));
+    // zlib inside zlib: the inner stream's size is bounded, not known.
+    const ZarrArray twice = parse_zarray(zarray({1000}, {1000}, "<i4", {{"id", "zlib"}}, {{{"id", "zlib"}}}));
+    EXPECT_EQ(decode_chunk(zlib_encode(zlib_encode(raw)), twice), raw);
+    // A chain that decodes to more than the chunk is refused.
+    EXPECT_THROW(decode_chunk(zlib_encode(zlib_encode(std::vector<uint8_t>(8 << 20))), twice), std::runtime_error);
+    json many = json::array();
+    for (int i = 0; i < 9; ++i) many.push_back({{"id", "shuffle"}, {"elementsize", 4}});
+    EXPECT_THROW(parse_zarray(zarray({1000}, {1000}, "<i4", nullptr, many)), std::runtime_error);
+}
+
 TEST(ZarrCodecs, WrongSizesAndBombsAreRefused) {
     const ZarrArray small = parse_zarray(zarray({1024}, {1024}, "<i4"));  // 4 KiB chunks
     EXPECT_THROW(decode_chunk(std::vector<uint8_t>(4095), small), std::runtime_error);  // no codec: exact size
