@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """Kerchunk reference sets in SOURCE, served as NAME.nc/.ds/.ncs/.vds.
 
-Run as: test_reference_sets.py CASE   (CASE: sources | hostile)
+Run as: test_reference_sets.py CASE   (CASE: sources | hostile | remote)
 Environment: NCAFS_BIN (the ncafs executable, set by CMake).
 
 sources: reference sets written here the way kerchunk writes them
@@ -20,6 +20,9 @@ hostile: ranges beyond a file's end, a huge shape, decompression bombs
 dimensions, "gen": each read fails with EIO or the array (or set) is left
 out with a log line naming the file and the reason; the daemon stays up and
 its memory bounded.
+
+remote: the numcodecs chunks served by nginx, referenced by http:// URLs
+(through a template): read under allow_root=URL, EIO for a URL outside it.
 """
 import errno
 import json
@@ -36,10 +39,12 @@ import zstandard
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "e2e"))
+sys.path.insert(0, os.path.join(HERE, "..", "remote"))
 sys.path.insert(0, HERE)
 
 import kerchunk_style as ks  # noqa: E402
-from test_mount import NCAFS, Mount, check, ncdump_variable, read_netcdf4, run_cases  # noqa: E402
+import servers  # noqa: E402  (tests/remote: nginx on a free port)
+from test_mount import NCAFS, SKIP, Mount, check, ncdump_variable, read_netcdf4, run_cases  # noqa: E402
 
 
 def write_json(path, obj):
@@ -395,5 +400,38 @@ def case_hostile(work):
     check(peak < (200 << 20), "daemon peak RSS %d MiB (a bomb expanded?)" % (peak >> 20))
 
 
+def with_url(refs_path, out_path, url):
+    """The set at refs_path with its "blob.bin" references read from {{u}}/blob.bin, u = url."""
+    with open(refs_path) as f:
+        refs = json.load(f)
+    for key, value in refs["refs"].items():
+        if isinstance(value, list):
+            value[0] = "{{u}}/blob.bin"
+    refs["templates"] = {"u": url}
+    write_json(out_path, refs)
+
+
+def case_remote(work):
+    why = servers.skip_reason_nginx()
+    if why:
+        print("SKIPPED: " + why)
+        sys.exit(SKIP)
+    www, src = os.path.join(work, "www"), os.path.join(work, "src")
+    for folder in ("data", "other"):
+        os.makedirs(os.path.join(www, folder))
+    os.makedirs(src)
+    codecs = write_codec_set(os.path.join(www, "data"))
+    shutil.copy(os.path.join(www, "data", "blob.bin"), os.path.join(www, "other", "blob.bin"))
+    with servers.Nginx(www) as web:
+        with_url(os.path.join(www, "data", "codecs.json"), os.path.join(src, "remote.json"), web.url + "/data")
+        with_url(os.path.join(www, "data", "codecs.json"), os.path.join(src, "denied.json"), web.url + "/other")
+        with Mount(src, "allow_root=%s/data/" % web.url) as m:
+            for name, values in codecs.items():
+                same(read_all(m.path("remote.nc"), name), values, "remote " + name)
+            read_fails_eio(m.path("denied.nc"), "a URL outside allow_root=")
+            check("/other/blob.bin: refused: not under an allowed remote root" in m.log_text(),
+                  "the refused URL is logged:\n" + m.log_text())
+
+
 if __name__ == "__main__":
-    sys.exit(run_cases({"sources": case_sources, "hostile": case_hostile}, "ncafs-refs-"))
+    sys.exit(run_cases({"sources": case_sources, "hostile": case_hostile, "remote": case_remote}, "ncafs-refs-"))
