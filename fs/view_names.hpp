@@ -3,7 +3,8 @@
 // listings (fs/catalog.cpp) and for the commands that take a view name
 // (export, inspect, check), so that whatever the mount lists they accept.
 //   twin:    STEM.EXT (EXT nc, ds, ncs, vds) of the first dataset file STEM.nc,
-//            STEM.nca, STEM.ds, STEM.ncs, STEM.nc4, STEM.h5, STEM.hdf5, STEM.vds;
+//            STEM.nca, STEM.ds, STEM.ncs, STEM.nc4, STEM.h5, STEM.hdf5, STEM.vds,
+//            STEM.json (a reference set), then a refs=GLOB name of the stem;
 //   classic: STEM.classic.nc of a netCDF-4 STEM.nc that is not an aggregation;
 //   LOD:     STEM.lodN.EXT (1 <= N <= lods=) of the dataset a twin STEM.EXT shows.
 // A real file of the name always wins; these rules serve names with none.
