@@ -225,10 +225,28 @@ std::vector<std::string> reference_files_of(const ArraySource& source) {
     return {};
 }
 
-std::vector<std::string> reference_problems(const Dataset& dataset, size_t max_reports) {
+namespace {
+
+const ReferenceStore* store_of(const Dataset& dataset) {
     for (const auto& v : dataset.variables)
-        if (auto* s = dynamic_cast<const ReferenceArraySource*>(v.source.get())) return s->store().verify(max_reports);
-    return {};
+        if (auto* s = dynamic_cast<const ReferenceArraySource*>(v.source.get())) return &s->store();
+    return nullptr;
+}
+
+}  // namespace
+
+std::vector<std::string> reference_problems(const Dataset& dataset, size_t max_reports) {
+    const ReferenceStore* store = store_of(dataset);
+    return store ? store->verify(max_reports) : std::vector<std::string>{};
+}
+
+std::optional<ReferenceSummary> reference_summary(const Dataset& dataset) {
+    const ReferenceStore* store = store_of(dataset);
+    if (!store) return std::nullopt;
+    const ReferenceSet& set = store->references();
+    ReferenceSummary s{set.version, set.refs.size(), 0, set.urls.size()};
+    for (const auto& [key, ref] : set.refs) s.inline_references += ref.kind == Reference::Kind::Inline;
+    return s;
 }
 
 bool reference_names_remote(const ArraySource& source) {

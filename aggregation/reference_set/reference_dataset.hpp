@@ -9,6 +9,7 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -37,6 +38,13 @@ namespace ncafs::agg {
 // The local files the reference sources of a dataset draw on (resolved, allowed), and whether any is remote.
 std::vector<std::string> reference_files_of(const ArraySource& source);
 bool reference_names_remote(const ArraySource& source);
+// What a reference set holds, for `ncafs inspect`: its version and the
+// number of references, inline ones and objects named; nullopt for other datasets.
+struct ReferenceSummary {
+    int version = 1;
+    size_t references = 0, inline_references = 0, objects = 0;
+};
+std::optional<ReferenceSummary> reference_summary(const Dataset& dataset);
 // ReferenceStore::verify of the reference set a dataset was read from (none for other datasets).
 std::vector<std::string> reference_problems(const Dataset& dataset, size_t max_reports);
 

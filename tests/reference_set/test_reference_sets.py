@@ -278,6 +278,13 @@ def case_sources(work):
     for command in ("inspect", "check"):
         r = subprocess.run([NCAFS, command, os.path.join(src, "combined.json")], capture_output=True, text=True, timeout=60)
         check(r.returncode == 0, "%s: %s" % (command, r.stdout + r.stderr))
+    with open(os.path.join(src, "combined.json")) as f:
+        keys = json.load(f)["refs"]
+    inline = sum(isinstance(v, str) for v in keys.values())
+    out = subprocess.run([NCAFS, "inspect", os.path.join(src, "combined.json")], capture_output=True, text=True,
+                         timeout=60).stdout
+    check("reference set (version 1): %d reference(s), %d inline, to 2 object(s)" % (len(keys), inline) in out,
+          "inspect counts the references:\n" + out)
 
 
 # --- hostile reference sets -------------------------------------------------
