@@ -160,6 +160,7 @@ Classification Catalog::classify(const std::string& path, const struct stat& st)
     SourceFormat format = S_ISDIR(st.st_mode) ? SourceFormat::Netcdf : sniff(path, st);
     if (format != SourceFormat::None) c.kind = Classification::Dataset;
     const bool references = format == SourceFormat::ReferenceSet;  // a JSON text read like an aggregation
+    const std::string what = references ? "a reference set" : "an aggregation";
     if (references || (format == SourceFormat::Netcdf && agg::has_aggregation_name(path) && may_be_aggregation(path, st))) {
         try {
             if (references || backend_.is_aggregation(path)) {
@@ -170,10 +171,10 @@ Classification Catalog::classify(const std::string& path, const struct stat& st)
             }
         } catch (const std::exception& e) {
             c.kind = Classification::Broken;
-            log_once(LogLevel::Warning, path + ": shown as a plain file, not as an aggregation: " + e.what());
+            log_once(LogLevel::Warning, path + ": shown as a plain file, not as " + what + ": " + e.what());
         } catch (...) {
             c.kind = Classification::Broken;
-            log_once(LogLevel::Warning, path + ": shown as a plain file, not as an aggregation: unknown error");
+            log_once(LogLevel::Warning, path + ": shown as a plain file, not as " + what + ": unknown error");
         }
     }
     std::lock_guard lock(mutex_);

@@ -177,9 +177,15 @@ def write_inline_v0(folder):
         "w/.zarray": ks.zarray([4], [4], "<i4"),
         "w/.zattrs": json.dumps({"_ARRAY_DIMENSIONS": ["four"]}),
         "w/0": ["whole.bin"],
+        # "/" between chunk indices; chunk (1, 0) absent: fill_value null reads as 0.
+        "d/.zarray": json.dumps(dict(json.loads(ks.zarray([4, 3], [2, 3], "<i2")), dimension_separator="/")),
+        "d/.zattrs": json.dumps({"_ARRAY_DIMENSIONS": ["four", "three"]}),
+        "d/0/0": "base64:" + base64.b64encode(np.arange(6, dtype="<i2").tobytes()).decode(),
     }
     write_json(os.path.join(folder, "inline.json"), refs)
-    return {"a": a, "s": s, "c": np.array([b"h", b"e", b"l", b"l", b"o"]), "w": w}
+    d = np.zeros((4, 3), "i2")
+    d[:2] = np.arange(6).reshape(2, 3)
+    return {"a": a, "s": s, "c": np.array([b"h", b"e", b"l", b"l", b"o"]), "w": w, "d": d}
 
 
 def write_combined(folder):
@@ -262,6 +268,8 @@ def case_sources(work):
             same(ds["a"][:], inline["a"], "inline a")
             same(ds["s"][...], inline["s"], "inline scalar")
             same(ds["w"][:], inline["w"], "whole-object w")
+            same(ds["d"][:], inline["d"], "d (dimension_separator /, an absent chunk)")
+            check("_FillValue" not in ds["d"].ncattrs(), "fill_value null: no _FillValue")
             check(bytes(ds["c"][:].tobytes()) == b"hello", "inline chars: %r" % ds["c"][:])
             check(list(ds.numbers) == [1.0, 2.5] and ds.flag == 3, "global attributes of numbers")
 
