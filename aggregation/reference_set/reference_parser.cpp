@@ -15,6 +15,9 @@ using json = nlohmann::json;
 
 [[noreturn]] void fail(const std::string& why) { throw std::runtime_error(why); }
 
+// A URL, templates expanded: longer is no URL (PATH_MAX is 4096).
+constexpr size_t kMaxUrlBytes = 64 << 10;
+
 // Position just past `"key"` and the blanks and ':' after it, or npos.
 size_t after_key(std::string_view text, std::string_view quoted_key) {
     for (size_t at = text.find(quoted_key); at != std::string_view::npos; at = text.find(quoted_key, at + 1)) {
@@ -46,6 +49,8 @@ std::string expand_templates(const std::string& url, const json& templates) {
         if (!templates.is_object() || !templates.contains(name) || !templates[name].is_string())
             fail("URL \"" + url + "\" names the template \"" + name + "\", which templates does not define as a text");
         out += url.substr(at, open - at) + templates[name].get<std::string>();
+        if (out.size() > kMaxUrlBytes)  // many long templates in one URL: an amplification
+            fail("URL \"" + url.substr(0, 200) + "...\" expands to more than " + std::to_string(kMaxUrlBytes) + " bytes");
         at = close + 2;
     }
     return out + url.substr(at);

@@ -382,6 +382,8 @@ def case_hostile(work):
     write_json(os.path.join(src, "conflict.json"), ks.version1({
         "a/.zarray": ks.zarray([2], [2], "<i4"), "a/.zattrs": json.dumps({"_ARRAY_DIMENSIONS": ["d"]}),
         "b/.zarray": ks.zarray([3], [3], "<i4"), "b/.zattrs": json.dumps({"_ARRAY_DIMENSIONS": ["d"]})}))
+    write_json(os.path.join(src, "templates.json"), {"version": 1, "refs": {".zgroup": "{}", "v/0": ["{{t}}" * 100000, 0, 1]},
+                                                     "templates": {"t": "x" * 100000}})  # 10 GB of URL
     write_json(os.path.join(src, "gen.json"), {"version": 1, "gen": [{"key": "a/{{i}}", "url": "x", "dimensions": {"i": 3}}],
                                                "refs": {".zgroup": "{}"}})
 
@@ -393,7 +395,7 @@ def case_hostile(work):
         for name, (_, reason) in left_out.items():
             with netCDF4.Dataset(m.path(name + ".nc")) as ds:
                 check("v" not in ds.variables and "ok" in ds.variables, "%s: v left out, ok kept" % name)
-        for name in ("conflict", "gen"):
+        for name in ("conflict", "gen", "templates"):
             check(name + ".nc" not in names, "%s.nc not shown: %s" % (name, sorted(names)))
         check(m.alive(), "the daemon is still up")
         peak = daemon_peak_rss(m)
@@ -403,6 +405,7 @@ def case_hostile(work):
         check(lines and reason.replace("\\", "") in lines[0], "%s: log line with %r:\n%s" % (name, reason, log))
     check("conflict.json" in log and "dimension d has length 3 in b and 2 in a" in log, "conflict logged:\n" + log)
     check("gen.json" in log and "\"gen\"" in log, "gen logged:\n" + log)
+    check("templates.json" in log and "expands to more than 65536 bytes" in log, "template amplification logged")
     # `ncafs check` tries every reference (allowed, present, in range) and reports left-out arrays.
     for name, reason in (("shadow", "outside the allowed roots"), ("beyond", "lie beyond its end"),
                          ("symlink", "outside the allowed roots"), ("order_f", "order \"F\""),
