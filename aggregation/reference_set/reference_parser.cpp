@@ -73,16 +73,17 @@ struct Builder {
         return it->second;
     }
 
-    Reference reference(const std::string& key, const json& v) {
+    // Takes the text of an inline value out of v.
+    Reference reference(const std::string& key, json& v) {
         Reference r;
         if (v.is_string()) {
-            const std::string& s = v.get_ref<const std::string&>();
+            std::string& s = v.get_ref<std::string&>();
             if (s.rfind("base64:", 0) == 0) {
                 auto bytes = zarr::base64_decode(std::string_view(s).substr(7));
                 if (!bytes) fail("refs[\"" + key + "\"]: bad base64 text");
                 r.data.assign(bytes->begin(), bytes->end());
             } else {
-                r.data = s;
+                r.data = std::move(s);
             }
             return r;
         }
@@ -134,19 +135,19 @@ bool looks_like_reference_set(std::span<const uint8_t> first_bytes) {
 
 ReferenceSet parse_reference_set(std::string_view text, size_t allocated, uint64_t max_refs) {
     uint64_t gen_entries = 0;
-    const json root = parse_text(text, allocated, gen_entries);
+    json root = parse_text(text, allocated, gen_entries);
     if (!root.is_object()) fail("not a JSON object");
     Builder b;
     static const json no_templates = json::object();
     b.templates = &no_templates;
-    const json* refs = &root;
+    json* refs = &root;
     if (root.contains("version")) {
         if (root["version"] != 1) fail("version " + root["version"].dump() + " is not 1 (nor version 0, which has no \"version\")");
         if (gen_entries > 0 || (root.contains("gen") && !root["gen"].is_array()))
             fail("\"gen\" (keys generated from ranges) is not supported: write the keys out in refs");
         if (!root.contains("refs") || !root["refs"].is_object()) fail("version 1 without a \"refs\" object");
-        if (root.contains("templates")) b.templates = &root["templates"];
-        refs = &root["refs"];
+        if (root.contains("templates")) b.templates = &root.at("templates");
+        refs = &root.at("refs");
         b.set.version = 1;
     } else {
         b.set.version = 0;
@@ -154,7 +155,10 @@ ReferenceSet parse_reference_set(std::string_view text, size_t allocated, uint64
     if (refs->size() > max_refs)
         fail(std::to_string(refs->size()) + " references exceed the limit max_fragments=" + std::to_string(max_refs));
     b.set.refs.reserve(refs->size());
-    for (const auto& [key, value] : refs->items()) b.set.refs.emplace(key, b.reference(key, value));
+    // Each entry leaves the tree as it enters the set: the two are never whole at once.
+    for (auto it = refs->begin(); it != refs->end(); it = refs->erase(it)) {
+        b.set.refs.emplace(it.key(), b.reference(it.key(), *it));
+    }
     return std::move(b.set);
 }
 
