@@ -4,6 +4,7 @@
 #include <cerrno>
 #include <set>
 
+#include "aggregation/read/dataset_cache.hpp"
 #include "codecs/checked_math.hpp"
 #include "codecs/error.hpp"
 #include "remote/remote_store.hpp"
@@ -33,13 +34,28 @@ std::shared_ptr<const OpenFile> ReferenceStore::open_object(const std::string& k
     if (resolved_[url].empty()) refuse(key, refusals_[url]);
     const std::string& name = resolved_[url];
     try {
-        if (remote::is_remote_url(name)) return OpenFile::remote(remote::RemoteStore::shared().open(name));
+        if (remote::is_remote_url(name)) return open_remote(name, url);
     } catch (const SourceError& e) {
         refuse(key, e.what());
     }
     OpenResult r = open_regular_file(name, &paths_->confinement());
     if (!r.fd) refuse(key, name + ": " + (r.error == ENOENT ? std::string("does not exist") : r.reason));
     return OpenFile::adopt(r.fd.release(), name, r.st);
+}
+
+std::shared_ptr<const OpenFile> ReferenceStore::open_remote(const std::string& url_text, uint32_t url) const {
+    auto& store = remote::RemoteStore::shared();
+    const auto now = std::chrono::steady_clock::now();
+    {
+        std::lock_guard lock(remote_mutex_);
+        if (auto hit = remote_opens_.get(url);
+            hit && now - hit->when < DatasetCache::kRemoteRevalidate && !store.replaced(*hit->file->remote_bytes()))
+            return hit->file;
+    }
+    auto file = OpenFile::remote(store.open(url_text));  // outside the lock: a HEAD
+    std::lock_guard lock(remote_mutex_);
+    remote_opens_.put(url, RemoteOpen{file, now});
+    return file;
 }
 
 std::optional<ReferenceStore::Located> ReferenceStore::locate(const std::string& key, uint64_t max_bytes) const {

@@ -8,14 +8,17 @@
 // Decoded chunks are kept in a process-wide cache bounded in bytes. Thread-safe.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "aggregation/read/path_policy.hpp"
 #include "aggregation/reference_set/reference_parser.hpp"
+#include "codecs/lru_cache.hpp"
 #include "codecs/open_file.hpp"
 
 namespace ncafs::agg {
@@ -58,6 +61,16 @@ public:
 
 private:
     std::shared_ptr<const OpenFile> open_object(const std::string& key, uint32_t url) const;
+    // A remote object opened less than DatasetCache::kRemoteRevalidate ago
+    // and not seen replaced since, else opened now (one HEAD per object and
+    // interval, not per chunk).
+    std::shared_ptr<const OpenFile> open_remote(const std::string& url_text, uint32_t url) const;
+    struct RemoteOpen {
+        std::shared_ptr<const OpenFile> file;
+        std::chrono::steady_clock::time_point when;
+    };
+    mutable std::mutex remote_mutex_;
+    mutable LruCache<uint32_t, RemoteOpen> remote_opens_{64};
     [[noreturn]] void refuse(const std::string& key, const std::string& reason) const;
     ReferenceSet set_;
     std::shared_ptr<const PathPolicy> paths_;

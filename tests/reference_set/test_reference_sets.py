@@ -446,6 +446,9 @@ def case_remote(work):
         with Mount(src, "allow_root=%s/data/" % web.url) as m:
             for name, values in codecs.items():
                 same(read_all(m.path("remote.nc"), name), values, "remote " + name)
+            requests = [r for r in web.requests() if "/data/blob.bin" in r]
+            # 17 chunks read: the object is opened once, not once per chunk.
+            check(len(requests) <= 2, "requests for blob.bin:\n" + "\n".join(requests))
             read_fails_eio(m.path("denied.nc"), "a URL outside allow_root=")
             check("/other/blob.bin: refused: not under an allowed remote root" in m.log_text(),
                   "the refused URL is logged:\n" + m.log_text())
