@@ -190,55 +190,6 @@ Classification Catalog::classify(const std::string& path, const struct stat& st)
     return c;
 }
 
-namespace {
-
-// One directory entry as readdir gives it.
-struct RawEntry {
-    std::string name;
-    unsigned char type;
-};
-
-// The entries of real_dir, without . and .., read from `dir` (opened confined).
-std::vector<RawEntry> read_directory(const UniqueFd& dir, const std::string& real_dir) {
-    UniqueFd copy(::dup(dir.get()));
-    if (!copy) throw std::system_error(errno, std::generic_category(), real_dir);
-    DIR* d = ::fdopendir(copy.get());
-    if (!d) throw std::system_error(errno, std::generic_category(), real_dir);
-    copy.release();  // closedir closes it
-    std::vector<RawEntry> raw;
-    while (dirent* de = ::readdir(d)) {
-        std::string name = de->d_name;
-        if (name == "." || name == "..") continue;
-        raw.push_back({std::move(name), de->d_type});
-    }
-    ::closedir(d);
-    return raw;
-}
-
-}  // namespace
-
-bool Catalog::only_reference_sets(const std::string& path) const {
-    const std::string name = path.substr(path.rfind('/') + 1);
-    return ends_with(name, ".json") || reference_glob_stem(name, options_.reference_globs);
-}
-
-std::optional<std::pair<std::string, int>> Catalog::listed_stem(const std::string& name) const {
-    if (auto stem = source_stem(name)) return stem;
-    return reference_glob_stem(name, options_.reference_globs);
-}
-
-std::vector<std::string> Catalog::glob_sources(const std::string& real_dir, const std::string& stem) {
-    std::vector<std::string> out;
-    if (options_.reference_globs.empty()) return out;
-    OpenResult dir = confined_->open(real_dir, O_RDONLY | O_DIRECTORY);
-    if (!dir.fd) return out;
-    for (const auto& entry : read_directory(dir.fd, real_dir))
-        if (auto s = reference_glob_stem(entry.name, options_.reference_globs); s && s->first == stem)
-            out.push_back(entry.name);
-    std::sort(out.begin(), out.end());
-    return out;
-}
-
 bool Catalog::may_be_aggregation(const std::string& path, const struct stat& st) {
     const FileKey key = file_key(path, st);
     {
@@ -547,7 +498,54 @@ bool Catalog::is_netcdf4(const std::string& path, const struct stat& st) {
     return hdf5;
 }
 
+namespace {
 
+// One directory entry as readdir gives it.
+struct RawEntry {
+    std::string name;
+    unsigned char type;
+};
+
+// The entries of real_dir, without . and .., read from `dir` (opened confined).
+std::vector<RawEntry> read_directory(const UniqueFd& dir, const std::string& real_dir) {
+    UniqueFd copy(::dup(dir.get()));
+    if (!copy) throw std::system_error(errno, std::generic_category(), real_dir);
+    DIR* d = ::fdopendir(copy.get());
+    if (!d) throw std::system_error(errno, std::generic_category(), real_dir);
+    copy.release();  // closedir closes it
+    std::vector<RawEntry> raw;
+    while (dirent* de = ::readdir(d)) {
+        std::string name = de->d_name;
+        if (name == "." || name == "..") continue;
+        raw.push_back({std::move(name), de->d_type});
+    }
+    ::closedir(d);
+    return raw;
+}
+
+}  // namespace
+
+bool Catalog::only_reference_sets(const std::string& path) const {
+    const std::string name = path.substr(path.rfind('/') + 1);
+    return ends_with(name, ".json") || reference_glob_stem(name, options_.reference_globs);
+}
+
+std::optional<std::pair<std::string, int>> Catalog::listed_stem(const std::string& name) const {
+    if (auto stem = source_stem(name)) return stem;
+    return reference_glob_stem(name, options_.reference_globs);
+}
+
+std::vector<std::string> Catalog::glob_sources(const std::string& real_dir, const std::string& stem) {
+    std::vector<std::string> out;
+    if (options_.reference_globs.empty()) return out;
+    OpenResult dir = confined_->open(real_dir, O_RDONLY | O_DIRECTORY);
+    if (!dir.fd) return out;
+    for (const auto& entry : read_directory(dir.fd, real_dir))
+        if (auto s = reference_glob_stem(entry.name, options_.reference_globs); s && s->first == stem)
+            out.push_back(entry.name);
+    std::sort(out.begin(), out.end());
+    return out;
+}
 
 // Dataset files by stem, in kSourceSuffixes order, for the twins.
 struct Catalog::ListedSource {
