@@ -202,7 +202,9 @@ bool exists(const std::string& path) {
 
 // Whether the file is an aggregation the backend reads as one.
 bool is_aggregation_file(const std::string& file, const Backend& backend) {
-    return sniff_source_format(file) == SourceFormat::Netcdf &&
+    const SourceFormat format = sniff_source_format(file);
+    if (format == SourceFormat::ReferenceSet) return true;  // read like an aggregation
+    return format == SourceFormat::Netcdf &&
            agg::precheck_aggregation(file) == agg::Precheck::Maybe && backend.is_aggregation(file);
 }
 

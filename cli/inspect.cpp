@@ -8,6 +8,7 @@
 #include "aggregation/read/dataset_cache.hpp"
 #include "aggregation/read/open_aggregation.hpp"
 #include "aggregation/read/partitioned_source.hpp"
+#include "aggregation/reference_set/reference_dataset.hpp"
 #include "cli/contained.hpp"
 #include "cli/file_args.hpp"
 #include "cli/inspect_coverage.hpp"
@@ -109,6 +110,9 @@ void print_report(const FileArgs& cl, const agg::LoadedAggregation& loaded, std:
     out << ds.origin << ": " << arrays.size() << " master array(s), " << ds.variables.size()
         << " variable(s) presented, " << loaded.hidden_variables << " private variable(s) and "
         << loaded.hidden_dimensions << " private dimension(s) hidden\n";
+    if (auto refs = agg::reference_summary(ds))
+        out << ds.origin << ": reference set (version " << refs->version << "): " << refs->references
+            << " reference(s), " << refs->inline_references << " inline, to " << refs->objects << " object(s)\n";
     for (const auto& w : loaded.warnings) out << "warning: " << w << "\n";
     for (const auto& note : ds.notes) out << (note.refused ? "refused: " : "left out: ") << ds.origin << ": " << note.text << "\n";
     for (const auto& src : arrays) print_array(cl, ds, *src, out);
@@ -147,7 +151,11 @@ nlohmann::json report_json(const FileArgs& cl, const agg::LoadedAggregation& loa
     for (const auto& src : master_arrays(loaded)) arrays.push_back(array_json(cl, ds, *src));
     for (const auto& note : ds.notes)
         notes.push_back({{"name", note.name}, {"text", note.text}, {"refused", note.refused}});
-    return {{"file", ds.origin}, {"variables_presented", ds.variables.size()},
+    nlohmann::json refs;  // null for an aggregation
+    if (auto s = agg::reference_summary(ds))
+        refs = {{"version", s->version}, {"references", s->references}, {"inline", s->inline_references},
+                {"objects", s->objects}};
+    return {{"file", ds.origin}, {"reference_set", std::move(refs)}, {"variables_presented", ds.variables.size()},
             {"private_variables", loaded.hidden_variables}, {"private_dimensions", loaded.hidden_dimensions},
             {"warnings", loaded.warnings}, {"left_out", std::move(notes)}, {"master_arrays", std::move(arrays)}};
 }

@@ -11,6 +11,7 @@
 #include "aggregation/read/open_aggregation.hpp"
 #include "aggregation/read/dataset_cache.hpp"
 #include "aggregation/read/dataset_files.hpp"
+#include "aggregation/reference_set/reference_dataset.hpp"
 #include "codecs/array_source.hpp"
 #include "codecs/ds/ds_reader.hpp"
 #include "codecs/error.hpp"
@@ -44,7 +45,10 @@ SourceFormat sniff_source_format(const std::string& path, const ConfinedRoots* w
     // O_NONBLOCK, regular only: a FIFO that replaced a file between stat and open must not hang us.
     OpenResult opened = open_regular_file(path, within);
     if (!opened.fd) return SourceFormat::None;
-    return source_format_of(sniff_fd(opened.fd.get()));
+    const SourceFormat format = source_format_of(sniff_fd(opened.fd.get()));
+    if ((format == SourceFormat::Ds || format == SourceFormat::None) && is_reference_set_fd(opened.fd.get()))
+        return SourceFormat::ReferenceSet;
+    return format;
 }
 
 agg::DatasetCache& shared_dataset_cache() { return agg::DatasetCache::shared(); }
@@ -61,6 +65,7 @@ std::shared_ptr<const Dataset> open_plain_dataset(std::shared_ptr<const OpenFile
             return std::make_shared<const Dataset>(ds::open_ds_dataset(std::move(file)));
         case SourceFormat::Ncstream:
             return std::make_shared<const Dataset>(ncstream::open_ncstream_dataset(std::move(file)));
+        case SourceFormat::ReferenceSet:  // not a magic number: sniff_source_format tells it
         case SourceFormat::None:
             break;
     }
@@ -154,7 +159,9 @@ Backend make_backend(const ViewOptions& options, const std::vector<std::string>&
     b.is_aggregation = [confined](const std::string& path) { return is_aggregation_file(path, confined.get()); };
     b.open_dataset = [aggregation, confined](const std::string& path,
                                              bool is_aggregation) -> std::shared_ptr<const Dataset> {
-        if (is_aggregation) return presentable(open_aggregation(path, aggregation));  // confined by its PathPolicy
+        // A reference set reads like an aggregation, whichever way it was asked for (commands ask by name).
+        if (is_aggregation || sniff_source_format(path, confined.get()) == SourceFormat::ReferenceSet)
+            return presentable(open_aggregation(path, aggregation));  // confined by its PathPolicy
         struct stat st {};
         if (confined->stat(path, st) && S_ISDIR(st.st_mode)) return open_vds_directory_dataset(path, *confined);
         return presentable(open_plain_dataset(OpenFile::open(path, confined.get())));

@@ -27,11 +27,13 @@ enum class SourceFormat {
     Vds,       // OpenVDS container (or a NAME.vds/ folder holding a volume): ncafs::open_dataset, codecs/vds
     Ds,        // ds signature: ds reader
     Ncstream,  // ncstream MAGIC_START + header/data magic: ncstream reader
+    ReferenceSet,  // a kerchunk reference set (JSON): served like an aggregation
 };
 
 // The reader for a format told by codecs/sniff.hpp.
 SourceFormat source_format_of(FileFormat format);
-// Sniffs the first bytes of path (one open, one pread); None on any error
+// Sniffs the first bytes of path (one open, one pread; a second one for a
+// JSON text, which may be a reference set); None on any error
 // (FIFOs and devices too: opened O_NONBLOCK, regular files only). `within`:
 // open confined to those roots.
 SourceFormat sniff_source_format(const std::string& path, const ConfinedRoots* within = nullptr);

@@ -141,6 +141,7 @@ SourceFormat Catalog::sniff(const std::string& path, const struct stat& st) {
         if (auto hit = formats_.get(key)) return *hit;
     }
     SourceFormat f = backend_.sniff(path);
+    if (f != SourceFormat::ReferenceSet && only_reference_sets(path)) f = SourceFormat::None;  // other JSON: no dataset
     std::lock_guard lock(mutex_);
     ++sniff_count_;
     formats_.put(key, f);
@@ -159,9 +160,11 @@ Classification Catalog::classify(const std::string& path, const struct stat& st)
     // A VDS directory (found by is_vds_directory) is read like a .vds container.
     SourceFormat format = S_ISDIR(st.st_mode) ? SourceFormat::Vds : sniff(path, st);
     if (format != SourceFormat::None) c.kind = Classification::Dataset;
-    if (format == SourceFormat::Netcdf && agg::has_aggregation_name(path) && may_be_aggregation(path, st)) {
+    const bool references = format == SourceFormat::ReferenceSet;  // a JSON text read like an aggregation
+    const std::string what = references ? "a reference set" : "an aggregation";
+    if (references || (format == SourceFormat::Netcdf && agg::has_aggregation_name(path) && may_be_aggregation(path, st))) {
         try {
-            if (backend_.is_aggregation(path)) {
+            if (references || backend_.is_aggregation(path)) {
                 data = backend_.open_dataset(path, true);
                 view = backend_.make_view(data, "nc", "");
                 c.kind = Classification::Aggregation;
@@ -169,10 +172,10 @@ Classification Catalog::classify(const std::string& path, const struct stat& st)
             }
         } catch (const std::exception& e) {
             c.kind = Classification::Broken;
-            log_once(LogLevel::Warning, path + ": shown as a plain file, not as an aggregation: " + e.what());
+            log_once(LogLevel::Warning, path + ": shown as a plain file, not as " + what + ": " + e.what());
         } catch (...) {
             c.kind = Classification::Broken;
-            log_once(LogLevel::Warning, path + ": shown as a plain file, not as an aggregation: unknown error");
+            log_once(LogLevel::Warning, path + ": shown as a plain file, not as " + what + ": unknown error");
         }
     }
     std::lock_guard lock(mutex_);
@@ -315,6 +318,7 @@ std::optional<Entry> Catalog::resolve_twin(const std::string& real_dir, const st
         classic = resolve_classic_view(real_dir, name);
         return classic.has_value();
     };
+    probe.glob_sources = [&](const std::string& stem) { return glob_sources(real_dir, stem); };
     auto resolved = resolve_view_name(name, probe);
     if (!resolved) return std::nullopt;
     if (resolved->classic) return classic;
@@ -523,6 +527,28 @@ std::vector<RawEntry> read_directory(const UniqueFd& dir, const std::string& rea
 
 }  // namespace
 
+bool Catalog::only_reference_sets(const std::string& path) const {
+    const std::string name = path.substr(path.rfind('/') + 1);
+    return ends_with(name, ".json") || reference_glob_stem(name, options_.reference_globs);
+}
+
+std::optional<std::pair<std::string, int>> Catalog::listed_stem(const std::string& name) const {
+    if (auto stem = source_stem(name)) return stem;
+    return reference_glob_stem(name, options_.reference_globs);
+}
+
+std::vector<std::string> Catalog::glob_sources(const std::string& real_dir, const std::string& stem) {
+    std::vector<std::string> out;
+    if (options_.reference_globs.empty()) return out;
+    OpenResult dir = confined_->open(real_dir, O_RDONLY | O_DIRECTORY);
+    if (!dir.fd) return out;
+    for (const auto& entry : read_directory(dir.fd, real_dir))
+        if (auto s = reference_glob_stem(entry.name, options_.reference_globs); s && s->first == stem)
+            out.push_back(entry.name);
+    std::sort(out.begin(), out.end());
+    return out;
+}
+
 // Dataset files by stem, in kSourceSuffixes order, for the twins.
 struct Catalog::ListedSource {
     int rank;
@@ -575,7 +601,7 @@ std::vector<DirEntry> Catalog::list(const std::string& virtual_dir) {
 
 bool Catalog::list_regular_file(const std::string& name, const std::string& path, struct stat& st, bool have_stat,
                                 const std::set<std::string>& names, std::vector<ListedSource>& sources) {
-    auto stem_rank = source_stem(name);
+    auto stem_rank = listed_stem(name);
     if (!stem_rank) return true;
     const auto& [stem, rank] = *stem_rank;
     if (!have_stat && !stat_within_source(path, st)) return false;
@@ -593,8 +619,9 @@ bool Catalog::list_regular_file(const std::string& name, const std::string& path
         aggregation = c.kind == Classification::Aggregation;
         if (aggregation && nc_view_enabled() && !names.count(stem + ".nc")) shown = false;  // appears as its twin NAME.nc
     } else {
-        is_dataset = sniff(path, st) != SourceFormat::None;
-        if (is_dataset && rank == 0 && may_be_aggregation(path, st)) {
+        const SourceFormat format = sniff(path, st);
+        is_dataset = format != SourceFormat::None;
+        if (is_dataset && ((rank == 0 && may_be_aggregation(path, st)) || format == SourceFormat::ReferenceSet)) {
             auto c = classify(path, st);
             is_dataset = c.is_dataset();
             aggregation = c.kind == Classification::Aggregation;
@@ -625,7 +652,7 @@ void Catalog::list_twins(std::vector<ListedSource>& sources, const std::set<std:
         if ((s.aggregation && view == "nc" && lod == 0) || view_servable(v, false)) out.push_back({name, false});
     };
     for (const auto& s : sources) {
-        std::string stem = source_stem(s.name)->first;
+        std::string stem = listed_stem(s.name)->first;
         for (const auto& format : view_formats()) {
             const std::string v = format.extension;
             if (!options_.has_view(v)) continue;

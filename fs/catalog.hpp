@@ -5,7 +5,10 @@
 // recognised by magic number) also appears as its twins NAME.nc, NAME.ds,
 // NAME.ncs, NAME.vds (the enabled views); a real file always wins a name, and
 // where several sources could give a twin, the first of NAME.nc, NAME.nca,
-// NAME.ds, NAME.ncs, NAME.nc4, NAME.h5, NAME.hdf5 that is a dataset gives it.
+// NAME.ds, NAME.ncs, NAME.nc4, NAME.h5, NAME.hdf5, NAME.vds, NAME.json that
+// is a dataset gives it. A kerchunk reference set (NAME.json, or a name
+// matching refs=GLOB, recognised by content) is served like an aggregation;
+// other JSON files are plain files.
 // A netCDF-4 NAME.nc that is not an aggregation (kept as its own bytes) has
 // its classic view NAME.classic.nc. A folder NAME.vds holding a
 // VolumeDataLayout (an OpenVDS volume in the object-store directory form) is
@@ -135,6 +138,12 @@ private:
     // precheck_aggregation (aggregation/read/precheck.hpp) of the file,
     // opened confined; cached when the opened file is the one `st` describes.
     bool may_be_aggregation(const std::string& path, const struct stat& st);
+    // Names that are datasets only as reference sets: *.json and refs=GLOB names.
+    bool only_reference_sets(const std::string& path) const;
+    // source_stem, or the stem of a refs=GLOB name.
+    std::optional<std::pair<std::string, int>> listed_stem(const std::string& name) const;
+    // The refs=GLOB names in real_dir whose stem is `stem` (one directory read; none without refs=).
+    std::vector<std::string> glob_sources(const std::string& real_dir, const std::string& stem);
     SourceFormat sniff(const std::string& path, const struct stat& st);
     std::shared_ptr<const Dataset> dataset(const std::string& path, const struct stat& st, bool aggregation);
     // The dataset a view of LOD `lod` shows (lod 0: the file's own).

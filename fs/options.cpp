@@ -165,6 +165,10 @@ bool apply_layout_option(const std::string& key, const std::string& value, ViewO
         for (auto& d : colon_list(value)) options.lod_keep.push_back(std::move(d));
     } else if (key == "lod_min_size") {
         options.lod_min_size = parse_size(value, key);
+    } else if (key == "refs") {  // repeatable
+        if (value.empty() || value.find('/') != std::string::npos)
+            throw UsageError("option refs: expected a file name pattern such as *.refs, got '" + value + "'");
+        options.reference_globs.push_back(value);
     } else {
         return false;
     }
@@ -362,6 +366,9 @@ std::string usage_text(const std::string& program) {
       << "  lod_min_size=SIZE  (mount) LOD views only of aggregations and of datasets\n"
       << "                     whose variables hold more than SIZE bytes, bytes or K, M,\n"
       << "                     G (default 64M)\n"
+      << "  refs=GLOB          (mount) files named GLOB (repeatable; besides NAME.json)\n"
+      << "                     that hold kerchunk reference sets show as NAME.nc... (NAME:\n"
+      << "                     the name without its last extension)\n"
       << "\n"
       << "FUSE/mount options passed on (any other is refused, exit status 2):\n"
       << "  allow_other (forces default_permissions), allow_root, default_permissions,\n"

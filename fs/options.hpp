@@ -34,6 +34,7 @@ struct ViewOptions {
     int lods = 0;                               // lods=N: NAME.lod1.nc ... NAME.lodN.nc views
     std::vector<std::string> lod_keep;          // lod_keep=DIM:DIM: dimensions LOD views leave whole
     uint64_t lod_min_size = uint64_t{64} << 20;  // lod_min_size=SIZE: LOD views of datasets holding more (aggregations always)
+    std::vector<std::string> reference_globs;   // refs=GLOB: names besides *.json that may be reference sets
 };
 
 struct MountOptions {

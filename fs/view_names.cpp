@@ -1,5 +1,7 @@
 #include "fs/view_names.hpp"
 
+#include <fnmatch.h>
+
 #include <cstdint>
 #include <iterator>
 
@@ -34,6 +36,9 @@ std::optional<std::string> first_source(const std::string& stem, const std::stri
         std::string candidate = stem + suffix;
         if (candidate != except && probe.is_dataset(candidate)) return candidate;
     }
+    if (probe.glob_sources)
+        for (const auto& candidate : probe.glob_sources(stem))
+            if (candidate != except && probe.is_dataset(candidate)) return candidate;
     return std::nullopt;
 }
 
@@ -59,6 +64,17 @@ std::optional<std::pair<std::string, int>> source_stem(const std::string& name) 
     for (int rank = 0; rank < static_cast<int>(std::size(kSourceSuffixes)); ++rank)
         if (has_suffix(name, kSourceSuffixes[rank]))
             return std::make_pair(name.substr(0, name.size() - std::string(kSourceSuffixes[rank]).size()), rank);
+    return std::nullopt;
+}
+
+std::optional<std::pair<std::string, int>> reference_glob_stem(const std::string& name,
+                                                               const std::vector<std::string>& globs) {
+    if (source_stem(name)) return std::nullopt;
+    for (const auto& glob : globs)
+        if (::fnmatch(glob.c_str(), name.c_str(), 0) == 0) {
+            const auto dot = name.rfind('.');
+            return std::make_pair(dot == std::string::npos || dot == 0 ? name : name.substr(0, dot), kReferenceGlobRank);
+        }
     return std::nullopt;
 }
 

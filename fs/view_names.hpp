@@ -3,16 +3,19 @@
 // listings (fs/catalog.cpp) and for the commands that take a view name
 // (export, inspect, check), so that whatever the mount lists they accept.
 //   twin:    STEM.EXT (EXT a view format of fs/view_registry.hpp) of the first dataset file STEM.nc,
-//            STEM.nca, STEM.ds, STEM.ncs, STEM.nc4, STEM.h5, STEM.hdf5, STEM.vds;
+//            STEM.nca, STEM.ds, STEM.ncs, STEM.nc4, STEM.h5, STEM.hdf5, STEM.vds,
+//            STEM.json (a reference set), then a refs=GLOB name of the stem;
 //   classic: STEM.classic.nc of a netCDF-4 STEM.nc that is not an aggregation;
 //   LOD:     STEM.lodN.EXT (1 <= N <= lods=) of the dataset a twin STEM.EXT shows.
 // A real file of the name always wins; these rules serve names with none.
 #pragma once
 
 #include <functional>
+#include <iterator>
 #include <optional>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "codecs/dataset.hpp"
 #include "fs/view_registry.hpp"
@@ -20,11 +23,19 @@
 namespace ncafs::fs {
 
 // Suffixes of dataset files, in the order that decides which gives a twin.
-inline constexpr const char* kSourceSuffixes[] = {".nc", ".nca", ".ds", ".ncs", ".nc4", ".h5", ".hdf5", ".vds"};
+// ".json": a kerchunk reference set (by content; other JSON files give no twins).
+inline constexpr const char* kSourceSuffixes[] = {".nc", ".nca", ".ds", ".ncs", ".nc4", ".h5", ".hdf5", ".vds", ".json"};
 
 // The stem of a dataset file name (NAME of NAME.nc...) and the rank of its
 // suffix in kSourceSuffixes, or nullopt.
 std::optional<std::pair<std::string, int>> source_stem(const std::string& name);
+
+// -o refs=GLOB: a name with no dataset suffix that one of the patterns
+// matches (fnmatch) may be a reference set; its stem is the name without
+// its last extension, its rank after every suffix's.
+inline constexpr int kReferenceGlobRank = static_cast<int>(std::size(kSourceSuffixes));
+std::optional<std::pair<std::string, int>> reference_glob_stem(const std::string& name,
+                                                               const std::vector<std::string>& globs);
 
 std::string twin_name(const std::string& stem, const std::string& view);
 std::string lod_name(const std::string& stem, int level, const std::string& view);
@@ -50,6 +61,8 @@ struct ViewNameProbe {
     std::function<bool(const std::string& name)> is_dataset;
     // Whether this NAME.nc is a netCDF-4 file, not an aggregation, whose classic view can be served.
     std::function<bool(const std::string& name)> gives_classic;
+    // Names in the folder, of the stem, that match a refs=GLOB (asked after the suffixes); unset: none.
+    std::function<std::vector<std::string>(const std::string& stem)> glob_sources;
 };
 
 // The file and view `name` (which no real file holds) stands for, or nullopt.

@@ -17,6 +17,8 @@ packages=(
   # unlimited dimensions; libhdf5-dev to switch HDF5 error printing off per thread
   cdo python3-xarray libhdf5-dev
   python3-h5py  # tests write HDF5 files netCDF4-python cannot (external storage, virtual datasets, links)
+  libzstd-dev liblz4-dev libblosc-dev  # codecs/zarr: the Zarr codecs of reference sets
+  python3-numcodecs python3-zarr  # tests/reference_set: chunks encoded by numcodecs, read by zarr
   libssl-dev  # remote/: HMAC-SHA-256 names of the disk cache; tests/vds: SHA-1 of decoded VDS arrays
   strace  # tests/e2e/test_many_partitions.py: system calls per partition of a read
   # packaging: .deb, man page checks, systemd unit checks

@@ -7,11 +7,15 @@
 
 #include "aggregation/check/cf_validation.hpp"
 #include "aggregation/read/partitioned_source.hpp"
+#include "aggregation/reference_set/reference_dataset.hpp"
 #include "remote/remote_store.hpp"
 
 namespace ncafs::agg {
 
 namespace {
+
+// Lines of refused references `check` prints for one reference set before it counts the rest.
+constexpr size_t kReferenceReports = 20;
 
 // "FILE: MESSAGE" unless the message already starts with the file's name.
 std::string with_file_name(const std::string& file, const std::string& message) {
@@ -108,6 +112,8 @@ std::vector<CheckFinding> check_aggregation_file(const std::string& file, const 
     }
     // The file's own refusals (HDF5 external storage...) fail the check; what was only left out warns.
     for (const auto& note : loaded.dataset->notes) found.push_back({note.refused, loaded.dataset->origin + ": " + note.text});
+    // A reference set: every reference tried (allowed, present, in range).
+    for (auto& problem : reference_problems(*loaded.dataset, kReferenceReports)) found.push_back({true, std::move(problem)});
     if (!loaded.cf_sources.empty()) {
         // G3-G5: docs/conventions/README.md "Validation", fragment by fragment, optionally A9.
         try {

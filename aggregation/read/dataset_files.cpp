@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "aggregation/read/partitioned_source.hpp"
+#include "aggregation/reference_set/reference_dataset.hpp"
 #include "remote/remote_store.hpp"
 
 namespace ncafs::agg {
@@ -22,7 +23,7 @@ bool draws_on_remote_objects(const ArraySource& source) {
     if (const Aggregate* aggregate = aggregate_of(&source))
         for (const auto& fragment : aggregate->fragments)
             if (fragment.kind == FragmentKind::File && remote::is_remote_url(fragment.path)) return true;
-    return false;
+    return reference_names_remote(source);
 }
 
 bool draws_on_remote_objects(const Dataset& dataset) {
@@ -63,6 +64,8 @@ std::vector<std::string> files_drawn_on(const Dataset& dataset) {
     std::vector<std::string> files;
     if (!dataset.origin.empty()) files.push_back(dataset.origin);
     for (const auto& variable : dataset.variables) {
+        if (variable.source)
+            for (auto& file : reference_files_of(*variable.source)) files.push_back(std::move(file));
         const Aggregate* aggregate = aggregate_of(variable.source.get());
         if (!aggregate) continue;
         const PartitionTable& table = aggregate->fragments;

@@ -1,6 +1,6 @@
 // The files a dataset draws on: the file it was read from (Dataset::origin)
 // and, for an aggregation, every partition file its aggregated variables
-// name. Used by the FUSE layer to check that a caller could read them all
+// name (for a reference set, every local file its references name). Used by the FUSE layer to check that a caller could read them all
 // directly, and to watch them for changes. Nothing here opens a file.
 // Remote partitions (URLs) are not listed: no caller check or watch covers
 // them (whoever may read the aggregation file may read them through it),

@@ -18,6 +18,7 @@
 #include "aggregation/read/dataset_cache.hpp"
 #include "aggregation/json/nca_parser.hpp"
 #include "aggregation/read/path_policy.hpp"
+#include "aggregation/reference_set/reference_dataset.hpp"
 #include "codecs/cdf/header_reader.hpp"
 #include "codecs/error.hpp"
 #include "codecs/open_dataset.hpp"
@@ -282,6 +283,10 @@ LoadedAggregation load_aggregation(const std::string& path, const AggregationOpt
     Loading ld;
     ld.paths = std::make_shared<const PathPolicy>(path, options.allowed_roots, options.path_rewrites,
                                                      options.missing_partitions);
+    if (is_reference_set_file(ld.paths->aggregation_file(), ld.paths->confinement_of_aggregation_file())) {
+        ld.out.dataset = open_reference_set(path, options);  // its arrays: no master array, no partition table
+        return std::move(ld.out);
+    }
     ld.file = open_aggregation_file(*ld.paths, cache);
     ld.presented->origin = ld.paths->aggregation_file();
     parse_cf_style(ld, options);

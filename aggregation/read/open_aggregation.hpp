@@ -60,6 +60,8 @@ struct LoadedAggregation {
     size_t hidden_dimensions = 0;
 };
 
+// A kerchunk reference set (JSON, by content) loads as its dataset alone
+// (aggregation/reference_set/reference_dataset.hpp).
 LoadedAggregation load_aggregation(const std::string& path, const AggregationOptions& options, DatasetCache& cache);
 
 // "CF-1.5 NCA" -> "CF-1.5"; "CF-1.7 CFA-0.4" -> "CF-1.7".

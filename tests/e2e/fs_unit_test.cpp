@@ -790,3 +790,17 @@ TEST(ViewNames, NamesTheListingBuilds) {
 }
 
 }  // namespace view_names_test
+
+TEST(ViewNames, ReferenceSetsAndRefsGlobs) {
+    // NAME.json comes after every other source of its stem.
+    using view_names_test::expect, view_names_test::resolve;
+    expect(resolve("k.nc", {"k.json"}), "k.json", "nc", 0);
+    expect(resolve("k.ds", {"k.json", "k.h5"}), "k.h5", "ds", 0);
+    // refs=GLOB: names with no dataset suffix; the stem drops the last extension.
+    const std::vector<std::string> globs{"*.kc", "refs_*"};
+    EXPECT_EQ(reference_glob_stem("a.b.kc", globs), std::make_optional(std::make_pair(std::string("a.b"), kReferenceGlobRank)));
+    EXPECT_EQ(reference_glob_stem("refs_x", globs)->first, "refs_x");
+    EXPECT_FALSE(reference_glob_stem("a.kc2", globs));
+    EXPECT_FALSE(reference_glob_stem("refs_x.nc", globs));  // a dataset suffix keeps its own rule
+    EXPECT_FALSE(reference_glob_stem("a.kc", {}));
+}

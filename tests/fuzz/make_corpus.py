@@ -205,6 +205,44 @@ def vds_seeds():
             json.dump(layout, f)
 
 
+def reference_set_seeds():
+    """reference_set_fuzz: a reference set's JSON, a NUL, then blob.bin (chunks
+    encoded by numcodecs, the independent encoder of the reference set tests)."""
+    import numcodecs
+    import numpy as np
+    d = target_dir("reference_set_fuzz")
+    values = np.arange(24, dtype="<i4").reshape(6, 4) - 5
+    codecs = {"zlib": (numcodecs.Zlib(1), []), "gzip": (numcodecs.GZip(1), []), "zstd": (numcodecs.Zstd(1), []),
+              "lz4": (numcodecs.LZ4(), []), "blosc": (numcodecs.Blosc("lz4", 5, numcodecs.Blosc.SHUFFLE), []),
+              "blosc_zstd": (numcodecs.Blosc("zstd", 3, numcodecs.Blosc.BITSHUFFLE), []),
+              "delta": (numcodecs.Zlib(1), [numcodecs.Delta("<i4")]), "shuffle": (None, [numcodecs.Shuffle(4)])}
+    for name, (compressor, filters) in codecs.items():
+        blob, refs = b"", {".zgroup": '{"zarr_format": 2}'}
+        refs["v/.zarray"] = json.dumps({"zarr_format": 2, "shape": [6, 4], "chunks": [3, 4], "dtype": "<i4",
+                                        "fill_value": -1, "order": "C",
+                                        "compressor": compressor.get_config() if compressor else None,
+                                        "filters": [f.get_config() for f in filters] or None})
+        refs["v/.zattrs"] = json.dumps({"_ARRAY_DIMENSIONS": ["y", "x"], "units": "m"})
+        data = values[:3].copy()
+        for f in filters:
+            data = f.encode(data)
+        chunk = bytes(compressor.encode(data)) if compressor else bytes(np.asarray(data).tobytes())
+        refs["v/0.0"] = ["{{b}}", 0, len(chunk)]
+        blob += chunk
+        text = json.dumps({"version": 1, "templates": {"b": "blob.bin"}, "refs": refs}).encode()
+        with open(os.path.join(d, name), "wb") as f:
+            f.write(text + b"\0" + blob)
+    inline = {".zgroup": '{"zarr_format": 2}', ".zattrs": '{"title": "t", "n": [1, 2.5]}',
+              "s/.zarray": json.dumps({"zarr_format": 2, "shape": [], "chunks": [], "dtype": ">f8",
+                                       "fill_value": "NaN", "order": "C", "compressor": None, "filters": None}),
+              "s/.zattrs": '{"_ARRAY_DIMENSIONS": []}', "s/0": "base64:QAQAAAAAAAA=",
+              "c/.zarray": json.dumps({"zarr_format": 2, "shape": [5], "chunks": [2], "dtype": "|S1",
+                                       "fill_value": None, "order": "C", "compressor": None, "filters": None}),
+              "c/.zattrs": '{"_ARRAY_DIMENSIONS": ["n"]}', "c/0": "he", "c/1": "ll", "w/.zarray": ["blob.bin"]}
+    with open(os.path.join(d, "inline_v0"), "wb") as f:
+        f.write(json.dumps(inline).encode())
+
+
 def main():
     tool = sys.argv[1]
     with tempfile.TemporaryDirectory() as tmp:
@@ -214,6 +252,7 @@ def main():
         cf_seeds(tmp)
     nca_seeds()
     vds_seeds()
+    reference_set_seeds()
 
 
 if __name__ == "__main__":
