@@ -2,7 +2,7 @@
 
 #include <cstring>
 
-#include "aggregation/kerchunk_export/base64.hpp"
+#include "codecs/zarr/base64.hpp"
 
 namespace ncafs::agg::kerchunk {
 
@@ -50,7 +50,7 @@ std::string inline_chunk(const ArraySource& source, NcType type, const Box& box,
     std::vector<uint8_t> bytes = padded(view_values(source, type, box), box, grid.chunk, size, pad);
     if (grid.big_endian) swap_to_big_endian(type, bytes.data(), bytes.size() / size);
     bytes = encode_chunk(std::move(bytes), grid.filters);
-    return "base64:" + base64_encode(bytes.data(), bytes.size());
+    return "base64:" + zarr::base64_encode(std::span<const uint8_t>(bytes.data(), bytes.size()));
 }
 
 }  // namespace ncafs::agg::kerchunk

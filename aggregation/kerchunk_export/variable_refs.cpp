@@ -7,7 +7,7 @@
 #include "aggregation/kerchunk_export/file_pieces.hpp"
 #include "aggregation/kerchunk_export/fragment_pieces.hpp"
 #include "aggregation/kerchunk_export/inline_chunks.hpp"
-#include "aggregation/kerchunk_export/zarr_dtype.hpp"
+#include "aggregation/kerchunk_export/zarr_values.hpp"
 #include "aggregation/kerchunk_export/zarr_metadata.hpp"
 #include "aggregation/read/partitioned_source.hpp"
 #include "codecs/array_source.hpp"  // OpenFile

@@ -1,6 +1,7 @@
 #include "aggregation/kerchunk_export/zarr_metadata.hpp"
 
-#include "aggregation/kerchunk_export/zarr_dtype.hpp"
+#include "aggregation/kerchunk_export/zarr_values.hpp"
+#include "codecs/zarr/zarr_dtype.hpp"
 
 namespace ncafs::agg::kerchunk {
 
@@ -26,7 +27,7 @@ std::string zarray_text(const std::vector<uint64_t>& shape, const ChunkGrid& gri
     nlohmann::json j = {{"zarr_format", 2},
                         {"shape", shape},
                         {"chunks", grid.chunk},
-                        {"dtype", zarr_dtype(type, grid.big_endian)},
+                        {"dtype", zarr::zarr_dtype_of(type, grid.big_endian)},
                         {"fill_value", fill},
                         {"order", "C"},
                         {"compressor", nullptr},

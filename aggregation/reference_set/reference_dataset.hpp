@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "aggregation/read/open_aggregation.hpp"
-#include "codecs/confined_open.hpp"
+#include "io/confined_open.hpp"
 #include "codecs/dataset.hpp"
 
 namespace ncafs {

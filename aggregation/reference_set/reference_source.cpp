@@ -7,7 +7,7 @@
 #include <mutex>
 
 #include "codecs/error.hpp"
-#include "codecs/lru_cache.hpp"
+#include "io/lru_cache.hpp"
 #include "codecs/zarr/zarr_codecs.hpp"
 
 namespace ncafs::agg {

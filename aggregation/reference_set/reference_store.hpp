@@ -18,8 +18,8 @@
 
 #include "aggregation/read/path_policy.hpp"
 #include "aggregation/reference_set/reference_parser.hpp"
-#include "codecs/lru_cache.hpp"
-#include "codecs/open_file.hpp"
+#include "io/lru_cache.hpp"
+#include "io/open_file.hpp"
 
 namespace ncafs::agg {
 

@@ -20,7 +20,7 @@
 #include "aggregation/model/error.hpp"
 #include "aggregation/reference_set/reference_dataset.hpp"
 #include "codecs/error.hpp"
-#include "codecs/open_file.hpp"
+#include "io/open_file.hpp"
 #include "fuzz_support.hpp"
 
 namespace {

@@ -1,7 +1,6 @@
-// The Zarr v2 spellings of netCDF things: a type as a NumPy dtype string
-// ("<f4", ">i8", "|u1", "|S1" for char), one element as a `fill_value`
-// ("NaN", "Infinity", base64 text for char), attributes as JSON values.
-// (A reader of Zarr arrays may share the type table once both exist.)
+// The Zarr v2 spellings of netCDF values: one element as a `fill_value`
+// ("NaN", "Infinity", base64 text for char), attributes as JSON values. The
+// dtype strings are codecs/zarr/zarr_dtype.hpp's, shared with the reader.
 #pragma once
 
 #include <cstdint>
@@ -13,9 +12,6 @@
 #include "codecs/types.hpp"
 
 namespace ncafs::agg::kerchunk {
-
-// NumPy type string of t; byte-order mark '|' for one-byte types.
-std::string zarr_dtype(NcType t, bool big_endian);
 
 // One element of t (native order) as a Zarr v2 fill_value.
 nlohmann::json zarr_fill_value(NcType t, const uint8_t* element);

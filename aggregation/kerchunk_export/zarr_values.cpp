@@ -1,29 +1,11 @@
-#include "aggregation/kerchunk_export/zarr_dtype.hpp"
+#include "aggregation/kerchunk_export/zarr_values.hpp"
 
 #include <cmath>
 #include <cstring>
 
-#include "aggregation/kerchunk_export/base64.hpp"
+#include "codecs/zarr/base64.hpp"
 
 namespace ncafs::agg::kerchunk {
-
-std::string zarr_dtype(NcType t, bool big_endian) {
-    const char order = big_endian ? '>' : '<';
-    switch (t) {
-        case NcType::Byte: return "|i1";
-        case NcType::UByte: return "|u1";
-        case NcType::Char: return "|S1";
-        case NcType::Short: return std::string(1, order) + "i2";
-        case NcType::UShort: return std::string(1, order) + "u2";
-        case NcType::Int: return std::string(1, order) + "i4";
-        case NcType::UInt: return std::string(1, order) + "u4";
-        case NcType::Int64: return std::string(1, order) + "i8";
-        case NcType::UInt64: return std::string(1, order) + "u8";
-        case NcType::Float: return std::string(1, order) + "f4";
-        case NcType::Double: return std::string(1, order) + "f8";
-    }
-    return "|u1";
-}
 
 namespace {
 
@@ -60,7 +42,7 @@ nlohmann::json number_json(NcType t, const uint8_t* p) {
 }  // namespace
 
 nlohmann::json zarr_fill_value(NcType t, const uint8_t* element) {
-    if (t == NcType::Char) return base64_encode(element, 1);  // Zarr v2: bytes types as base64
+    if (t == NcType::Char) return zarr::base64_encode(std::span<const uint8_t>(element, 1));  // Zarr v2: bytes types as base64
     return number_json(t, element);
 }
 
