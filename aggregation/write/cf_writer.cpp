@@ -224,8 +224,8 @@ void compare_with_reference(const FileInfo& R, const FileInfo& F, const Referenc
         auto it = std::find_if(F.dims.begin(), F.dims.end(), [&](const Dimension& x) { return x.name == rd.name; });
         if (it == F.dims.end()) problems.push_back(F.path + ": has no dimension " + rd.name + " (" + R.path + " has)");
         else if (!is_agg_dim(rd.name) && it->length != rd.length)
-            problems.push_back(F.path + ": dimension " + rd.name + " has length " + std::to_string(it->length) + ", " + R.path +
-                         " has " + std::to_string(rd.length));
+            problems.push_back(F.path + ": dimension " + rd.name + " has length " + std::to_string(it->length) + ", " +
+                               R.path + " has " + std::to_string(rd.length));
     }
     for (const auto& fd : F.dims)
         if (std::none_of(R.dims.begin(), R.dims.end(), [&](const Dimension& x) { return x.name == fd.name; }))
@@ -243,14 +243,15 @@ void compare_with_reference(const FileInfo& R, const FileInfo& F, const Referenc
         }
         const VarInfo& v = **it;
         const bool agg = aggregated_vars.count(rv.name) > 0;
-        if (v.dims != rv.dims) problems.push_back(F.path + ": variable " + rv.name + " has other dimensions than in " + R.path);
+        if (v.dims != rv.dims)
+            problems.push_back(F.path + ": variable " + rv.name + " has other dimensions than in " + R.path);
         if (v.type != rv.type) {
             if (agg && v.type != NcType::Char && rv.type != NcType::Char)  // CF-1.13: any numeric type
                 warnings.push_back(F.path + ": variable " + rv.name + " is " + std::string(type_name(v.type)) + ", " +
                                    R.path + " has " + std::string(type_name(rv.type)) + " (converted on read)");
             else
-                problems.push_back(F.path + ": variable " + rv.name + " has type " + std::string(type_name(v.type)) + ", " +
-                             R.path + " has " + std::string(type_name(rv.type)));
+                problems.push_back(F.path + ": variable " + rv.name + " has type " + std::string(type_name(v.type)) +
+                                   ", " + R.path + " has " + std::string(type_name(rv.type)));
         }
         for (const std::string_view name : attribute_names(rv.attributes, v.attributes)) {
             const std::string n(name);
@@ -410,9 +411,14 @@ void place_coordinates(WriterState& st, size_t fi, std::vector<DimRead>& dims) {
         }
         F.agg_len.push_back(r.length);
         std::vector<double> values = std::move(r.values);
-        if (r.has_coordinate) {
+        auto unusable = [&](const std::string& why) {
+            st.problems.add(F.path + ": coordinate " + st.agg_dims[d] + ": " + why);
+            values.clear();
+        };
+        if (r.has_coordinate && !r.error.empty()) {
+            unusable(r.error);
+        } else if (r.has_coordinate) {
             try {
-                if (!r.error.empty()) throw Error(r.error);
                 if (fi == 0) st.coord_units[d] = r.units, st.coord_calendar[d] = r.calendar;
                 auto key = std::make_tuple(d, r.units, r.calendar);
                 auto it = st.converters.find(key);
@@ -423,8 +429,7 @@ void place_coordinates(WriterState& st, size_t fi, std::vector<DimRead>& dims) {
                              .first;
                 for (double& x : values) x = it->second.scale * x + it->second.offset;
             } catch (const std::exception& e) {
-                st.problems.add(F.path + ": coordinate " + st.agg_dims[d] + ": " + e.what());
-                values.clear();
+                unusable(e.what());
             }
         }
         F.coords.push_back(std::move(values));

@@ -231,6 +231,7 @@ def main():
     for n in sizes:
         folder, aggregate_time = generate(args.work, ncafs, n)
         if args.aggregate_only:
+            print("N=%d" % n)
             report_aggregate(n, *aggregate_time)
             continue
         local = os.path.join(folder, "local.nc")
