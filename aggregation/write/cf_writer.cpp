@@ -30,7 +30,7 @@ namespace ncafs::agg {
 
 // ncafs aggregate, one step per function; write_cf_aggregation (at the end)
 // runs them in order over a WriterState they share:
-//   1 read_inputs                  headers, aggregated-dim coordinates, small plain values; file 0 is the reference
+//   1 read_inputs                  headers, aggregated-dim coordinates, small plain values, URIs; file 0 is the reference
 //   2 report_metadata_differences  global attributes and per-file encodings, as warnings
 //   3 place_fragments              order along each aggregated dimension, then tile the grid
 //   4 plan_names                   the output's names, one signature per dimension list
@@ -336,7 +336,9 @@ struct WriterState {
     std::map<std::vector<std::string>, size_t> sig_of;
     std::map<std::string, std::string> fragment_dim;  // dim -> its fragment dim name
     std::map<uint64_t, std::string> map_j_dims, map_i_dims;
-    std::vector<std::string> file_uris;  // one per file, shared by every signature
+    // One URI per file (made by read_inputs), shared by every signature: at
+    // 1,000,000 files a copy per signature costs 100s of MiB.
+    std::vector<std::string> file_uris;
 
     void throw_if_problems() const {
         if (!problems.empty()) throw AggregateInputError(problems.text());
@@ -469,6 +471,21 @@ void compare_plain_values(const WriterState& st, const std::string& path, const 
     }
 }
 
+// A fragment's URI: relative to the output's directory unless absolute ones are asked for.
+std::string fragment_uri(const std::string& file, const std::string& out_path, bool absolute) {
+    const std::string dir = fs::path(out_path).parent_path().string();
+    if (!absolute) {
+        fs::path rel = fs::path(file).lexically_relative(dir);
+        if (!rel.empty()) {
+            std::string r = uri_path_encode(rel.string());
+            auto colon = r.find(':'), slash = r.find('/');
+            if (colon != std::string::npos && (slash == std::string::npos || colon < slash)) r = "./" + r;
+            return r;
+        }
+    }
+    return "file://" + uri_path_encode(file);
+}
+
 // lexically_normal_absolute of an input, against the current directory taken once.
 std::string input_path(const WriterState& st, const std::string& name) {
     const bool relative = name.empty() || name[0] != '/';
@@ -495,6 +512,7 @@ void read_reference(WriterState& st, const std::string& name) {
         st.problems.add(e.what());
         return;
     }
+    st.file_uris[0] = fragment_uri(F.path, st.out_path, st.opt.absolute_uris);
     F.dims = ds->dimensions;
     F.globals = ds->attributes;
     F.vars = var_infos(*ds);
@@ -508,6 +526,7 @@ void read_reference(WriterState& st, const std::string& name) {
 // Another input as a reader thread sees it; merged by merge_input.
 struct InputRead {
     FileInfo info;  // path; its metadata only while compared
+    std::string uri;
     std::optional<std::string> open_error;
     std::vector<DimRead> dims;
     Findings found;
@@ -526,6 +545,7 @@ InputRead read_input(const WriterState& st, const std::string& name) {
         r.open_error = e.what();
         return r;
     }
+    r.uri = fragment_uri(F.path, st.out_path, st.opt.absolute_uris);
     r.dims = read_aggregated_dims(st, *ds);
     compare_plain_values(st, F.path, *ds, r.found);
     if (st.reference) {
@@ -545,6 +565,7 @@ void merge_input(WriterState& st, size_t fi, InputRead&& r) {
         st.problems.add(std::move(*r.open_error));
         return;
     }
+    st.file_uris[fi] = std::move(r.uri);
     place_coordinates(st, fi, r.dims);
     for (auto& p : r.found.problems) st.problems.add(std::move(p));
     for (auto& w : r.found.warnings) st.summary.warnings.push_back(std::move(w));
@@ -557,6 +578,7 @@ void merge_input(WriterState& st, size_t fi, InputRead&& r) {
 // reference, the others are read by a few threads and merged in order.
 void read_inputs(WriterState& st, const std::vector<std::string>& files_in) {
     st.files.resize(files_in.size());
+    st.file_uris.resize(files_in.size());  // made by the reader threads
     st.agg_dims = st.opt.dims;
     st.coord_units.resize(st.agg_dims.size());
     st.coord_calendar.resize(st.agg_dims.size());
@@ -711,21 +733,6 @@ uint64_t dim_len(const WriterState& st, const std::string& d) {
     return 0;
 }
 
-// A fragment's URI: relative to the output's directory unless absolute ones are asked for.
-std::string fragment_uri(const std::string& file, const std::string& out_path, bool absolute) {
-    const std::string dir = fs::path(out_path).parent_path().string();
-    if (!absolute) {
-        fs::path rel = fs::path(file).lexically_relative(dir);
-        if (!rel.empty()) {
-            std::string r = uri_path_encode(rel.string());
-            auto colon = r.find(':'), slash = r.find('/');
-            if (colon != std::string::npos && (slash == std::string::npos || colon < slash)) r = "./" + r;
-            return r;
-        }
-    }
-    return "file://" + uri_path_encode(file);
-}
-
 // The widest URI of the picked files (char variables' string length).
 size_t uri_width(const WriterState& st, const std::vector<size_t>& picks) {
     size_t w = 1;
@@ -782,9 +789,6 @@ void plan_names(WriterState& st) {
         for (uint64_t l : st.block_len[d]) t += l;
         st.agg_total[st.agg_dims[d]] = t;
     }
-    // One URI per file, shared by every signature (at 1,000,000 files a copy per signature costs 100s of MiB).
-    st.file_uris.reserve(st.files.size());
-    for (const auto& F : st.files) st.file_uris.push_back(fragment_uri(F.path, st.out_path, st.opt.absolute_uris));
     for (const auto& v : R.vars) {
         if (!st.aggregated_vars.count(v.name) || st.sig_of.count(v.dims)) continue;
         Signature s = plan_signature(st, v);
