@@ -9,6 +9,7 @@
 #include <cerrno>
 #include <ctime>
 #include <vector>
+#include <cstdlib>
 #include <cstring>
 
 #include "io/confined_open.hpp"
@@ -27,15 +28,25 @@ FileIdentity identity_from_stat(const struct stat& st) {
 }
 
 namespace {
-std::atomic<int64_t> settling_window_ns{1'000'000'000};
+// One second, or the test-only NCAFS_TEST_SETTLE_MS (read once; tests/README.md).
+int64_t initial_settling_window_ns() {
+    const char* v = std::getenv("NCAFS_TEST_SETTLE_MS");
+    if (!v || !*v || std::strlen(v) > 6 || std::strspn(v, "0123456789") != std::strlen(v)) return 1'000'000'000;
+    return std::stoll(v) * 1'000'000;
+}
+
+std::atomic<int64_t>& settling_window_ns() {
+    static std::atomic<int64_t> window{initial_settling_window_ns()};
+    return window;
+}
 }  // namespace
 
-void set_settling_window(std::chrono::nanoseconds window) { settling_window_ns = window.count(); }
+void set_settling_window(std::chrono::nanoseconds window) { settling_window_ns() = window.count(); }
 
 bool changed_within_last_second(const struct stat& st) {
     struct timespec now {};
     ::clock_gettime(CLOCK_REALTIME, &now);
-    return nanoseconds(now) - std::max(nanoseconds(st.st_mtim), nanoseconds(st.st_ctim)) < settling_window_ns.load();
+    return nanoseconds(now) - std::max(nanoseconds(st.st_mtim), nanoseconds(st.st_ctim)) < settling_window_ns().load();
 }
 
 std::optional<FileIdentity> identity_of(const std::string& path) {

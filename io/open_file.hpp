@@ -38,7 +38,9 @@ FileIdentity identity_from_stat(const struct stat& st);
 bool changed_within_last_second(const struct stat& st);
 // The "last second" above (default one second). Tests that rewrite a file on
 // purpose and parse it at once, thousands of times (truncation at every
-// byte), set it to zero so that each read is not doubled.
+// byte), set it to zero so that each read is not doubled. End-to-end tests
+// set the test-only NCAFS_TEST_SETTLE_MS (milliseconds, read once by the
+// daemon or command) instead of sleeping a second after writing their inputs.
 void set_settling_window(std::chrono::nanoseconds window);
 // stat(2) of a path; nullopt when it does not exist or cannot be stat'ed.
 std::optional<FileIdentity> identity_of(const std::string& path);

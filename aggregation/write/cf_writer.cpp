@@ -11,11 +11,13 @@
 #include <filesystem>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <sstream>
 
 #include "aggregation/read/open_aggregation.hpp"
 #include "aggregation/read/path_policy.hpp"
+#include "aggregation/write/ordered_parallel.hpp"
 #include "aggregation/model/calendar.hpp"
 #include "aggregation/model/units_conversion.hpp"
 #include "codecs/array_source.hpp"
@@ -28,7 +30,7 @@ namespace ncafs::agg {
 
 // ncafs aggregate, one step per function; write_cf_aggregation (at the end)
 // runs them in order over a WriterState they share:
-//   1 read_inputs                  headers, aggregated-dim coordinates, small plain values; file 0 is the reference
+//   1 read_inputs                  headers, aggregated-dim coordinates, small plain values, URIs; file 0 is the reference
 //   2 report_metadata_differences  global attributes and per-file encodings, as warnings
 //   3 place_fragments              order along each aggregated dimension, then tile the grid
 //   4 plan_names                   the output's names, one signature per dimension list
@@ -158,6 +160,19 @@ std::vector<VarInfo> var_infos(const Dataset& ds) {
     return out;
 }
 
+// F's dimensions, global attributes and variables, moved out of a dataset read for them alone.
+void take_metadata(FileInfo& F, Dataset&& ds) {
+    F.vars.reserve(ds.variables.size());
+    for (auto& v : ds.variables) {
+        VarInfo vi{std::move(v.name), v.type, {}, std::move(v.attributes)};
+        vi.dims.reserve(v.dimids.size());
+        for (size_t id : v.dimids) vi.dims.push_back(ds.dimensions[id].name);
+        F.vars.push_back(std::move(vi));
+    }
+    F.dims = std::move(ds.dimensions);
+    F.globals = std::move(ds.attributes);
+}
+
 std::shared_ptr<const Dataset> open_metadata(const std::string& path) {
     return std::make_shared<const Dataset>(open_dataset(path));
 }
@@ -168,53 +183,82 @@ void release_metadata(FileInfo& F) {
     std::vector<VarInfo>().swap(F.vars);
 }
 
+// What one file's comparisons found, merged into the WriterState in file
+// order (a reader thread finds, the merge records: the same lines, in the
+// same order, as reading one file after another).
+struct Findings {
+    struct Encoding {
+        const std::string* var;        // the reference's variable name
+        const std::string* attribute;  // an element of kEncodingAttributes
+        std::string value;
+    };
+    std::vector<std::string> problems;
+    std::vector<std::string> warnings;
+    std::vector<Encoding> encodings;
+    std::vector<const std::string*> differing_globals;  // the reference's attribute names
+};
+
+// The names of two attribute lists, sorted, once each (as a std::set
+// would give them, without a node per name).
+std::vector<std::string_view> attribute_names(const std::vector<Attribute>& a, const std::vector<Attribute>& b) {
+    std::vector<std::string_view> names;
+    names.reserve(a.size() + b.size());
+    for (const auto& x : a) names.push_back(x.name);
+    for (const auto& x : b) names.push_back(x.name);
+    std::sort(names.begin(), names.end());
+    names.erase(std::unique(names.begin(), names.end()), names.end());
+    return names;
+}
+
 // Differences of F's dimensions, variables and attributes from the
 // reference file R: problems, warnings (units converted on read), per-file
-// encodings and counts of differing global attributes.
-void compare_with_reference(const FileInfo& R, const FileInfo& F, const Reference& ref, Problems& problems,
-                            std::vector<std::string>& warnings, Encodings& encodings,
-                            std::map<std::string, size_t>& global_differences) {
+// encodings and the differing global attributes.
+void compare_with_reference(const FileInfo& R, const FileInfo& F, const Reference& ref, Findings& found) {
+    auto& problems = found.problems;
+    auto& warnings = found.warnings;
     const auto& aggregated_vars = ref.aggregated_vars;
     auto is_agg_dim = [&](const std::string& d) {
         return std::find(ref.agg_dims.begin(), ref.agg_dims.end(), d) != ref.agg_dims.end();
     };
     for (const auto& rd : R.dims) {
         auto it = std::find_if(F.dims.begin(), F.dims.end(), [&](const Dimension& x) { return x.name == rd.name; });
-        if (it == F.dims.end()) problems.add(F.path + ": has no dimension " + rd.name + " (" + R.path + " has)");
+        if (it == F.dims.end()) problems.push_back(F.path + ": has no dimension " + rd.name + " (" + R.path + " has)");
         else if (!is_agg_dim(rd.name) && it->length != rd.length)
-            problems.add(F.path + ": dimension " + rd.name + " has length " + std::to_string(it->length) + ", " + R.path +
-                         " has " + std::to_string(rd.length));
+            problems.push_back(F.path + ": dimension " + rd.name + " has length " + std::to_string(it->length) + ", " +
+                               R.path + " has " + std::to_string(rd.length));
     }
     for (const auto& fd : F.dims)
         if (std::none_of(R.dims.begin(), R.dims.end(), [&](const Dimension& x) { return x.name == fd.name; }))
-            problems.add(F.path + ": has a dimension " + fd.name + " that " + R.path + " lacks");
-    std::map<std::string, const VarInfo*> fv;
-    for (const auto& v : F.vars) fv[v.name] = &v;
+            problems.push_back(F.path + ": has a dimension " + fd.name + " that " + R.path + " lacks");
+    std::vector<const VarInfo*> fv;  // F's variables by name
+    fv.reserve(F.vars.size());
+    for (const auto& v : F.vars) fv.push_back(&v);
+    auto by_name = [](const VarInfo* a, const VarInfo* b) { return a->name < b->name; };
+    std::sort(fv.begin(), fv.end(), by_name);  // names are unique in a dataset
     for (const auto& rv : R.vars) {
-        auto it = fv.find(rv.name);
-        if (it == fv.end()) {
-            problems.add(F.path + ": has no variable " + rv.name);
+        auto it = std::lower_bound(fv.begin(), fv.end(), &rv, by_name);
+        if (it == fv.end() || (*it)->name != rv.name) {
+            problems.push_back(F.path + ": has no variable " + rv.name);
             continue;
         }
-        const VarInfo& v = *it->second;
+        const VarInfo& v = **it;
         const bool agg = aggregated_vars.count(rv.name) > 0;
-        if (v.dims != rv.dims) problems.add(F.path + ": variable " + rv.name + " has other dimensions than in " + R.path);
+        if (v.dims != rv.dims)
+            problems.push_back(F.path + ": variable " + rv.name + " has other dimensions than in " + R.path);
         if (v.type != rv.type) {
             if (agg && v.type != NcType::Char && rv.type != NcType::Char)  // CF-1.13: any numeric type
                 warnings.push_back(F.path + ": variable " + rv.name + " is " + std::string(type_name(v.type)) + ", " +
                                    R.path + " has " + std::string(type_name(rv.type)) + " (converted on read)");
             else
-                problems.add(F.path + ": variable " + rv.name + " has type " + std::string(type_name(v.type)) + ", " +
-                             R.path + " has " + std::string(type_name(rv.type)));
+                problems.push_back(F.path + ": variable " + rv.name + " has type " + std::string(type_name(v.type)) +
+                                   ", " + R.path + " has " + std::string(type_name(rv.type)));
         }
-        std::set<std::string> names;
-        for (const auto& a : rv.attributes) names.insert(a.name);
-        for (const auto& a : v.attributes) names.insert(a.name);
-        for (const auto& n : names) {
+        for (const std::string_view name : attribute_names(rv.attributes, v.attributes)) {
+            const std::string n(name);
             const Attribute *ra = rv.find(n), *fa = v.find(n);
-            if (agg && kEncodingAttributes.count(n)) {
-                if (fa) encodings[rv.name][n].add(F.path, value_text(fa));
-                else if (ra) encodings[rv.name][n].add(F.path, "(none)");
+            if (auto e = kEncodingAttributes.find(n); agg && e != kEncodingAttributes.end()) {
+                if (fa) found.encodings.push_back({&rv.name, &*e, value_text(fa)});
+                else if (ra) found.encodings.push_back({&rv.name, &*e, "(none)"});
                 continue;
             }
             if (same_attribute(ra, fa)) continue;
@@ -226,20 +270,20 @@ void compare_with_reference(const FileInfo& R, const FileInfo& F, const Referenc
                                        value_text(ra) + " (converted on read)");
                     continue;
                 } catch (const std::exception& e) {
-                    problems.add(F.path + ": " + rv.name + ":units: " + e.what());
+                    problems.push_back(F.path + ": " + rv.name + ":units: " + e.what());
                     continue;
                 }
             }
-            problems.add(F.path + ": attribute " + rv.name + ":" + n + " = " + value_text(fa) + " but " + R.path + " has " +
+            problems.push_back(F.path + ": attribute " + rv.name + ":" + n + " = " + value_text(fa) + " but " + R.path + " has " +
                          value_text(ra));
         }
     }
     for (const auto& v : F.vars)
         if (std::none_of(R.vars.begin(), R.vars.end(), [&](const VarInfo& x) { return x.name == v.name; }))
-            problems.add(F.path + ": has a variable " + v.name + " that " + R.path + " lacks");
+            problems.push_back(F.path + ": has a variable " + v.name + " that " + R.path + " lacks");
     for (const auto& ra : R.globals) {
         auto it = std::find_if(F.globals.begin(), F.globals.end(), [&](const Attribute& x) { return x.name == ra.name; });
-        if (it == F.globals.end() || !same_attribute(&ra, &*it)) ++global_differences[ra.name];
+        if (it == F.globals.end() || !same_attribute(&ra, &*it)) found.differing_globals.push_back(&ra.name);
     }
 }
 
@@ -253,11 +297,20 @@ struct Signature {
     std::vector<size_t> fragment_files;  // per fragment, C order over the fragment dims: index into file_uris
 };
 
+// The current directory; empty when it cannot be known (then each relative
+// input path is made absolute on its own, and fails as it did).
+std::string current_directory() {
+    std::error_code ec;
+    std::string cwd = std::filesystem::current_path(ec).string();
+    return ec ? std::string() : cwd;
+}
+
 // What the steps of write_cf_aggregation share: the inputs as read, the
 // placement of their fragments, then the output's names.
 struct WriterState {
     const AggregateWriterOptions& opt;
     std::string out_path;
+    std::string cwd = current_directory();  // once: relative inputs need no getcwd(2) each
     AggregateSummary summary;
     Problems problems;
     // read_inputs
@@ -283,7 +336,9 @@ struct WriterState {
     std::map<std::vector<std::string>, size_t> sig_of;
     std::map<std::string, std::string> fragment_dim;  // dim -> its fragment dim name
     std::map<uint64_t, std::string> map_j_dims, map_i_dims;
-    std::vector<std::string> file_uris;  // one per file, shared by every signature
+    // One URI per file (made by read_inputs), shared by every signature: at
+    // 1,000,000 files a copy per signature costs 100s of MiB.
+    std::vector<std::string> file_uris;
 
     void throw_if_problems() const {
         if (!problems.empty()) throw AggregateInputError(problems.text());
@@ -310,50 +365,96 @@ void take_reference(WriterState& st, std::shared_ptr<const Dataset> ds) {
                 if (kEncodingAttributes.count(a.name)) st.encodings[v.name][a.name].add(F.path, value_text(&a));
 }
 
-// File fi's length along aggregated dim d and its coordinate values, in the reference's units.
-void read_aggregated_dim(WriterState& st, size_t fi, const Dataset& ds, size_t d) {
-    FileInfo& F = st.files[fi];
-    auto id = ds.find_dimension(st.agg_dims[d]);
+// One file's length along an aggregated dimension and its coordinate values, as read.
+struct DimRead {
+    bool missing = false;  // the file has no such dimension
+    uint64_t length = 0;
+    bool has_coordinate = false;
+    std::string error;           // why the coordinate could not be read
+    std::vector<double> values;  // in the file's own units
+    std::string units, calendar;
+};
+
+DimRead read_aggregated_dim(const Dataset& ds, const std::string& dim) {
+    DimRead r;
+    auto id = ds.find_dimension(dim);
     if (!id) {
-        st.problems.add(F.path + ": has no dimension " + st.agg_dims[d]);
-        F.agg_len.push_back(0);
-        F.coords.emplace_back();
-        return;
+        r.missing = true;
+        return r;
     }
-    F.agg_len.push_back(ds.dimensions[*id].length);
-    const Variable* c = ds.find_variable(st.agg_dims[d]);
-    std::vector<double> values;
-    if (c && c->source && c->dimids.size() == 1 && c->dimids[0] == *id && c->type != NcType::Char) {
-        try {
-            auto raw = read_all(*c->source);
-            for (uint64_t k = 0; k < F.agg_len.back(); ++k) values.push_back(element_as_double(c->type, raw.data(), k));
-            std::string u = text(c->find_attribute("units")), cal = text(c->find_attribute("calendar"));
-            if (fi == 0) st.coord_units[d] = u, st.coord_calendar[d] = cal;
-            auto key = std::make_tuple(d, u, cal);
-            auto it = st.converters.find(key);
-            if (it == st.converters.end())
-                it = st.converters
-                         .emplace(key, units_converter(u, cal.empty() ? st.coord_calendar[d] : cal, st.coord_units[d],
-                                                       st.coord_calendar[d]))
-                         .first;
-            for (double& x : values) x = it->second.scale * x + it->second.offset;
-        } catch (const std::exception& e) {
-            st.problems.add(F.path + ": coordinate " + st.agg_dims[d] + ": " + e.what());
-            values.clear();
-        }
+    r.length = ds.dimensions[*id].length;
+    const Variable* c = ds.find_variable(dim);
+    if (!(c && c->source && c->dimids.size() == 1 && c->dimids[0] == *id && c->type != NcType::Char)) return r;
+    r.has_coordinate = true;
+    try {
+        auto raw = read_all(*c->source);
+        r.values.reserve(r.length);
+        for (uint64_t k = 0; k < r.length; ++k) r.values.push_back(element_as_double(c->type, raw.data(), k));
+        r.units = text(c->find_attribute("units")), r.calendar = text(c->find_attribute("calendar"));
+    } catch (const std::exception& e) {
+        r.error = e.what();
+        r.values.clear();
     }
-    F.coords.push_back(std::move(values));
+    return r;
 }
 
-// Plain (non-aggregated) variables: keep the reference's values, compare the others'.
-void compare_plain_values(WriterState& st, size_t fi, const Dataset& ds) {
-    const FileInfo& F = st.files[fi];
-    for (const auto& v : ds.variables) {
-        if (st.aggregated_vars.count(v.name) || !v.source) continue;
-        if (fi == 0) {
-            st.ref_values[v.name] = read_all(*v.source);
+// File fi's length along each aggregated dim and its coordinate values, in the reference's units.
+void place_coordinates(WriterState& st, size_t fi, std::vector<DimRead>& dims) {
+    FileInfo& F = st.files[fi];
+    F.agg_len.reserve(dims.size());
+    F.coords.reserve(dims.size());
+    for (size_t d = 0; d < dims.size(); ++d) {
+        DimRead& r = dims[d];
+        if (r.missing) {
+            st.problems.add(F.path + ": has no dimension " + st.agg_dims[d]);
+            F.agg_len.push_back(0);
+            F.coords.emplace_back();
             continue;
         }
+        F.agg_len.push_back(r.length);
+        std::vector<double> values = std::move(r.values);
+        auto unusable = [&](const std::string& why) {
+            st.problems.add(F.path + ": coordinate " + st.agg_dims[d] + ": " + why);
+            values.clear();
+        };
+        if (r.has_coordinate && !r.error.empty()) {
+            unusable(r.error);
+        } else if (r.has_coordinate) {
+            try {
+                if (fi == 0) st.coord_units[d] = r.units, st.coord_calendar[d] = r.calendar;
+                auto key = std::make_tuple(d, r.units, r.calendar);
+                auto it = st.converters.find(key);
+                if (it == st.converters.end())
+                    it = st.converters
+                             .emplace(key, units_converter(r.units, r.calendar.empty() ? st.coord_calendar[d] : r.calendar,
+                                                           st.coord_units[d], st.coord_calendar[d]))
+                             .first;
+                for (double& x : values) x = it->second.scale * x + it->second.offset;
+            } catch (const std::exception& e) {
+                unusable(e.what());
+            }
+        }
+        F.coords.push_back(std::move(values));
+    }
+}
+
+std::vector<DimRead> read_aggregated_dims(const WriterState& st, const Dataset& ds) {
+    std::vector<DimRead> dims;
+    dims.reserve(st.agg_dims.size());
+    for (const auto& d : st.agg_dims) dims.push_back(read_aggregated_dim(ds, d));
+    return dims;
+}
+
+// The reference's plain (non-aggregated) variables: their values, which the others must equal.
+void keep_plain_values(WriterState& st, const Dataset& ds) {
+    for (const auto& v : ds.variables)
+        if (!st.aggregated_vars.count(v.name) && v.source) st.ref_values[v.name] = read_all(*v.source);
+}
+
+// Plain variables of another file compared with the reference's values.
+void compare_plain_values(const WriterState& st, const std::string& path, const Dataset& ds, Findings& found) {
+    for (const auto& v : ds.variables) {
+        if (st.aggregated_vars.count(v.name) || !v.source) continue;
         auto it = st.ref_values.find(v.name);
         if (it == st.ref_values.end() || v.source->element_count() > kCompareLimit) continue;
         const VarInfo* rv = nullptr;
@@ -362,51 +463,131 @@ void compare_plain_values(WriterState& st, size_t fi, const Dataset& ds) {
         if (!rv || rv->type != v.type) continue;  // reported with the metadata
         try {
             if (read_all(*v.source) != it->second)
-                st.problems.add(F.path + ": values of the non-aggregated variable " + v.name + " differ from " +
-                                st.files[0].path);
+                found.problems.push_back(path + ": values of the non-aggregated variable " + v.name + " differ from " +
+                                         st.files[0].path);
         } catch (const std::exception& e) {
-            st.problems.add(e.what());
+            found.problems.push_back(e.what());
         }
     }
 }
 
-// One input: its header, coordinates and plain values, compared with the reference.
-// False when it cannot be opened (a problem is recorded).
-bool read_input(WriterState& st, size_t fi, const std::string& name) {
-    FileInfo& F = st.files[fi];
-    F.path = lexically_normal_absolute(name);
-    if (F.path == st.out_path) throw UsageError("the output " + st.opt.output + " is also an input");
+// A fragment's URI: relative to the output's directory unless absolute ones are asked for.
+std::string fragment_uri(const std::string& file, const std::string& out_path, bool absolute) {
+    const std::string dir = fs::path(out_path).parent_path().string();
+    if (!absolute) {
+        fs::path rel = fs::path(file).lexically_relative(dir);
+        if (!rel.empty()) {
+            std::string r = uri_path_encode(rel.string());
+            auto colon = r.find(':'), slash = r.find('/');
+            if (colon != std::string::npos && (slash == std::string::npos || colon < slash)) r = "./" + r;
+            return r;
+        }
+    }
+    return "file://" + uri_path_encode(file);
+}
+
+// lexically_normal_absolute of an input, against the current directory taken once.
+std::string input_path(const WriterState& st, const std::string& name) {
+    const bool relative = name.empty() || name[0] != '/';
+    return lexically_normal_absolute(relative && !st.cwd.empty() ? st.cwd + "/" + name : name);
+}
+
+UsageError output_is_input(const WriterState& st) {
+    return UsageError("the output " + st.opt.output + " is also an input");
+}
+
+void report_progress(const WriterState& st, size_t fi) {
+    if (st.opt.progress) st.opt.progress(fi + 1, st.files.size());
+}
+
+// File 0, the reference: its header, coordinates and plain values, kept.
+void read_reference(WriterState& st, const std::string& name) {
+    FileInfo& F = st.files[0];
+    F.path = input_path(st, name);
+    if (F.path == st.out_path) throw output_is_input(st);
     std::shared_ptr<const Dataset> ds;
     try {
         ds = std::make_shared<const Dataset>(open_dataset(F.path));
     } catch (const std::exception& e) {
         st.problems.add(e.what());
-        return false;
+        return;
     }
+    st.file_uris[0] = fragment_uri(F.path, st.out_path, st.opt.absolute_uris);
     F.dims = ds->dimensions;
     F.globals = ds->attributes;
     F.vars = var_infos(*ds);
-    if (fi == 0) take_reference(st, ds);
-    for (size_t d = 0; d < st.agg_dims.size(); ++d) read_aggregated_dim(st, fi, *ds, d);
-    compare_plain_values(st, fi, *ds);
-    if (fi > 0 && st.reference) {
-        compare_with_reference(st.files[0], F, Reference{st.agg_dims, st.aggregated_vars}, st.problems,
-                               st.summary.warnings, st.encodings, st.global_differences);
-        release_metadata(F);  // linear memory: 1,000,000 files keep only paths, lengths and coordinates
-    }
-    return true;
+    take_reference(st, ds);
+    auto dims = read_aggregated_dims(st, *ds);
+    place_coordinates(st, 0, dims);
+    keep_plain_values(st, *ds);
+    report_progress(st, 0);
 }
 
-// Step 1: headers, coordinates, small plain variables; file 0 is the reference.
+// Another input as a reader thread sees it; merged by merge_input.
+struct InputRead {
+    FileInfo info;  // path; its metadata only while compared
+    std::string uri;
+    std::optional<std::string> open_error;
+    std::vector<DimRead> dims;
+    Findings found;
+};
+
+// Reads and compares one file; touches no shared state (the reference is read only).
+InputRead read_input(const WriterState& st, const std::string& name) {
+    InputRead r;
+    FileInfo& F = r.info;
+    F.path = input_path(st, name);
+    if (F.path == st.out_path) return r;  // refused in order by merge_input
+    std::optional<Dataset> ds;
+    try {
+        ds.emplace(open_dataset(F.path));
+    } catch (const std::exception& e) {
+        r.open_error = e.what();
+        return r;
+    }
+    r.uri = fragment_uri(F.path, st.out_path, st.opt.absolute_uris);
+    r.dims = read_aggregated_dims(st, *ds);
+    compare_plain_values(st, F.path, *ds, r.found);
+    if (st.reference) {
+        take_metadata(F, std::move(*ds));
+        compare_with_reference(st.files[0], F, Reference{st.agg_dims, st.aggregated_vars}, r.found);
+        release_metadata(F);  // linear memory: 1,000,000 files keep only paths, lengths and coordinates
+    }
+    return r;
+}
+
+// What read_input found, recorded in the WriterState (file order).
+void merge_input(WriterState& st, size_t fi, InputRead&& r) {
+    FileInfo& F = st.files[fi];
+    F = std::move(r.info);
+    if (F.path == st.out_path) throw output_is_input(st);
+    if (r.open_error) {
+        st.problems.add(std::move(*r.open_error));
+        return;
+    }
+    st.file_uris[fi] = std::move(r.uri);
+    place_coordinates(st, fi, r.dims);
+    for (auto& p : r.found.problems) st.problems.add(std::move(p));
+    for (auto& w : r.found.warnings) st.summary.warnings.push_back(std::move(w));
+    for (auto& e : r.found.encodings) st.encodings[*e.var][*e.attribute].add(F.path, std::move(e.value));
+    for (const std::string* g : r.found.differing_globals) ++st.global_differences[*g];
+    report_progress(st, fi);
+}
+
+// Step 1: headers, coordinates, small plain variables; file 0 is the
+// reference, the others are read by a few threads and merged in order.
 void read_inputs(WriterState& st, const std::vector<std::string>& files_in) {
     st.files.resize(files_in.size());
+    st.file_uris.resize(files_in.size());  // made by the reader threads
     st.agg_dims = st.opt.dims;
     st.coord_units.resize(st.agg_dims.size());
     st.coord_calendar.resize(st.agg_dims.size());
-    for (size_t fi = 0; fi < files_in.size(); ++fi) {
-        if (!read_input(st, fi, files_in[fi])) continue;
-        if (st.opt.progress) st.opt.progress(fi + 1, files_in.size());
-    }
+    read_reference(st, files_in[0]);
+    constexpr size_t kReadAhead = 4096;  // files read but not yet merged, at most
+    produce_in_parallel_consume_in_order<InputRead>(
+        files_in.size() - 1, reader_threads(), kReadAhead,
+        [&](size_t k) { return read_input(st, files_in[k + 1]); },
+        [&](size_t k, InputRead&& r) { merge_input(st, k + 1, std::move(r)); });
     st.throw_if_problems();
     for (const auto& [name, values] : st.ref_values)
         if (values.size() / std::max<size_t>(1, type_size(st.reference->find_variable(name)->type)) > kCompareLimit)
@@ -552,21 +733,6 @@ uint64_t dim_len(const WriterState& st, const std::string& d) {
     return 0;
 }
 
-// A fragment's URI: relative to the output's directory unless absolute ones are asked for.
-std::string fragment_uri(const std::string& file, const std::string& out_path, bool absolute) {
-    const std::string dir = fs::path(out_path).parent_path().string();
-    if (!absolute) {
-        fs::path rel = fs::path(file).lexically_relative(dir);
-        if (!rel.empty()) {
-            std::string r = uri_path_encode(rel.string());
-            auto colon = r.find(':'), slash = r.find('/');
-            if (colon != std::string::npos && (slash == std::string::npos || colon < slash)) r = "./" + r;
-            return r;
-        }
-    }
-    return "file://" + uri_path_encode(file);
-}
-
 // The widest URI of the picked files (char variables' string length).
 size_t uri_width(const WriterState& st, const std::vector<size_t>& picks) {
     size_t w = 1;
@@ -623,9 +789,6 @@ void plan_names(WriterState& st) {
         for (uint64_t l : st.block_len[d]) t += l;
         st.agg_total[st.agg_dims[d]] = t;
     }
-    // One URI per file, shared by every signature (at 1,000,000 files a copy per signature costs 100s of MiB).
-    st.file_uris.reserve(st.files.size());
-    for (const auto& F : st.files) st.file_uris.push_back(fragment_uri(F.path, st.out_path, st.opt.absolute_uris));
     for (const auto& v : R.vars) {
         if (!st.aggregated_vars.count(v.name) || st.sig_of.count(v.dims)) continue;
         Signature s = plan_signature(st, v);

@@ -9,13 +9,14 @@ each, tests/e2e/tiny_partitions.py) under WORK, aggregates them as NCA JSON
   `ncdump -h` (first, second),
   a point time series with ncks (tas[:,0,0]; first, second), `cat` of the
   virtual file (MB/s), `ncafs inspect`, `ncafs check`,
-and reports the daemon's peak RSS (VmHWM) and most open descriptors.
+and reports the daemon's peak RSS (VmHWM) and most open descriptors, and
+`ncafs aggregate`'s time and peak RSS (--aggregate-only: that alone).
 Baselines measured in the same run, on a plain local classic file holding
 the same values: `ncdump -h` and the ncks time series; ratio = mount / local.
 The machine may be shared: compare figures within one run only.
 
 usage: scale_bench.py NCAFS_BINARY [--work DIR] [--sizes N,N...] [--huge]
-                      [--skip-reads] [--timeout S]
+                      [--skip-reads] [--aggregate-only] [--timeout S]
 """
 import argparse
 import os
@@ -64,8 +65,8 @@ def generate(work, ncafs, n):
         os.unlink(cf)  # written by the ncafs under test
     names = [os.path.join(folder, "parts", "part_%07d.nc" % i) for i in range(n)]
     t0 = time.time()
-    tp.write_cf(ncafs, cf, names)
-    return folder, time.time() - t0
+    peak_kib = tp.write_cf(ncafs, cf, names)
+    return folder, (time.time() - t0, peak_kib / 1024.0)
 
 
 class FdSampler:
@@ -185,6 +186,12 @@ def fmt(v, unit="s"):
     return "%9.3f %s" % (v, unit)
 
 
+def report_aggregate(n, seconds, peak_mib):
+    print("  ncafs aggregate       %s (peak RSS %.1f MiB, %.0f bytes/partition)"
+          % (fmt(seconds), peak_mib, peak_mib * 1048576 / n))
+    sys.stdout.flush()
+
+
 def report(n, kind, figures, base):
     def ratio(key, base_key):
         v, b = figures.get(key), base.get(base_key)
@@ -201,7 +208,7 @@ def report(n, kind, figures, base):
     print("  ncafs inspect         %s" % fmt(figures["inspect"]))
     print("  ncafs check           %s" % fmt(figures["check"]))
     if "aggregate" in figures:
-        print("  ncafs aggregate       %s" % fmt(figures["aggregate"]))
+        report_aggregate(n, *figures["aggregate"])
     print("  daemon peak RSS       %9.1f MiB (%.0f bytes/partition)" %
           (figures["rss_mib"], figures["rss_mib"] * 1048576 / n))
     print("  daemon open fds (max) %9d" % figures["fds"])
@@ -215,6 +222,7 @@ def main():
     p.add_argument("--sizes", default="10000,100000")
     p.add_argument("--huge", action="store_true", help="also 1,000,000 partitions")
     p.add_argument("--skip-reads", action="store_true", help="no ncks/cat (they open every partition)")
+    p.add_argument("--aggregate-only", action="store_true", help="only write and time the CF-1.13 aggregation")
     p.add_argument("--timeout", type=float, default=900)
     args = p.parse_args()
     ncafs = os.path.abspath(args.ncafs)
@@ -222,6 +230,10 @@ def main():
     sizes = [int(s) for s in args.sizes.split(",")] + ([1_000_000] if args.huge else [])
     for n in sizes:
         folder, aggregate_time = generate(args.work, ncafs, n)
+        if args.aggregate_only:
+            print("N=%d" % n)
+            report_aggregate(n, *aggregate_time)
+            continue
         local = os.path.join(folder, "local.nc")
         base = {"ncdump": run_timed(["ncdump", "-h", local], args.timeout)}
         if not args.skip_reads:

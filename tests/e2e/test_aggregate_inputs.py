@@ -10,7 +10,8 @@ The partitions are CDF-1 bytes written by test_descriptors.FIXED
 is read back by netCDF4-python (through a real mount, or from `ncafs export`)
 and compared with the values computed from the inputs.
 
-Run as: test_aggregate_inputs.py CASE   (CASE: files_from, walk, many; NCAFS_BIN: the ncafs executable)
+Run as: test_aggregate_inputs.py CASE   (CASE: files_from, progress, walk, many; NCAFS_BIN: the ncafs executable)
+`progress` (the progress line on a terminal) exits 77, SKIPPED, without script(1).
 """
 import os
 import random
@@ -76,16 +77,18 @@ def case_files_from(work):
                        capture_output=True, text=True)
     check(r.returncode != 0 and "none" in r.stderr, "a missing list file is not reported: " + r.stderr)
     check("files/s" not in listed.stderr, "a progress line was written to a stderr that is not a terminal")
-    check_progress_on_terminal(listing, os.path.join(work, "tty.nc"))
     read_through_mount(source, ["listed.nc", "stdin.nc"], 30)
 
 
-def check_progress_on_terminal(listing, out):
+def case_progress(work):
     """On a terminal (script(1) gives the command a pseudo-terminal) a progress line is drawn."""
     if not shutil.which("script"):
-        print("SKIPPED the progress-line check: script(1) (bsdutils) is not installed")
-        return
-    command = " ".join([NCAFS, "aggregate", "--dim", "time", "-o", out, "--files-from", listing])
+        print("SKIPPED: the progress-line check needs script(1) (bsdutils), which is not installed")
+        sys.exit(SKIP)
+    listing = os.path.join(work, "list.txt")
+    with open(listing, "w") as f:
+        f.write("".join(n + "\n" for n in write_partitions(os.path.join(work, "src"), range(20))))
+    command = " ".join([NCAFS, "aggregate", "--dim", "time", "-o", os.path.join(work, "tty.nc"), "--files-from", listing])
     r = subprocess.run(["script", "-qec", command, "/dev/null"], capture_output=True, text=True, timeout=600)
     check(r.returncode == 0, "ncafs aggregate on a terminal failed: " + r.stdout)
     check("100%  20 of 20 files" in r.stdout, "no progress line on a terminal:\n" + r.stdout)
@@ -139,7 +142,7 @@ def case_many(work):
         check(np.array_equal(ds["time"][...], np.arange(count)), "time of the export differs from the partitions'")
 
 
-CASES = {"files_from": case_files_from, "walk": case_walk, "many": case_many}
+CASES = {"files_from": case_files_from, "progress": case_progress, "walk": case_walk, "many": case_many}
 
 
 def main():

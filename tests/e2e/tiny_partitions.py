@@ -99,11 +99,16 @@ def write_nca(path, names):
 
 
 def write_cf(ncafs, path, names):
-    """A CF-1.13 aggregation of the partitions by `ncafs aggregate --files-from`."""
+    """A CF-1.13 aggregation of the partitions by `ncafs aggregate --files-from`;
+    returns the command's peak resident memory (KiB, its ru_maxrss)."""
     listing = path + ".files"
     with open(listing, "w") as f:
         f.write("\n".join(names) + "\n")
-    subprocess.run([ncafs, "aggregate", "--dim", "time", "--files-from", listing, "-o", path], check=True,
-                   stdout=subprocess.DEVNULL)
+    command = [ncafs, "aggregate", "--dim", "time", "--files-from", listing, "-o", path]
+    child = subprocess.Popen(command, stdout=subprocess.DEVNULL)
+    _, status, usage = os.wait4(child.pid, 0)
+    child.returncode = os.waitstatus_to_exitcode(status)
+    if child.returncode != 0:
+        raise subprocess.CalledProcessError(child.returncode, command)
     os.unlink(listing)
-    return path
+    return usage.ru_maxrss

@@ -277,6 +277,9 @@ def case_fifo(work):
 
 
 # (d) ------------------------------------------------------------------------
+SETTLE_S = 0.3
+
+
 def case_rewrite(work):
     src, scratch = os.path.join(work, "src"), os.path.join(work, "scratch")
     agg = os.path.join(src, "agg")
@@ -301,6 +304,10 @@ def case_rewrite(work):
     old_bytes, new_bytes = old_values.astype(">f8").tobytes(), new_values.astype(">f8").tobytes()
     counts = {"old": 0, "new": 0, "EIO": 0}
     lock = threading.Lock()
+    # "Changed within the last second" shortened by the test-only switch to
+    # SETTLE_S, still far above the writer's 10 ms between halves and 20 ms
+    # between versions (the real window is tested by open_file_test).
+    os.environ["NCAFS_TEST_SETTLE_MS"] = str(int(SETTLE_S * 1000))
     with Mount(src) as m:
         whole = open(m.path("agg", "rw.nc"), "rb").read()
         at = whole.find(old_bytes)
@@ -369,7 +376,7 @@ def case_rewrite(work):
             os.pwrite(fd, contents[version], 0)
             os.close(fd)
             os.utime(part, ns=(before.st_atime_ns, before.st_mtime_ns))
-            time.sleep(1.1)  # no longer "changed within the last second"
+            time.sleep(SETTLE_S + 0.05)  # no longer "changed within the last second"
             whole = direct_read(m.path("agg", "rw.nc"))
             check(whole[at:at + len(want)] == want, "after a rewrite restoring the mtime, version %d is read" % version)
     print("rewrite outcomes:", counts)
