@@ -13,12 +13,12 @@ namespace ncafs::fs {
 class Readahead {
 public:
     static constexpr uint64_t kFirst = uint64_t{128} << 10;  // after the first read that continues another
-    static constexpr uint64_t kLargest = uint64_t{2} << 20;
+    static constexpr uint64_t kLargest = uint64_t{1} << 20;
     // Notes the read [offset, offset + length) and returns the bytes to
-    // compute after it. A read starting neither more than kLargest before
-    // the furthest end read so far (the kernel's readahead requests, served
-    // by several threads, arrive a little out of order) nor more than kFirst
-    // beyond it (a strided reader skips a little) counts as continuing; any
+    // compute after it. A read starting within kLargest of the furthest end
+    // read so far, before or after it, counts as continuing: the kernel's
+    // readahead sends requests up to max_readahead (1 MiB) ahead of the
+    // reader, several at once, served by several threads in any order. Any
     // other read resets the window to 0.
     uint64_t after(uint64_t offset, uint64_t length);
 

@@ -102,6 +102,9 @@ void read_box_by_chunks(DecodedChunkCache& cache, DecodedChunkCache::Key key, co
         last[d] = (start[d] + count[d] - 1) / len[d];
     }
     std::vector<uint64_t> index = first, chunk_start(rank), chunk_count(rank);
+    // Taken at the first miss and kept to the end: a handoff of the library
+    // per chunk between readers would cost a thread wakeup per chunk.
+    std::unique_lock<std::mutex> lock(library, std::defer_lock);
     for (;;) {
         for (size_t d = 0; d < rank; ++d) {
             chunk_start[d] = index[d] * len[d];
@@ -110,8 +113,10 @@ void read_box_by_chunks(DecodedChunkCache& cache, DecodedChunkCache::Key key, co
         key.chunk = index;
         DecodedChunkCache::Chunk chunk = cache.get(key);
         if (!chunk) {
-            std::lock_guard lock(library);
-            chunk = cache.get(key);  // decoded meanwhile by another reader
+            if (!lock.owns_lock()) {
+                lock.lock();
+                chunk = cache.get(key);  // decoded meanwhile by another reader
+            }
             if (!chunk) {
                 auto bytes = std::make_shared<std::vector<uint8_t>>(element_count(chunk_count) * element_size);
                 decode(chunk_start, chunk_count, bytes->data());

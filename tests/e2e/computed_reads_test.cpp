@@ -56,6 +56,7 @@ TEST(Readahead, NoneForJumpsGrowingForAReaderThatContinues) {
     }
     // The kernel's requests served out of order still continue; a jump resets.
     EXPECT_EQ(ra.after(at - (256 << 10), 128 << 10), Readahead::kLargest);
+    EXPECT_EQ(ra.after(at + kMiB, 128 << 10), Readahead::kLargest);  // the kernel's readahead, ahead
     EXPECT_EQ(ra.after(at + 64 * kMiB, 4096), 0u);
     EXPECT_EQ(ra.after(at - 3 * kMiB, 4096), 0u);
 }
@@ -89,7 +90,7 @@ TEST(BlockCache, ASequentialReaderComputesInGrowingRuns) {
         if (file->bytes != before) ++computing;
     }
     EXPECT_EQ(file->bytes, file->size());  // every byte computed once
-    EXPECT_LT(computing * 8, requests);    // in runs serving many requests each
+    EXPECT_LT(computing * 6, requests);    // in runs serving many requests each
 }
 
 TEST(BlockCache, ConcurrentReadersGetTheirBytes) {
