@@ -106,53 +106,43 @@ def log(msg):
     print(msg, flush=True)
 
 
-def write_cdf_partitions(source):
-    rng = np.random.default_rng(14)
+def write_partitions(source, pattern, count, steps, ny, nx, netcdf4, values):
+    """count files of `steps` steps of tas[time, lat, lon] (float), written
+    once (kept when present); values(rng, k) gives file k's array."""
+    rng = np.random.default_rng(14 if not netcdf4 else 24)
     names = []
-    for day in range(NFILES):
-        path = os.path.join(source, "tas_day%02d.nc" % day)
+    for k in range(count):
+        path = os.path.join(source, pattern % k)
         names.append(path)
         if os.path.exists(path):
             continue
-        with netCDF4.Dataset(path + ".tmp", "w", format="NETCDF3_64BIT_OFFSET") as ds:
+        with netCDF4.Dataset(path + ".tmp", "w", format="NETCDF4" if netcdf4 else "NETCDF3_64BIT_OFFSET") as ds:
             ds.createDimension("time", None)
-            ds.createDimension("lat", NY)
-            ds.createDimension("lon", NX)
+            ds.createDimension("lat", ny)
+            ds.createDimension("lon", nx)
             t = ds.createVariable("time", "f8", ("time",))
             t.units = "hours since 2000-01-01"
-            t[:] = np.arange(day * STEPS, (day + 1) * STEPS)
-            ds.createVariable("lat", "f4", ("lat",))[:] = np.linspace(-89.5, 89.5, NY)
-            ds.createVariable("lon", "f4", ("lon",))[:] = np.linspace(0.5, 359.5, NX)
-            v = ds.createVariable("tas", "f4", ("time", "lat", "lon"))
+            t[:] = np.arange(k * steps, (k + 1) * steps)
+            ds.createVariable("lat", "f4", ("lat",))[:] = np.linspace(-89.5, 89.5, ny)
+            ds.createVariable("lon", "f4", ("lon",))[:] = np.linspace(0.5, 359.5, nx)
+            compression = {"zlib": True, "complevel": 4} if netcdf4 else {}
+            v = ds.createVariable("tas", "f4", ("time", "lat", "lon"), **compression)
             v.units = "K"
-            v[:] = (rng.random((STEPS, NY, NX), dtype=np.float32) * 60 + 240)
+            v[:] = values(rng, k)
         os.rename(path + ".tmp", path)
     return names
+
+
+def write_cdf_partitions(source):
+    return write_partitions(source, "tas_day%02d.nc", NFILES, STEPS, NY, NX, False,
+                            lambda rng, k: rng.random((STEPS, NY, NX), dtype=np.float32) * 60 + 240)
 
 
 def write_netcdf4_partitions(source):
-    rng = np.random.default_rng(24)
-    names = []
+    # A smooth field plus noise: deflate has something to do, as with real data.
     base = 250 + 30 * np.cos(np.linspace(-1.5, 1.5, NY4))[:, None] + np.zeros((NY4, NX4))
-    for month in range(MONTHS):
-        path = os.path.join(source, "tas_%02d.nc" % month)
-        names.append(path)
-        if os.path.exists(path):
-            continue
-        with netCDF4.Dataset(path + ".tmp", "w", format="NETCDF4") as ds:
-            ds.createDimension("time", None)
-            ds.createDimension("lat", NY4)
-            ds.createDimension("lon", NX4)
-            t = ds.createVariable("time", "f8", ("time",))
-            t.units = "days since 2000-01-01"
-            t[:] = np.arange(month * MONTH_STEPS, (month + 1) * MONTH_STEPS)
-            ds.createVariable("lat", "f4", ("lat",))[:] = np.linspace(-89, 89, NY4)
-            ds.createVariable("lon", "f4", ("lon",))[:] = np.linspace(0, 357, NX4)
-            v = ds.createVariable("tas", "f4", ("time", "lat", "lon"), zlib=True, complevel=4)
-            v.units = "K"
-            v[:] = (base[None] + rng.normal(0, 2, (MONTH_STEPS, NY4, NX4))).astype("f4")
-        os.rename(path + ".tmp", path)
-    return names
+    return write_partitions(source, "tas_%02d.nc", MONTHS, MONTH_STEPS, NY4, NX4, True,
+                            lambda rng, k: (base[None] + rng.normal(0, 2, (MONTH_STEPS, NY4, NX4))).astype("f4"))
 
 
 class Backing:
@@ -211,11 +201,8 @@ def drop_caches(files):
             f.write("3\n")
         return
     for path in files:
-        fd = os.open(path, os.O_RDONLY)
-        try:
-            os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
-        finally:
-            os.close(fd)
+        with open(path, "rb") as f:
+            os.posix_fadvise(f.fileno(), 0, 0, os.POSIX_FADV_DONTNEED)
 
 
 def timed(fn):

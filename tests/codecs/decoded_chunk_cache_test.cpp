@@ -5,7 +5,6 @@
 // evicts all the time; the bytes held never pass the bound, whatever chunk
 // shape the file declares.
 #include <gtest/gtest.h>
-#include <stdlib.h>
 
 #include <cstdint>
 #include <filesystem>
@@ -17,6 +16,7 @@
 #include "codecs/array_source.hpp"
 #include "codecs/netcdf/decoded_chunk_cache.hpp"
 #include "codecs/netcdf/netcdf_dataset.hpp"
+#include "python_written_files.hpp"
 
 namespace ncafs::netcdf {
 namespace {
@@ -53,15 +53,9 @@ float expected(uint64_t t, uint64_t y, uint64_t x) { return static_cast<float>(t
 class DecodedChunkCacheTest : public ::testing::Test {
 protected:
     static void SetUpTestSuite() {
-        std::string tmpl = (fs::temp_directory_path() / "ncafs-chunks-XXXXXX").string();
-        ASSERT_NE(::mkdtemp(tmpl.data()), nullptr);
-        dir_ = tmpl;
-        const std::string writer = dir_ + "/write.py";
-        FILE* f = std::fopen(writer.c_str(), "w");
-        ASSERT_NE(f, nullptr);
-        std::fputs(kWriter, f);
-        std::fclose(f);
-        ASSERT_EQ(std::system(("/usr/bin/python3 " + writer + " " + dir_).c_str()), 0) << "netCDF4/h5py could not write";
+        auto folder = test::write_with_python(kWriter, "ncafs-chunks");
+        ASSERT_TRUE(folder) << "netCDF4/h5py could not write";
+        dir_ = *folder;
     }
     static void TearDownTestSuite() {
         std::error_code ec;
