@@ -77,12 +77,14 @@ void copy_overlap(const uint8_t* chunk, std::span<const uint64_t> chunk_start, s
 
 std::optional<ChunkLayout> cached_chunk_layout(int ncid, int varid, size_t element_size,
                                                const std::vector<uint64_t>& shape, const DecodedChunkCache& cache) {
+    if (shape.size() > kLargestCachedRank) return std::nullopt;
     auto lengths = chunk_lengths(ncid, varid, shape);
     if (!lengths || !is_filtered(ncid, varid)) return std::nullopt;
     std::optional<uint64_t> bytes = element_size;
     for (uint64_t n : *lengths)
         if (bytes) bytes = checked::mul(*bytes, n);
-    if (!bytes || *bytes < kSmallestCachedChunk || *bytes + DecodedChunkCache::kEntryOverhead > cache.largest_entry())
+    const uint64_t room = cache.largest_entry();
+    if (!bytes || *bytes < kSmallestCachedChunk || *bytes > room || room - *bytes < DecodedChunkCache::kEntryOverhead)
         return std::nullopt;
     // Each chunk is inflated once, whole, and kept by the cache: HDF5's copy
     // would only double the memory (and escape the bound).

@@ -21,6 +21,9 @@ namespace ncafs::netcdf {
 // Smaller chunks are left to HDF5: an entry per few elements would cost more
 // in calls and bookkeeping than inflating them again.
 constexpr uint64_t kSmallestCachedChunk = 4096;
+// A key holds one coordinate per dimension: up to this rank its bytes stay
+// within DecodedChunkCache::kEntryOverhead (netCDF allows 1024 dimensions).
+constexpr size_t kLargestCachedRank = 16;
 
 // The chunk lengths of a cached variable, each clipped to the variable's
 // length (a declared chunk may exceed it), and a whole chunk's bytes.
@@ -30,9 +33,9 @@ struct ChunkLayout {
 };
 
 // Whether variable varid of group ncid is read through the cache (netcdf-c
-// mutex held): chunked, filtered, with a chunk of kSmallestCachedChunk to
-// cache.largest_entry() bytes (computed with overflow checks: the chunk
-// shape comes from the file). Switches HDF5's chunk cache of such a
+// mutex held): of rank 1 to kLargestCachedRank, chunked, filtered, with a
+// chunk of kSmallestCachedChunk to cache.largest_entry() bytes, overhead
+// included (computed with overflow checks: the chunk shape comes from the file). Switches HDF5's chunk cache of such a
 // variable off; leaves every other variable untouched.
 std::optional<ChunkLayout> cached_chunk_layout(int ncid, int varid, size_t element_size,
                                                const std::vector<uint64_t>& shape, const DecodedChunkCache& cache);

@@ -22,8 +22,9 @@ namespace ncafs::netcdf {
 class DecodedChunkCache {
 public:
     static constexpr uint64_t kDefaultCapacity = uint64_t{256} << 20;
-    // Counted for every entry besides its bytes (key, list and map nodes).
-    static constexpr uint64_t kEntryOverhead = 256;
+    // Counted for every entry besides its bytes: key (up to 16 chunk
+    // coordinates), list and map nodes, shared buffer header.
+    static constexpr uint64_t kEntryOverhead = 512;
 
     struct Key {
         FileIdentity file;
