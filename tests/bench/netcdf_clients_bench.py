@@ -22,7 +22,8 @@ strided slabs), netCDF4-python slabs, `cat`, and (with --all) cdo infon.
 
 ratio = time through the mount / time on the local copy (1: as fast as a
 local file; lower is better). Each timing is repeated (REPEATS, default 3)
-and local and mount alternate; best and median are printed. The mount runs
+and local and mount alternate; best and median are printed, with the
+daemon's CPU time (median; it does not depend on how loaded the machine is). The mount runs
 in the variants: "after" (this binary, defaults), "cache_mem=0" (decoded
 chunks not kept; netCDF-4 backing only) and, with --before OLD_NCAFS, "before" (another build, e.g.
 of the previous commit), all in this one run. The machine may be shared:
@@ -187,6 +188,12 @@ class Mount:
             time.sleep(0.05)
         return self
 
+    def cpu(self):
+        """Seconds of CPU the daemon used so far (user + system)."""
+        with open("/proc/%d/stat" % self.process.pid) as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
     def __exit__(self, *exc):
         subprocess.run(["fusermount3", "-u", self.mnt], stderr=subprocess.DEVNULL)
         self.process.wait(timeout=30)
@@ -248,11 +255,12 @@ def workloads(path, tools, everything):
     return chosen
 
 
-def report(backing, mode, variant, name, local, mount, extra=""):
+def report(backing, mode, variant, name, local, mount, extra="", cpu=None):
     lb, mb = min(local), min(mount)
     lm, mm = statistics.median(local), statistics.median(mount)
-    log("%-8s %-4s %-11s %-22s local %6.3f s (best %6.3f) | mount %6.3f s (best %6.3f) | ratio %5.2f (best %5.2f)%s"
-        % (backing, mode, variant, name, lm, lb, mm, mb, mm / lm, mb / lb, extra))
+    daemon = " | daemon cpu %.2f s" % statistics.median(cpu) if cpu else ""
+    log("%-8s %-4s %-11s %-22s local %6.3f s (best %6.3f) | mount %6.3f s (best %6.3f) | ratio %5.2f (best %5.2f)%s%s"
+        % (backing, mode, variant, name, lm, lb, mm, mb, mm / lm, mb / lb, daemon, extra))
 
 
 def throughput(name, size, local, mount):
@@ -266,18 +274,20 @@ def measure_warm(backing, variant, ncafs, options, tools, repeats, everything):
         for (name, on_local), (_, on_mount) in zip(workloads(backing.local, tools, everything),
                                                    workloads(virtual, tools, everything)):
             on_local(), on_mount()  # warm: the daemon's caches and the page cache
-            lt, mt = [], []
+            lt, mt, cpu = [], [], []
             for _ in range(repeats):
                 lt.append(timed(on_local))
+                before = m.cpu()
                 mt.append(timed(on_mount))
-            report(backing.label, "warm", variant, name, lt, mt, throughput(name, size, lt, mt))
+                cpu.append(m.cpu() - before)
+            report(backing.label, "warm", variant, name, lt, mt, throughput(name, size, lt, mt), cpu)
 
 
 def measure_cold(backing, variant, ncafs, options, tools, repeats, everything):
     size = os.path.getsize(backing.local)
     files = [backing.local] + backing.partitions
     for k, (name, on_local) in enumerate(workloads(backing.local, tools, everything)):
-        lt, mt = [], []
+        lt, mt, cpu = [], [], []
         for _ in range(repeats):
             drop_caches(files)
             lt.append(timed(on_local))
@@ -285,8 +295,10 @@ def measure_cold(backing, variant, ncafs, options, tools, repeats, everything):
                 virtual = os.path.join(m.mnt, backing.name)
                 on_mount = workloads(virtual, tools, everything)[k][1]
                 drop_caches(files + [virtual])
+                before = m.cpu()
                 mt.append(timed(on_mount))
-        report(backing.label, "cold", variant, name, lt, mt, throughput(name, size, lt, mt))
+                cpu.append(m.cpu() - before)
+        report(backing.label, "cold", variant, name, lt, mt, throughput(name, size, lt, mt), cpu)
 
 
 def take_flag(name, with_value):
