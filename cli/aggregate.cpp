@@ -7,7 +7,7 @@
 
 #include "aggregation/write/input_files.hpp"
 #include "aggregation/write/cf_writer.hpp"
-#include "codecs/progress_meter.hpp"
+#include "io/progress_meter.hpp"
 
 namespace ncafs::cli {
 

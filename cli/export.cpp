@@ -13,18 +13,19 @@
 #include <ostream>
 
 #include "aggregation/read/precheck.hpp"
-#include "codecs/confined_open.hpp"
+#include "io/confined_open.hpp"
 #include "codecs/error.hpp"
 #include "codecs/lod_dataset.hpp"
 #include "codecs/ncstream/ncstream_export.hpp"
-#include "codecs/open_file.hpp"
-#include "codecs/progress_meter.hpp"
+#include "io/open_file.hpp"
+#include "io/progress_meter.hpp"
 #include "codecs/sniff.hpp"
 #include "fs/backend.hpp"
 #include "fs/options.hpp"
 #include "fs/read_path.hpp"
 #include "fs/sandbox_policy.hpp"
 #include "fs/view_names.hpp"
+#include "fs/view_registry.hpp"
 #include "cli/contained.hpp"
 #include "cli/file_args.hpp"
 #include "remote/remote_store.hpp"
@@ -57,7 +58,7 @@ struct ExportArgs {
     std::string file;
     std::optional<std::string> output;
     ViewOptions view;
-    std::optional<std::string> format;      // --format nc|ds|ncs|vds
+    std::optional<std::string> format;      // --format EXT (a view format of fs/view_registry.hpp)
     std::optional<int> deflate;             // --deflate[=LEVEL]: -1 is zlib's default (6)
 };
 
@@ -83,8 +84,7 @@ ExportArgs parse(const std::vector<std::string>& args) {
             return std::nullopt;
         };
         if (auto f = long_value("--format")) {
-            if (*f != "nc" && *f != "ds" && *f != "ncs" && *f != "vds")
-                throw UsageError("export: --format must be nc, ds, ncs or vds, got '" + *f + "'");
+            view_format_named(*f, "export --format");
             a.format = *f;
             continue;
         }
@@ -156,16 +156,16 @@ void write_all(int fd, const uint8_t* data, size_t n, const std::string& what) {
 bool print_usage_if_asked(const std::vector<std::string>& args, std::ostream& out) {
     for (const auto& a : args)
         if (a == "-h" || a == "--help") {
-            out << "usage: ncafs export FILE [--format nc|ds|ncs|vds] [--values raw|cf]\n"
+            out << "usage: ncafs export FILE [--format " << view_extension_list("|") << "] [--values raw|cf]\n"
                    "                    [--deflate[=LEVEL]] [-o OUT] [-o opt[,opt...]]\n"
                    "Writes the bytes the mount serves for FILE (an aggregation: its virtual\n"
                    "netCDF file; any name the mount shows beside a dataset file, such as\n"
                    "NAME.ds, NAME.classic.nc or NAME.lod1.vds with -o lods=1: that view)\n"
-                   "to OUT, or to standard output. --format converts FILE's dataset: nc\n"
-                   "(netCDF classic), ds (ds-1.0; --values raw|cf as ds_values=), ncs\n"
-                   "(ncstream; --deflate[=LEVEL] compresses the data, LEVEL 0..9, default 6),\n"
-                   "vds (OpenVDS container; vds_lods= as for the mount).\n"
-                   "Options as for the mount (cdf_version=, ds_values=, allow_root=,\n"
+                   "to OUT, or to standard output. --format converts FILE's dataset:\n";
+            for (const auto& f : view_formats()) out << "  " << f.extension << ": " << f.title << "\n";
+            out << "--values raw|cf: the values of a ds export (as ds_values=); --deflate[=LEVEL]:\n"
+                   "an ncs export with zlib-compressed data (LEVEL 0..9, default 6).\n"
+                   "Options as for the mount (cdf_version=, ds_values=, vds_lods=, allow_root=,\n"
                    "rewrite=, missing_partitions=, sandbox=). Files are read beneath FILE's\n"
                    "folder and the allow_root= folders only (the kernel refuses the rest;\n"
                    "sandbox=off: partitions anywhere the caller can read).\n";
@@ -213,14 +213,14 @@ ExportSource resolve_export_file(const ExportArgs& a, const Backend& backend) {
     return {beside(view->source), view};
 }
 
-// The name an ncstream records: FILE's when it names an .ncs view, else STEM.ncs.
+// The name an ncstream records: FILE's when it names a view that records its
+// name, else the twin STEM.ncs the mount shows beside it.
 std::string ncstream_name(const std::string& file, const std::optional<ViewName>& view) {
     std::string name = std::filesystem::path(file).filename().string();
-    if (view && view->view == "ncs") return name;
-    for (const char* suffix : {".nc", ".nca", ".ds", ".ncs", ".vds"})
-        if (name.size() > std::strlen(suffix) && name.ends_with(suffix))
-            return name.substr(0, name.size() - std::strlen(suffix)) + ".ncs";
-    return name + ".ncs";
+    if (view && view_format_named(view->view, "view").records_name) return name;
+    const std::string ncs = view_format(ViewKind::Ncs).extension;
+    if (auto stem = source_stem(name)) return twin_name(stem->first, ncs);
+    return twin_name(name, ncs);
 }
 
 // Where the bytes go: -o OUT (created, removed again on failure) or standard output.

@@ -12,7 +12,7 @@
 #include "cli/file_args.hpp"
 #include "cli/inspect_coverage.hpp"
 #include "codecs/error.hpp"
-#include "codecs/open_file.hpp"
+#include "io/open_file.hpp"
 
 namespace ncafs::cli {
 

@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "codecs/open_file.hpp"
+#include "io/open_file.hpp"
 #include "codecs/types.hpp"
 
 namespace ncafs {

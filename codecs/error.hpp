@@ -1,17 +1,13 @@
-// Typed errors. Every message names the file (or JSON path) and the reason, so
-// that the FUSE layer can log one useful line and return EIO.
+// The error of bytes that violate their file's format; the other typed
+// errors are io/error.hpp's.
 #pragma once
 
 #include <cstdint>
-#include <stdexcept>
 #include <string>
 
-namespace ncafs {
+#include "io/error.hpp"
 
-class Error : public std::runtime_error {
-public:
-    using std::runtime_error::runtime_error;
-};
+namespace ncafs {
 
 // Bytes of a file that violate its format: "FILE: at byte N: REASON".
 class FormatError : public Error {
@@ -24,22 +20,6 @@ public:
 private:
     std::string file_;
     uint64_t offset_;
-};
-
-// Data that cannot be produced: missing, unreadable or changed files: "FILE: REASON".
-class SourceError : public Error {
-public:
-    SourceError(const std::string& file, const std::string& reason) : Error(file + ": " + reason), file_(file) {}
-    const std::string& file() const { return file_; }
-
-private:
-    std::string file_;
-};
-
-// A request the caller got wrong (hyperslab outside the array, bad option...).
-class UsageError : public Error {
-public:
-    using Error::Error;
 };
 
 }  // namespace ncafs

@@ -10,7 +10,7 @@
 
 namespace ncafs {
 
-// Documented limit (README "Hostile input"): arrays/objects nested deeper are refused.
+// Documented limit (docs/security.md "Hostile input"): arrays/objects nested deeper are refused.
 constexpr size_t kMaxJsonDepth = 256;
 
 // Position of the first '[' or '{' (outside strings) that opens level

@@ -8,7 +8,7 @@
 #include <string>
 
 #include "codecs/dataset.hpp"
-#include "codecs/open_file.hpp"
+#include "io/open_file.hpp"
 
 namespace ncafs {
 

@@ -7,7 +7,7 @@
 #include <cstring>
 
 #include "codecs/ds/ds_reader.hpp"
-#include "codecs/open_file.hpp"
+#include "io/open_file.hpp"
 
 namespace ncafs {
 

@@ -61,7 +61,7 @@ void fill_elements(void* dst, const void* element, size_t element_size, size_t n
 double element_as_double(NcType t, const void* data, size_t i);
 
 // How out-of-range values are treated when converting to an integer type.
-// Chosen policy (documented in README): NaN and values outside the target
+// Chosen policy (documented in docs/views.md, "VDS views"): NaN and values outside the target
 // range become the target's fill value (like netcdf-c's NC_ERANGE case, but
 // never silently wrapped); in-range floating values are rounded to nearest,
 // ties away from zero (std::llround), as NCO and numpy.rint users expect for

@@ -12,18 +12,15 @@
 #include "aggregation/read/dataset_cache.hpp"
 #include "aggregation/read/dataset_files.hpp"
 #include "codecs/array_source.hpp"
-#include "codecs/cdf/cdf_view.hpp"
 #include "codecs/ds/ds_reader.hpp"
-#include "codecs/ds/ds_view.hpp"
 #include "codecs/error.hpp"
 #include "codecs/ncstream/ncstream_reader.hpp"
-#include "codecs/ncstream/ncstream_view.hpp"
 #include "codecs/netcdf/decoded_chunk_cache.hpp"
 #include "codecs/open_dataset.hpp"
 #include "codecs/sniff.hpp"
 #include "codecs/vds/vds_reader.hpp"
-#include "codecs/vds/vds_view.hpp"
 #include "fs/log.hpp"
+#include "fs/view_registry.hpp"
 
 namespace ncafs::fs {
 
@@ -31,8 +28,9 @@ SourceFormat source_format_of(FileFormat format) {
     switch (format) {
         case FileFormat::Cdf:
         case FileFormat::Hdf5:
-        case FileFormat::Vds:  // ncafs::open_dataset reads OpenVDS containers too
             return SourceFormat::Netcdf;
+        case FileFormat::Vds:
+            return SourceFormat::Vds;
         case FileFormat::Ds:
             return SourceFormat::Ds;
         case FileFormat::Ncstream:
@@ -50,12 +48,15 @@ SourceFormat sniff_source_format(const std::string& path, const ConfinedRoots* w
     return source_format_of(sniff_fd(opened.fd.get()));
 }
 
+agg::DatasetCache& shared_dataset_cache() { return agg::DatasetCache::shared(); }
+
 namespace {
 
 // The reader of a dataset file's magic, reading the opened file only.
 std::shared_ptr<const Dataset> open_plain_dataset(std::shared_ptr<const OpenFile> file) {
     switch (source_format_of(sniff_file(*file))) {
         case SourceFormat::Netcdf:  // routes classic to the pread reader, HDF5 to netcdf-c
+        case SourceFormat::Vds:     // and OpenVDS containers to codecs/vds
             return std::make_shared<const Dataset>(ncafs::open_dataset(std::move(file)));
         case SourceFormat::Ds:
             return std::make_shared<const Dataset>(ds::open_ds_dataset(std::move(file)));
@@ -64,7 +65,7 @@ std::shared_ptr<const Dataset> open_plain_dataset(std::shared_ptr<const OpenFile
         case SourceFormat::None:
             break;
     }
-    throw SourceError(file->path(), "not a netCDF, ds or ncstream file (no known magic number)");
+    throw SourceError(file->path(), "not a netCDF, OpenVDS, ds or ncstream file (no known magic number)");
 }
 
 // An OpenVDS volume in the directory form, opened confined; its members are
@@ -79,8 +80,10 @@ std::shared_ptr<const Dataset> open_vds_directory_dataset(const std::string& pat
 
 // A variable that refuses every read (HDF5 external storage...) is left out
 // of the views: every read block of a view touching its bytes would fail,
-// in a small file the whole file. Each refusal is logged once (a warning);
-// what is only left out (string variables, groups) in one line per file.
+// in a small file the whole file. Each refusal is logged once (a warning:
+// data an operator may expect is not served); what no view format can hold
+// (string variables, groups) is a fact about the file, said once per file
+// at debug level (`ncafs inspect FILE` lists it too).
 std::shared_ptr<const Dataset> presentable(std::shared_ptr<const Dataset> dataset) {
     auto refuses = [](const Variable& v) { return v.source && v.source->refusal(); };
     if (std::any_of(dataset->variables.begin(), dataset->variables.end(), refuses)) {
@@ -94,7 +97,7 @@ std::shared_ptr<const Dataset> presentable(std::shared_ptr<const Dataset> datase
         if (note.refused && !note.listed) log_once(LogLevel::Warning, dataset->origin + ": " + note.text);
         if (!note.refused) left_out += (left_out.empty() ? "" : "; ") + note.text;
     }
-    if (!left_out.empty()) log_once(LogLevel::Info, dataset->origin + ": left out: " + left_out);
+    if (!left_out.empty()) log_once(LogLevel::Debug, dataset->origin + ": left out: " + left_out);
     return dataset;
 }
 
@@ -132,15 +135,20 @@ Backend make_backend(const ViewOptions& options, const std::vector<std::string>&
     aggregation.missing_partitions.fill = options.fill_missing_partitions;
     // One line per partition for the life of the process, however many reads.
     aggregation.missing_partitions.note = [](const std::string& m) { log_once(LogLevel::Warning, m); };
-    CdfViewOptions cdf;
-    cdf.version = options.cdf_version;
-    DsViewOptions ds_options;
-    ds_options.values = options.ds_values_cf ? DsViewOptions::Values::Cf : DsViewOptions::Values::Raw;
-
+    ViewWriters writers;
+    writers.cdf.version = options.cdf_version;
+    writers.ds.values = options.ds_values_cf ? DsViewOptions::Values::Cf : DsViewOptions::Values::Raw;
+    writers.vds.lods = options.vds_lods;
+    // Variables a .vds view leaves out are a fact about each dataset, not
+    // something an operator acts on: debug level (one ls -lR of a healthy
+    // collection writes no log line).
+    writers.vds.note = [](const std::string& m) { log_once(LogLevel::Debug, m); };
+    // The view is planned at a stat: no coordinate values from a server then.
+    writers.vds.may_read_coordinates = [](const ArraySource& s) { return !agg::draws_on_remote_objects(s); };
     // Partition files count against open_files= too (mount and export alike):
     // the aggregations' shared cache keeps at most that many open, and never
     // more than RLIMIT_NOFILE allows.
-    agg::DatasetCache::shared().set_capacity(std::min(options.open_files, agg::descriptor_budget()));
+    shared_dataset_cache().set_capacity(std::min(options.open_files, agg::descriptor_budget()));
     netcdf::DecodedChunkCache::shared().set_capacity(options.cache_mem);
     auto confined = std::make_shared<const ConfinedRoots>(aggregation.allowed_roots);
     Backend b;
@@ -161,26 +169,12 @@ Backend make_backend(const ViewOptions& options, const std::vector<std::string>&
     };
     b.first_unreadable = [confined](std::span<const std::string> files) { return first_unreadable(files, *confined); };
     b.draws_on_remote = [](const Dataset& dataset) { return agg::draws_on_remote_objects(dataset); };
-    VdsViewOptions vds_options;
-    vds_options.lods = options.vds_lods;
-    // Variables a .vds view leaves out are a fact about each dataset, not
-    // something an operator acts on: debug level (one ls -lR of a healthy
-    // collection writes no log line).
-    vds_options.note = [](const std::string& m) { log_once(LogLevel::Debug, m); };
-    // The view is planned at a stat: no coordinate values from a server then.
-    vds_options.may_read_coordinates = [](const ArraySource& s) { return !agg::draws_on_remote_objects(s); };
-    b.cheap_verdict = [lods = options.vds_lods](const Dataset& dataset,
-                                                const std::string& view) -> std::optional<std::string> {
-        if (view == "vds") return vds_view_refusal(dataset, lods).value_or("");
-        return std::nullopt;  // nc, ds, ncs: headers, built to know
+    b.cheap_verdict = [writers](const Dataset& dataset, const std::string& view) {
+        return view_format_named(view, "view").verdict(dataset, writers);
     };
-    b.make_view = [cdf, ds_options, vds_options](std::shared_ptr<const Dataset> dataset, const std::string& view,
-                                    const std::string& name) -> std::shared_ptr<const VirtualFile> {
-        if (view == "nc") return make_cdf_view(std::move(dataset), cdf);
-        if (view == "ds") return make_ds_view(std::move(dataset), ds_options);
-        if (view == "ncs") return make_ncstream_view(std::move(dataset), name);
-        if (view == "vds") return make_vds_view(std::move(dataset), vds_options);
-        throw UsageError("unknown view '" + view + "'");
+    b.make_view = [writers](std::shared_ptr<const Dataset> dataset, const std::string& view,
+                            const std::string& name) -> std::shared_ptr<const VirtualFile> {
+        return view_format_named(view, "view").build(std::move(dataset), writers, name);
     };
     return b;
 }

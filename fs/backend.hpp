@@ -11,7 +11,8 @@
 #include <string>
 #include <vector>
 
-#include "codecs/confined_open.hpp"
+#include "aggregation/read/dataset_cache.hpp"
+#include "io/confined_open.hpp"
 #include "codecs/dataset.hpp"
 #include "codecs/sniff.hpp"
 #include "codecs/virtual_file.hpp"
@@ -23,6 +24,7 @@ namespace ncafs::fs {
 enum class SourceFormat {
     None,      // not a dataset file
     Netcdf,    // CDF-1/2/5 or HDF5 magic: ncafs::open_dataset (or an aggregation)
+    Vds,       // OpenVDS container (or a NAME.vds/ folder holding a volume): ncafs::open_dataset, codecs/vds
     Ds,        // ds signature: ds reader
     Ncstream,  // ncstream MAGIC_START + header/data magic: ncstream reader
 };
@@ -34,15 +36,21 @@ SourceFormat source_format_of(FileFormat format);
 // open confined to those roots.
 SourceFormat sniff_source_format(const std::string& path, const ConfinedRoots* within = nullptr);
 
+// The cache of opened datasets and partitions that the aggregations of the
+// real backend share (one per process: open_files= bounds it, and the
+// partition watch bumps its generation). The rest of fs/ reaches it only
+// through here or Backend::dataset_cache.
+agg::DatasetCache& shared_dataset_cache();
+
 struct Backend {
     // The full (possibly slow) test; only called after precheck_aggregation said Maybe.
     std::function<bool(const std::string& path)> is_aggregation;
     // The dataset of the file at path: open_aggregation when `aggregation`,
     // else the reader of its magic. Metadata only; throws when it cannot be read.
     std::function<std::shared_ptr<const Dataset>(const std::string& path, bool aggregation)> open_dataset;
-    // View `view` ("nc", "ds", "ncs") of a dataset; `name` is the virtual
-    // file's name (the ncstream header records it). Throws when the view
-    // cannot hold the dataset.
+    // View `view` (an extension of fs/view_registry.hpp) of a dataset;
+    // `name` is the virtual file's name (the ncstream header records it).
+    // Throws when the view cannot hold the dataset.
     std::function<std::shared_ptr<const VirtualFile>(std::shared_ptr<const Dataset> dataset, const std::string& view,
                                                      const std::string& name)>
         make_view;
@@ -61,6 +69,8 @@ struct Backend {
     std::function<std::optional<std::string>(std::span<const std::string> files)> first_unreadable;
     // Whether a dataset reads partitions from remote objects (URLs); unset: never.
     std::function<bool(const Dataset& dataset)> draws_on_remote;
+    // The datasets and partitions the aggregations keep open.
+    agg::DatasetCache* dataset_cache = &shared_dataset_cache();
     // Cheap magic sniff; defaults to sniff_source_format.
     std::function<SourceFormat(const std::string& path)> sniff = [](const std::string& p) {
         return sniff_source_format(p);
@@ -70,7 +80,7 @@ struct Backend {
 // The real backend: aggregation/ + codecs/{cdf,ds,ncstream}, with allowed
 // roots {allowed_roots..., options.extra_allowed_roots...}, the options'
 // rewrites, cdf_version and ds_values. Every file is opened confined to
-// those roots (codecs/confined_open.hpp) and read through that fd only.
+// those roots (io/confined_open.hpp) and read through that fd only.
 Backend make_backend(const ViewOptions& options, const std::vector<std::string>& allowed_roots);
 
 }  // namespace ncafs::fs

@@ -1,6 +1,5 @@
 #include "fs/cache_keys.hpp"
 
-#include <stdexcept>
 
 namespace ncafs::fs {
 
@@ -11,13 +10,7 @@ size_t mix(size_t seed, size_t value) { return seed ^ (value + 0x9e3779b97f4a7c1
 
 }  // namespace
 
-ViewKind view_kind_of(const std::string& view) {
-    if (view == "nc") return ViewKind::Nc;
-    if (view == "ds") return ViewKind::Ds;
-    if (view == "ncs") return ViewKind::Ncs;
-    if (view == "vds") return ViewKind::Vds;
-    throw std::invalid_argument("unknown view " + view);
-}
+ViewKind view_kind_of(const std::string& view) { return view_format_named(view, "view").kind; }
 
 size_t CacheKeyHash::operator()(const FileKey& k) const {
     size_t h = std::hash<std::string>{}(k.path);

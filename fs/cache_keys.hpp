@@ -8,13 +8,12 @@
 #include <functional>
 #include <string>
 
-#include "codecs/open_file.hpp"
+#include "fs/view_registry.hpp"
+#include "io/open_file.hpp"
 
 namespace ncafs::fs {
 
-enum class ViewKind { Nc, Ds, Ncs, Vds };
-
-// "nc", "ds", "ncs" or "vds" (the names options and paths use); throws std::invalid_argument otherwise.
+// The kind of a view extension (fs/view_registry.hpp); throws UsageError for an unknown one.
 ViewKind view_kind_of(const std::string& view);
 
 struct FileKey {
@@ -32,7 +31,7 @@ struct DatasetKey {
 struct ViewKey {
     DatasetKey dataset;
     ViewKind kind = ViewKind::Nc;
-    std::string name;  // only the ncs view records its name; empty for nc and ds
+    std::string name;  // for a format that records its name (ncs); empty for the others
     int lod = 0;       // LOD level (fs options lods=): 0 is the full dataset
     bool operator==(const ViewKey&) const = default;
 };

@@ -85,7 +85,7 @@ private:
     };
     AccessVerdict run_check(const Caller& caller, const std::vector<std::string>& files);
 
-    mutable std::mutex mutex_;
+    mutable std::mutex mutex_;  // lock order: a leaf (folders are stat'ed outside it)
     std::unordered_map<std::string, Decision> decisions_;
     uint64_t generation_ = 0;
     size_t checks_run_ = 0;

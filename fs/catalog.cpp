@@ -49,11 +49,12 @@ std::string join(const std::string& dir, const std::string& name) {
 
 FileKey file_key(const std::string& path, const struct stat& st) { return FileKey{path, identity_from_stat(st)}; }
 
-// The key of view `view` (LOD `lod`) of the file; only the ncs view records its name.
+// The key of view `view` (LOD `lod`) of the file; the name is part of it only for a format that records it.
 ViewKey view_key(const std::string& path, const struct stat& st, bool aggregation, const std::string& view,
                  const std::string& name, int lod) {
-    ViewKind kind = view_kind_of(view);
-    return ViewKey{DatasetKey{file_key(path, st), aggregation}, kind, kind == ViewKind::Ncs ? name : std::string(), lod};
+    const ViewFormat& format = view_format_named(view, "view");
+    return ViewKey{DatasetKey{file_key(path, st), aggregation}, format.kind, format.records_name ? name : std::string(),
+                   lod};
 }
 
 }  // namespace
@@ -129,7 +130,7 @@ bool Catalog::stat_within_source(const std::string& path, struct stat& st) const
 
 OpenResult Catalog::open_real_file(const Entry& entry) {
     OpenResult r = open_regular_file(entry.real_path, confined_.get());
-    if (!r.fd && (r.error == EMFILE || r.error == ENFILE) && agg::DatasetCache::shared().drop_idle() > 0)
+    if (!r.fd && (r.error == EMFILE || r.error == ENFILE) && dataset_cache().drop_idle() > 0)
         r = open_regular_file(entry.real_path, confined_.get());
     return r;
 }
@@ -157,7 +158,7 @@ Classification Catalog::classify(const std::string& path, const struct stat& st)
     std::shared_ptr<const VirtualFile> view;
     std::shared_ptr<const Dataset> data;
     // A VDS directory (found by is_vds_directory) is read like a .vds container.
-    SourceFormat format = S_ISDIR(st.st_mode) ? SourceFormat::Netcdf : sniff(path, st);
+    SourceFormat format = S_ISDIR(st.st_mode) ? SourceFormat::Vds : sniff(path, st);
     if (format != SourceFormat::None) c.kind = Classification::Dataset;
     if (format == SourceFormat::Netcdf && agg::has_aggregation_name(path) && may_be_aggregation(path, st)) {
         try {
@@ -350,8 +351,9 @@ std::vector<Catalog::LodName> Catalog::lod_names(const std::string& stem, const 
     std::vector<LodName> out;
     if (options_.lods == 0 || !dataset_has_lods(path, st, aggregation)) return out;
     for (int n = 1; n <= options_.lods; ++n)
-        for (const char* v : kViewNames)
-            if (options_.has_view(v)) out.push_back({lod_name(stem, n, v), v, n});
+        for (const auto& format : view_formats())
+            if (options_.has_view(format.extension))
+                out.push_back({lod_name(stem, n, format.extension), format.extension, n});
     return out;
 }
 
@@ -625,7 +627,8 @@ void Catalog::list_twins(std::vector<ListedSource>& sources, const std::set<std:
     };
     for (const auto& s : sources) {
         std::string stem = source_stem(s.name)->first;
-        for (const char* v : kViewNames) {
+        for (const auto& format : view_formats()) {
+            const std::string v = format.extension;
             if (!options_.has_view(v)) continue;
             std::string twin = twin_name(stem, v);
             if (twin == s.name) continue;
@@ -652,7 +655,7 @@ std::optional<std::string> Catalog::absent_partition(const Entry& entry) {
     if (entry.kind != EntryKind::View || !entry.aggregation) return std::nullopt;
     auto files = source_files(entry);  // the aggregation file first, then its partitions
     const FileKey key = file_key(entry.real_path, entry.st);
-    const uint64_t generation = agg::DatasetCache::shared().generation();  // before the sweep
+    const uint64_t generation = dataset_cache().generation();  // before the sweep
     {
         std::lock_guard lock(mutex_);
         if (auto seen = all_partitions_present_.get(key); seen && *seen == generation) return std::nullopt;

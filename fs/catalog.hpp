@@ -21,7 +21,7 @@
 // pre-checked (its header's attribute names) once per identity too.
 // Everything is cached by (path, device, inode, size, mtime, ctime), bounded.
 // Every lookup, listing, pre-check and open walks from an fd of SOURCE with
-// every component confined (codecs/confined_open.hpp): symlinks are followed
+// every component confined (io/confined_open.hpp): symlinks are followed
 // only while they stay inside SOURCE, whatever is swapped meanwhile.
 #pragma once
 
@@ -34,9 +34,9 @@
 #include <string>
 #include <vector>
 
-#include "codecs/confined_open.hpp"
-#include "codecs/lru_cache.hpp"
-#include "codecs/open_file.hpp"
+#include "io/confined_open.hpp"
+#include "io/lru_cache.hpp"
+#include "io/open_file.hpp"
 #include "codecs/virtual_file.hpp"
 #include "fs/backend.hpp"
 #include "fs/cache_keys.hpp"
@@ -49,7 +49,7 @@ enum class EntryKind { Directory, RealFile, View };
 struct Entry {
     EntryKind kind = EntryKind::RealFile;
     std::string real_path;  // the directory, the real file, or the aggregation file
-    std::string view;       // for View: "nc", "ds" or "ncs"
+    std::string view;       // for View: the format's extension (fs/view_registry.hpp)
     std::string name;       // for View: the virtual file name (NAME.ncs records it)
     bool aggregation = false;  // for View: real_path is an aggregation file
     int lod = 0;            // for View: LOD level of NAME.lodN.EXT (0: the full dataset)
@@ -79,6 +79,8 @@ public:
 
     const std::string& source_root() const { return root_; }
     const ViewOptions& options() const { return options_; }
+    // The datasets and partitions the aggregations keep open (the backend's).
+    agg::DatasetCache& dataset_cache() const { return *backend_.dataset_cache; }
 
     // The entry at a virtual path relative to the root ("" is the root, no
     // leading slash); nullopt when nothing is shown there.
@@ -100,7 +102,7 @@ public:
     // source and (aggregation) its partition files. Cached like the views.
     std::shared_ptr<const std::vector<std::string>> source_files(const Entry& entry);
     // The attributes shown for an entry: source owner and mode (views: write
-    // bits removed), size served, 1 MiB st_blksize.
+    // bits removed), size served, 64 KiB st_blksize.
     struct stat attributes(const Entry& entry) const;
     // The real file of a RealFile entry, opened confined to SOURCE
     // (O_NONBLOCK, regular files only); on EMFILE/ENFILE idle cached
@@ -181,6 +183,8 @@ private:
     ViewOptions options_;
     Backend backend_;
 
+    // Lock order: parsing and opening run outside it; a dropped dataset may close
+    // a netCDF-4 file under it (netcdf_library_mutex).
     mutable std::mutex mutex_;
     // Bounded LRUs of classifications, sniffs, datasets and built views
     // (fs/cache_keys.hpp: a changed file is another key).

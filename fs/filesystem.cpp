@@ -12,10 +12,9 @@
 #include <system_error>
 #include <vector>
 
-#include "aggregation/read/dataset_cache.hpp"
-#include "codecs/confined_open.hpp"
+#include "io/confined_open.hpp"
 #include "codecs/error.hpp"
-#include "codecs/open_file.hpp"
+#include "io/open_file.hpp"
 #include "fs/log.hpp"
 #include "fs/outside_helper.hpp"
 #include "fs/piece_windows.hpp"
@@ -231,7 +230,7 @@ void open_entry(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi, Entry entry,
     } else {
         // A fresh open asks the servers again for objects last asked more than
         // DatasetCache::kRemoteRevalidate ago: a replaced object is read in its new version.
-        if (remote) agg::DatasetCache::shared().paths_may_have_changed();
+        if (remote) fs.catalog().dataset_cache().paths_may_have_changed();
         try {
             handle->view = fs.catalog().open_view(entry);
             fs.block_cache().forget(handle->view.get());  // partitions may have changed since
@@ -246,7 +245,7 @@ void open_entry(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi, Entry entry,
     // A partition is missing or remote: direct I/O, so that each read(2) is one
     // request answered whole or with EIO. Through the page cache a read
     // comes back short at the failing page, and netcdf-c (posixio)
-    // zero-fills a short read: silently wrong values (README).
+    // zero-fills a short read: silently wrong values (docs/views.md).
     const bool direct = remote || (entry.kind == EntryKind::View && direct_io_for_missing_partition(fs, entry));
     // Keep the kernel's page cache across opens while the source is unchanged.
     bool changed = fs.inodes().note_identity(ino, entry.identity());
@@ -520,7 +519,7 @@ Filesystem::Filesystem(Catalog& catalog, bool check_callers)
       watch_([this](const std::vector<fuse_ino_t>& inodes) { partitions_changed(inodes); },
              [this] {
                  if (access_) access_->forget_all();
-                 agg::DatasetCache::shared().paths_may_have_changed();  // a mode change: open (and check) again
+                 catalog_.dataset_cache().paths_may_have_changed();  // a mode change: open (and check) again
              }) {}
 
 namespace {
@@ -585,7 +584,7 @@ bool Filesystem::refresh_partitions(fuse_ino_t ino, const Entry& entry) {
 
 void Filesystem::partitions_changed(const std::vector<fuse_ino_t>& inodes) {
     block_cache_.clear();  // computed bytes of any view may hold the old values
-    agg::DatasetCache::shared().paths_may_have_changed();  // partitions kept open: open their paths again
+    catalog_.dataset_cache().paths_may_have_changed();  // partitions kept open: open their paths again
     for (fuse_ino_t ino : inodes) invalidate(ino);
 }
 

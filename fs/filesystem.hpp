@@ -75,7 +75,7 @@ private:
     InodeTable inodes_;
     BlockCache block_cache_{uint64_t{32} << 20};  // of computed view bytes
     fuse_session* session_ = nullptr;
-    std::mutex queue_mutex_;
+    std::mutex queue_mutex_;  // lock order: a leaf (the kernel is notified outside it)
     std::condition_variable queue_cv_;
     std::deque<fuse_ino_t> queue_;
     bool stopping_ = false;

@@ -12,7 +12,7 @@
 #include <string>
 #include <unordered_map>
 
-#include "codecs/open_file.hpp"
+#include "io/open_file.hpp"
 
 namespace ncafs::fs {
 
@@ -35,7 +35,7 @@ private:
         uint64_t lookups = 0;
         std::optional<FileIdentity> identity;
     };
-    mutable std::mutex mutex_;
+    mutable std::mutex mutex_;  // lock order: a leaf
     fuse_ino_t next_ = FUSE_ROOT_ID + 1;
     std::unordered_map<fuse_ino_t, Node> nodes_;
     std::unordered_map<std::string, fuse_ino_t> by_path_;

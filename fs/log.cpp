@@ -21,7 +21,7 @@ struct RateEntry {
 };
 
 struct LogState {
-    std::mutex mutex;
+    std::mutex mutex;  // lock order: innermost of ours (taken under PartitionWatch::mutex_)
     bool syslog = false;
     bool journal = false;  // stderr is systemd's journal stream: lines carry <N>
     bool debug = false;

@@ -15,6 +15,7 @@
 #include "fs/dead_mount.hpp"
 #include "fs/mount_options.hpp"
 #include "fs/remote_options.hpp"
+#include "fs/view_registry.hpp"
 #include "codecs/lod_dataset.hpp"
 
 namespace ncafs::fs {
@@ -83,9 +84,7 @@ bool ViewOptions::has_view(const std::string& name) const {
     return false;
 }
 
-bool is_known_view_name(const std::string& name) {
-    return name == "nc" || name == "ds" || name == "ncs" || name == "vds";
-}
+bool is_known_view_name(const std::string& name) { return find_view_format(name) != nullptr; }
 
 bool parse_missing_partitions(const std::string& value) {
     if (value != "error" && value != "fill")
@@ -131,10 +130,10 @@ std::vector<std::string> colon_list(const std::string& value) {
 std::vector<std::string> parse_views(const std::string& value) {
     std::vector<std::string> views;
     for (const auto& v : colon_list(value)) {
-        if (!is_known_view_name(v)) throw UsageError("option views: unknown view '" + v + "' (known: nc, ds, ncs, vds)");
+        view_format_named(v, "option views");
         if (std::find(views.begin(), views.end(), v) == views.end()) views.push_back(v);
     }
-    if (views.empty()) throw UsageError("option views: give at least one view (nc, ds, ncs, vds)");
+    if (views.empty()) throw UsageError("option views: give at least one view (" + view_extension_list(", ") + ")");
     return views;
 }
 
@@ -281,8 +280,11 @@ MountOptions parse_mount_command_line(const std::vector<std::string>& args) {
 // compares it with the man page): split, it would only be harder to compare.
 std::string usage_text(const std::string& program) {
     std::ostringstream s;
+    const std::string formats = view_extension_list("|");
+    const std::string all_views = view_extension_list(",");
+    const size_t first_comma = std::min(all_views.find(','), all_views.size());
     s << "usage: " << program << " SOURCE MOUNTPOINT [-f] [-d] [-s] [-o opt[,opt...]]\n"
-      << "       " << program << " export FILE [--format nc|ds|ncs|vds] [--values raw|cf]\n"
+      << "       " << program << " export FILE [--format " << formats << "] [--values raw|cf]\n"
       << "                    [--deflate[=LEVEL]] [-o OUT] [-o opt[,opt...]]\n"
       << "       " << program << " inspect [--root DIR] [--rewrite OLD=NEW] [--all]\n"
       << "                    [-o remote-opt[,remote-opt...]] FILE\n"
@@ -292,13 +294,11 @@ std::string usage_text(const std::string& program) {
       << "                    [--files-from FILE|-] [--glob PATTERN] -o OUT.nc [FILE|DIR]...\n"
       << "       " << program << " clear-dead-mount SOURCE MOUNTPOINT\n"
       << "\n"
-      << "Mounts SOURCE read-only at MOUNTPOINT: directories are mirrored, every\n"
-      << "aggregation file NAME.nca (or NAME.nc) appears as NAME.nc, one netCDF classic\n"
-      << "file computed on demand from its partitions; every other file appears as is.\n"
-      << "Every dataset (aggregation, netCDF file, .ds or .ncs file) also appears in the\n"
-      << "other formats: NAME.nc, NAME.ds (ds-1.0) and NAME.ncs (ncstream); a real file\n"
-      << "of the same name always wins.\n"
+      << "Mounts SOURCE read-only at MOUNTPOINT: directories are mirrored and every file\n"
+      << "appears as is, except that an aggregation NAME.nca (or NAME.nc) appears as\n"
+      << "NAME.nc, one netCDF classic file computed on demand from its partitions.\n"
       << "\n"
+      << views_help_text() << "\n"
       << "general options:\n"
       << "  -f                 stay in the foreground (log to stderr, not syslog)\n"
       << "  -d, -o debug       foreground with FUSE debug output\n"
@@ -309,8 +309,9 @@ std::string usage_text(const std::string& program) {
       << "ncafs options (-o, also for export):\n"
       << "  cdf_version=1|2|5  format of the virtual netCDF files (default: the smallest\n"
       << "                     that holds the data: 1, else 2, else 5)\n"
-      << "  views=nc[,ds,ncs,vds]  which views of each dataset appear (also\n"
-      << "                     views=nc:ds; default: nc,ds,ncs,vds; vds: OpenVDS container)\n"
+      << "  views=" << all_views.substr(0, first_comma) << "[" << all_views.substr(first_comma)
+      << "]  which views of each dataset appear (also\n"
+      << "                     views=nc:ds; default: " << all_views << ")\n"
       << "  vds_lods=N         LODs stored in the .vds views besides LOD0 (0..12,\n"
       << "                     default 2)\n"
       << "  ds_values=raw|cf   values of the .ds views: raw as stored (default), or cf:\n"
@@ -355,10 +356,10 @@ std::string usage_text(const std::string& program) {
       << "                     allow_root=, cache_dir= and system files (default on;\n"
       << "                     with allow_other, off must be given where the kernel\n"
       << "                     has no Landlock)\n"
-      << "  lods=N             (mount) also show NAME.lod1.nc ... NAME.lodN.nc (and .ds,\n"
-      << "                     .ncs) of datasets with a variable of rank >= 2: every 2^n-th\n"
-      << "                     sample along each dimension but the record one (0..16,\n"
-      << "                     default 0)\n"
+      << "  lods=N             (mount) also show NAME.lod1.EXT ... NAME.lodN.EXT (every\n"
+      << "                     view EXT) of datasets with a variable of rank >= 2:\n"
+      << "                     every 2^n-th sample along each dimension but the record\n"
+      << "                     one (0..16, default 0)\n"
       << "  lod_keep=DIM[:DIM] (mount) dimensions the LOD views leave whole (repeatable)\n"
       << "  lod_min_size=SIZE  (mount) LOD views only of aggregations and of datasets\n"
       << "                     whose variables hold more than SIZE bytes, bytes or K, M,\n"
@@ -377,7 +378,7 @@ std::string usage_text(const std::string& program) {
       << "Unmount: fusermount3 -u MOUNTPOINT (or umount as root).\n"
       << "\n"
       << "export options:\n"
-      << "  --format nc|ds|ncs|vds  FILE's dataset in that format (default: the bytes\n"
+      << "  --format " << formats << "  FILE's dataset in that format (default: the bytes\n"
       << "                     the mount serves under FILE's name)\n"
       << "  --values raw|cf    values of a ds export (as ds_values=)\n"
       << "  --deflate[=LEVEL]  ncs export with zlib-compressed data (LEVEL 0..9, default 6)\n"

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "aggregation/model/limits.hpp"
+#include "fs/view_registry.hpp"
 #include "remote/remote_store.hpp"
 
 namespace ncafs::fs {
@@ -17,7 +18,7 @@ namespace ncafs::fs {
 // Options that shape what the views contain; shared by mount and export.
 struct ViewOptions {
     std::optional<int> cdf_version;             // 1, 2 or 5; nullopt: smallest that fits
-    std::vector<std::string> views = {"nc", "ds", "ncs", "vds"};  // view names in the order given
+    std::vector<std::string> views = view_extensions();  // view formats (fs/view_registry.hpp) in the order given
     bool ds_values_cf = false;                  // ds_values=cf: .ds views hold netCDF4-python's values
     int vds_lods = 2;                           // vds_lods=N: stored LODs of the .vds views
     std::vector<std::string> extra_allowed_roots;  // allow_root=DIR (absolute, repeatable)
@@ -50,7 +51,7 @@ struct MountOptions {
     bool show_version = false;
 };
 
-// The view names: "nc" (netCDF classic), "ds" (ds-1.0), "ncs" (ncstream), "vds" (OpenVDS).
+// Whether `name` is the extension of a view format (fs/view_registry.hpp).
 bool is_known_view_name(const std::string& name);
 
 // The value of missing_partitions=: true for fill, false for error; throws

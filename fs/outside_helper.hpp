@@ -38,7 +38,7 @@ private:
     struct MountId {
         std::string id, device;  // mount ID and major:minor from /proc/self/mountinfo
     };
-    std::mutex mutex_;  // one request at a time on the socket
+    std::mutex mutex_;  // one request at a time on the socket; lock order: a leaf
     int socket_ = -1;
     pid_t pid_ = -1;
 };

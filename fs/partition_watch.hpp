@@ -87,7 +87,7 @@ private:
     int inotify_fd_ = -1;
     int stop_fd_ = -1;
     std::thread thread_;
-    mutable std::mutex mutex_;
+    mutable std::mutex mutex_;  // lock order: before the log's (a full inotify table is logged under it)
     std::unordered_map<std::string, int> wd_of_folder_;
     std::unordered_map<int, Folder> folders_;
     std::unordered_map<fuse_ino_t, Tracked> tracked_;

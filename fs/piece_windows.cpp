@@ -4,7 +4,7 @@
 #include <condition_variable>
 #include <mutex>
 
-#include "aggregation/read/dataset_cache.hpp"
+#include "fs/backend.hpp"
 #include "fs/read_path.hpp"
 
 namespace ncafs::fs {
@@ -15,7 +15,7 @@ constexpr uint64_t kMinWindow = 64;
 constexpr uint64_t kMaxWindow = uint64_t{1} << 20;
 constexpr uint64_t kMaxGrowth = 8;  // per window, so that one dense stretch cannot overshoot far
 
-size_t open_files_bound() { return agg::DatasetCache::shared().capacity(); }
+size_t open_files_bound() { return shared_dataset_cache().capacity(); }
 
 // Files held by the windows of every request in flight. A window whose files
 // would pass the budget gives its pieces back and waits for others to
@@ -47,7 +47,7 @@ public:
 
 private:
     static size_t limit() { return std::max(files_per_window(), open_files_bound() / 2); }
-    std::mutex mutex_;
+    std::mutex mutex_;  // lock order: before DatasetCache::mutex_ (limit() asks the cache's capacity)
     std::condition_variable released_;
     size_t held_ = 0;
 };

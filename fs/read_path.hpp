@@ -33,7 +33,7 @@ void read_view(const VirtualFile& vf, uint64_t offset, std::span<uint8_t> out);
 #include <mutex>
 #include <unordered_map>
 
-#include "codecs/lru_cache.hpp"
+#include "io/lru_cache.hpp"
 
 namespace ncafs::fs {
 
@@ -81,6 +81,8 @@ private:
     // now together with the missing blocks after it up to view offset `until`.
     Span block(const std::shared_ptr<const VirtualFile>& vf, uint64_t index, uint64_t until);
     Span compute(const std::shared_ptr<const VirtualFile>& vf, uint64_t index, uint64_t until);
+    // Lock order: blocks are computed outside it; a dropped block may be the last
+    // holder of a netCDF-4 file, closed under it (netcdf_library_mutex).
     std::mutex mutex_;
     LruCache<BlockKey, Bytes, BlockKeyHash> blocks_;
     // Blocks being computed: a second reader of the same block (the

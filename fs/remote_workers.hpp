@@ -42,7 +42,7 @@ private:
     };
     void loop();
 
-    std::mutex mutex_;
+    std::mutex mutex_;  // lock order: a leaf (jobs run outside it; docs/design.md, Locks)
     std::condition_variable ready_;
     std::deque<Job> queue_;
     bool running_ = false;

@@ -1,6 +1,6 @@
 // What the kernel sandbox (fs/landlock.hpp) lets ncafs open: read beneath its
 // data roots, read-write beneath cache_dir, read of the few system files its
-// libraries need (README "Security model" lists them), nothing else; and
+// libraries need (docs/security.md, "Contained by the kernel", lists them), nothing else; and
 // whether to apply it at all (sandbox=on|off, kernels without Landlock).
 #pragma once
 

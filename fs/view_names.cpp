@@ -72,8 +72,8 @@ std::string classic_name(const std::string& stem) { return stem + kClassicSuffix
 
 std::optional<ViewName> resolve_view_name(const std::string& name, const ViewNameProbe& probe) {
     std::string view;
-    for (const char* v : kViewNames)
-        if (has_suffix(name, std::string(".") + v)) view = v;
+    for (const auto& format : view_formats())
+        if (has_suffix(name, std::string(".") + format.extension)) view = format.extension;
     if (view.empty() || !probe.view_enabled(view)) return std::nullopt;
     if (has_suffix(name, kClassicSuffix)) {
         std::string source = name.substr(0, name.size() - std::string(kClassicSuffix).size()) + ".nc";

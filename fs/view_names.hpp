@@ -2,7 +2,7 @@
 // and view a name stands for. One set of rules for the mount's lookups and
 // listings (fs/catalog.cpp) and for the commands that take a view name
 // (export, inspect, check), so that whatever the mount lists they accept.
-//   twin:    STEM.EXT (EXT nc, ds, ncs, vds) of the first dataset file STEM.nc,
+//   twin:    STEM.EXT (EXT a view format of fs/view_registry.hpp) of the first dataset file STEM.nc,
 //            STEM.nca, STEM.ds, STEM.ncs, STEM.nc4, STEM.h5, STEM.hdf5, STEM.vds;
 //   classic: STEM.classic.nc of a netCDF-4 STEM.nc that is not an aggregation;
 //   LOD:     STEM.lodN.EXT (1 <= N <= lods=) of the dataset a twin STEM.EXT shows.
@@ -15,14 +15,12 @@
 #include <utility>
 
 #include "codecs/dataset.hpp"
+#include "fs/view_registry.hpp"
 
 namespace ncafs::fs {
 
 // Suffixes of dataset files, in the order that decides which gives a twin.
 inline constexpr const char* kSourceSuffixes[] = {".nc", ".nca", ".ds", ".ncs", ".nc4", ".h5", ".hdf5", ".vds"};
-// The view extensions.
-inline constexpr const char* kViewNames[] = {"nc", "ds", "ncs", "vds"};
-inline constexpr const char* kClassicSuffix = ".classic.nc";
 
 // The stem of a dataset file name (NAME of NAME.nc...) and the rank of its
 // suffix in kSourceSuffixes, or nullopt.
@@ -39,7 +37,7 @@ bool shows_lod_views(const Dataset& dataset, bool aggregation, uint64_t lod_min_
 // The file and view a name stands for.
 struct ViewName {
     std::string source;  // the dataset file's name in the same folder
-    std::string view;    // nc, ds, ncs or vds
+    std::string view;    // the view format's extension (fs/view_registry.hpp)
     int lod = 0;         // N of STEM.lodN.EXT (0: the full dataset)
     bool classic = false;  // STEM.classic.nc
 };

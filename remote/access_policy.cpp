@@ -1,6 +1,6 @@
 #include "remote/access_policy.hpp"
 
-#include "codecs/error.hpp"
+#include "io/error.hpp"
 
 namespace ncafs::remote {
 namespace {

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "codecs/lru_cache.hpp"
+#include "io/lru_cache.hpp"
 
 namespace ncafs::remote {
 
@@ -38,7 +38,7 @@ public:
     }
 
 private:
-    std::mutex mutex_;
+    std::mutex mutex_;  // lock order: a leaf (taken under RemoteObject::sequence_mutex_)
     LruCache<BlockKey, Block, BlockKeyHash, ByteWeight> lru_;
 };
 

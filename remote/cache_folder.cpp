@@ -11,7 +11,7 @@
 #include <cstring>
 #include <filesystem>
 
-#include "codecs/error.hpp"
+#include "io/error.hpp"
 
 namespace ncafs::remote {
 namespace {

@@ -16,7 +16,7 @@
 #include <string>
 #include <vector>
 
-#include "codecs/confined_open.hpp"
+#include "io/confined_open.hpp"
 
 namespace ncafs::remote {
 

@@ -9,7 +9,7 @@
 #include <cstring>
 #include <optional>
 
-#include "codecs/error.hpp"
+#include "io/error.hpp"
 
 namespace ncafs::remote {
 namespace {

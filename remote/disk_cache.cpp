@@ -10,7 +10,7 @@
 #include <ctime>
 #include <sstream>
 
-#include "codecs/error.hpp"
+#include "io/error.hpp"
 
 namespace ncafs::remote {
 namespace {

@@ -77,7 +77,7 @@ private:
     CacheLog log_;
     CacheFolder folder_;
     UniqueFd lock_;
-    std::mutex evict_mutex_;  // the flock does not exclude threads sharing lock_
+    std::mutex evict_mutex_;  // the flock does not exclude threads sharing lock_; lock order: a leaf
     CacheNames names_;
     uint64_t max_bytes_;
     std::atomic<uint64_t> used_{0};

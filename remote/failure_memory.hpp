@@ -37,7 +37,7 @@ private:
     static std::string key(const std::string& url, const std::string& version) { return version + '\n' + url; }
 
     std::chrono::milliseconds keep_;
-    mutable std::mutex mutex_;
+    mutable std::mutex mutex_;  // lock order: a leaf (taken under DatasetCache::mutex_)
     std::unordered_map<std::string, Failure> failures_;
 };
 

@@ -101,8 +101,8 @@ void unlock_share(CURL*, curl_lock_data data, void* user) {
 struct HttpClient::Impl {
     RemoteConfig config;
     CURLSH* share = nullptr;
-    std::mutex share_locks[CURL_LOCK_DATA_LAST];
-    std::mutex pool_mutex;
+    std::mutex share_locks[CURL_LOCK_DATA_LAST];  // taken by libcurl only; lock order: leaves
+    std::mutex pool_mutex;  // lock order: a leaf
     std::vector<CURLM*> idle_multis;  // each keeps its own live connections
     std::vector<CURL*> idle_easies;
     std::atomic<bool> cancelled{false};

@@ -8,8 +8,8 @@
 #include <cstring>
 #include <vector>
 
-#include "codecs/error.hpp"
-#include "codecs/open_file.hpp"
+#include "io/error.hpp"
+#include "io/open_file.hpp"
 #include "remote/remote_object.hpp"
 #include "remote/store_impl.hpp"
 

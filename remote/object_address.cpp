@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <cctype>
 
-#include "codecs/error.hpp"
-#include "codecs/percent_encode.hpp"
+#include "io/error.hpp"
+#include "io/percent_encode.hpp"
 #include "remote/remote_store.hpp"
 
 namespace ncafs::remote {

@@ -1,7 +1,7 @@
 // RemoteStore::probe: one range GET (open()'s first block), its outcome sorted for `ncafs check`.
 #include <vector>
 
-#include "codecs/error.hpp"
+#include "io/error.hpp"
 #include "remote/store_impl.hpp"
 
 namespace ncafs::remote {

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "codecs/error.hpp"
+#include "io/error.hpp"
 #include "remote/http_client.hpp"
 #include "remote/range_response.hpp"
 

@@ -4,7 +4,7 @@
 #include <cstring>
 #include <set>
 
-#include "codecs/error.hpp"
+#include "io/error.hpp"
 #include "remote/network_scope.hpp"
 
 namespace ncafs::remote {

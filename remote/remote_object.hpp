@@ -45,7 +45,7 @@ private:
     ObjectMeta meta_;
     ObjectAddress address_;
     std::string version_, key_;
-    mutable std::mutex sequence_mutex_;
+    mutable std::mutex sequence_mutex_;  // lock order: before BlockCache::mutex_ (readahead_after looks a block up)
     mutable uint64_t expected_next_ = 0;
     mutable unsigned readahead_ = 0;
 };

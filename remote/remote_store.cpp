@@ -2,7 +2,7 @@
 
 #include <cstdio>
 
-#include "codecs/error.hpp"
+#include "io/error.hpp"
 #include "remote/object_address.hpp"
 #include "remote/remote_object.hpp"
 #include "remote/store_impl.hpp"
@@ -16,7 +16,7 @@ std::string error_kind(const FetchError& e) {
     return e.status() ? "HTTP " + std::to_string(e.status()) : "error " + std::to_string(static_cast<int>(e.kind()));
 }
 
-std::mutex shared_mutex;
+std::mutex shared_mutex;  // lock order: after DatasetCache::mutex_ (shared()); nothing of ours under it
 RemoteConfig shared_config;
 std::shared_ptr<DiskCache> shared_disk;
 std::unique_ptr<RemoteStore> shared_store;

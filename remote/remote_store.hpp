@@ -11,7 +11,7 @@
 #include <string>
 #include <string_view>
 
-#include "codecs/remote_bytes.hpp"
+#include "io/remote_bytes.hpp"
 #include "remote/access_policy.hpp"
 
 namespace ncafs {

@@ -6,7 +6,7 @@
 #include <cctype>
 #include <memory>
 
-#include "codecs/error.hpp"
+#include "io/error.hpp"
 #include "remote/object_address.hpp"
 
 namespace ncafs::remote {

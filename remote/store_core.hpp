@@ -47,7 +47,7 @@ struct StoreCore {
 private:
     std::once_flag credentials_once_;
     AwsCredentials credentials_;
-    std::mutex stderr_mutex_;
+    std::mutex stderr_mutex_;  // lock order: a leaf
     std::set<std::string> stderr_keys_;  // without config.log: each key once on stderr
 };
 

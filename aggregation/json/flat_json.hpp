@@ -1,8 +1,8 @@
 // One JSON value kept flat: its nodes in document order in one vector and
 // its strings in one arena, both reused from one value to the next. The
 // streamed Partitions list (streamed_json.hpp) hands each partition over as
-// one, so a million partitions cost no tree and no allocation each (README
-// "A million partitions: loading the metadata"). Objects keep their members
+// one, so a million partitions cost no tree and no allocation each (docs/performance.md,
+// "Many partitions"). Objects keep their members
 // in text order, repeats included; find() gives the last of a repeated key
 // and sorted_members() the order and choice of nlohmann::json's parse.
 #pragma once

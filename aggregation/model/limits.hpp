@@ -1,5 +1,5 @@
 // Bounds on what one aggregation file may make the daemon hold or do, so that
-// a small hostile file cannot amplify into gigabytes (README "Hostile input"). Each
+// a small hostile file cannot amplify into gigabytes (docs/security.md "Hostile input"). Each
 // is an -o option of the mount (fs/options.cpp); exceeding one is an
 // AggregationError naming the file and the limit.
 #pragma once

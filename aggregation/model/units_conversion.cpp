@@ -20,7 +20,7 @@ namespace {
 // UDUNITS-2 is not thread-safe and loading its XML database is slow: one
 // system, loaded on first use, every call under this mutex.
 std::mutex& udunits_mutex() {
-    static std::mutex m;
+    static std::mutex m;  // lock order: a leaf (UDUNITS-2 only)
     return m;
 }
 
@@ -77,7 +77,7 @@ struct ReferenceTime {
 };
 
 // Calendar arithmetic multiplies years by 366 days in int64_t: years are
-// bounded first (documented in README "Hostile input") so nothing can wrap.
+// bounded first (documented in docs/security.md "Hostile input") so nothing can wrap.
 constexpr double kMaxReferenceYear = 1e9;
 
 void check_date_range(const std::string& units, double year, double month, double day) {

@@ -20,10 +20,10 @@
 #include <string>
 #include <unordered_map>
 
-#include "codecs/confined_open.hpp"
+#include "io/confined_open.hpp"
 #include "codecs/dataset.hpp"
-#include "codecs/lru_cache.hpp"
-#include "codecs/open_file.hpp"
+#include "io/lru_cache.hpp"
+#include "io/open_file.hpp"
 
 namespace ncafs::agg {
 
@@ -90,6 +90,8 @@ private:
         FileIdentity identity;
         std::chrono::steady_clock::time_point when;
     };
+    // Lock order: after AggregatedSource::mutex_ and the file budget; before the remote
+    // store's locks and netcdf_library_mutex (a dropped netCDF-4 file closes under it).
     mutable std::mutex mutex_;
     LruCache<Key, Opened, KeyHash> entries_;
     std::unordered_map<std::string, RemoteSeen> remote_seen_;  // URL -> identity at its last open

@@ -9,7 +9,7 @@
 
 #include "aggregation/model/limits.hpp"
 #include "aggregation/read/path_policy.hpp"
-#include "codecs/confined_open.hpp"
+#include "io/confined_open.hpp"
 #include "codecs/dataset.hpp"
 
 namespace ncafs {
@@ -21,7 +21,7 @@ struct AggregationOptions {
     // Path prefix rewrites old -> new, applied to resolved partition paths
     // (e.g. {"/home/david", "/data/david"}); first match wins.
     std::vector<std::pair<std::string, std::string>> path_rewrites;
-    agg::AggregationLimits limits;  // max_fragments, max_metadata (README "Hostile input")
+    agg::AggregationLimits limits;  // max_fragments, max_metadata (docs/security.md "Hostile input")
     agg::MissingPartitions missing_partitions;  // missing_partitions=error|fill
 };
 

@@ -28,7 +28,7 @@ public:
     }
 
 private:
-    std::mutex mutex_;
+    std::mutex mutex_;  // lock order: a leaf
     std::exception_ptr error_;
     size_t index_ = 0;
     std::atomic<bool> failed_{false};

@@ -21,7 +21,7 @@
 #include "aggregation/model/partition_model.hpp"
 #include "aggregation/read/path_policy.hpp"
 #include "codecs/array_source.hpp"
-#include "codecs/lru_cache.hpp"
+#include "io/lru_cache.hpp"
 
 namespace ncafs::agg {
 
@@ -100,7 +100,8 @@ private:
     // state (a dropped one is resolved again from its newly opened file).
     std::shared_ptr<const Resolved> resolved(size_t i) const;  // under mutex_
     void keep_resolved(size_t i, std::shared_ptr<const Resolved> r) const;  // under mutex_
-    mutable std::mutex mutex_;  // guards resolved_ only
+    // Guards resolved_ only. Lock order: before DatasetCache::mutex_ (keep_resolved asks its capacity).
+    mutable std::mutex mutex_;
     mutable LruCache<size_t, std::shared_ptr<const Resolved>> resolved_;
 };
 

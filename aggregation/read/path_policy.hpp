@@ -13,13 +13,13 @@
 #include <utility>
 #include <vector>
 
-#include "codecs/confined_open.hpp"
+#include "io/confined_open.hpp"
 
 namespace ncafs::agg {
 
 // -o missing_partitions=: what a partition file that is absent, unreadable
 // by permission or of no dataset format at all reads as (docs/conventions/
-// README.md "Missing partitions"). `note` gets one line per such file and
+// docs/views.md "Incomplete collections"). `note` gets one line per such file and
 // read (the same line for each variable it holds): the caller logs it once.
 struct MissingPartitions {
     bool fill = false;  // false: the read fails (EIO); true: the master's fill value
@@ -69,7 +69,7 @@ private:
     MissingPartitions missing_;
 };
 
-using ncafs::lexically_normal_absolute;  // codecs/confined_open.hpp
+using ncafs::lexically_normal_absolute;  // io/confined_open.hpp
 using ncafs::path_is_under;
 
 }  // namespace ncafs::agg

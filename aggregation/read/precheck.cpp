@@ -9,7 +9,7 @@
 
 #include "codecs/cdf/header_reader.hpp"
 #include "codecs/error.hpp"
-#include "codecs/open_file.hpp"
+#include "io/open_file.hpp"
 #include "codecs/sniff.hpp"
 
 namespace ncafs::agg {

@@ -8,7 +8,7 @@
 #include <string>
 #include <string_view>
 
-#include "codecs/confined_open.hpp"
+#include "io/confined_open.hpp"
 
 namespace ncafs::agg {
 

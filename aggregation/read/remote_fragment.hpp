@@ -9,7 +9,7 @@
 #include <memory>
 #include <string>
 
-#include "codecs/open_file.hpp"
+#include "io/open_file.hpp"
 
 namespace ncafs::agg {
 

@@ -166,7 +166,7 @@ std::string uri_scheme(const std::string& s) {
 }
 
 // Whether a fragment file is there, walked from the allowed roots' descriptors
-// (codecs/confined_open.hpp): a name is never followed through a symlink or a
+// (io/confined_open.hpp): a name is never followed through a symlink or a
 // swapped directory to outside the roots, not even to test that it exists.
 bool exists_within(const std::string& path, const PathPolicy& paths) {
     struct stat st{};

@@ -10,7 +10,7 @@
 
 #include "codecs/error.hpp"
 #include "codecs/netcdf/netcdf_library.hpp"
-#include "codecs/open_file.hpp"
+#include "io/open_file.hpp"
 
 namespace ncafs::agg {
 

@@ -14,7 +14,7 @@
 #include <string_view>
 #include <vector>
 
-#include "codecs/confined_open.hpp"
+#include "io/confined_open.hpp"
 #include "codecs/netcdf/hdf5_indirection.hpp"
 #include "codecs/types.hpp"
 

@@ -22,7 +22,7 @@
 #include "codecs/dataset.hpp"
 #include "codecs/netcdf/netcdf_library.hpp"
 #include "codecs/open_dataset.hpp"
-#include "codecs/percent_encode.hpp"
+#include "io/percent_encode.hpp"
 
 namespace ncafs::agg {
 

@@ -10,7 +10,7 @@
 
 #include "codecs/cdf/header.hpp"
 #include "codecs/cdf/layout.hpp"
-#include "codecs/open_file.hpp"
+#include "io/open_file.hpp"
 
 namespace ncafs::cdf {
 

@@ -77,7 +77,7 @@ public:
     }
 
 private:
-    std::mutex mutex_;
+    std::mutex mutex_;  // lock order: a leaf
     std::deque<std::shared_ptr<const Remembered>> recent_;  // most recent first
 };
 

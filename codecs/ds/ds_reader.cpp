@@ -12,7 +12,7 @@
 #include "codecs/ds/ds_types.hpp"
 #include "codecs/error.hpp"
 #include "codecs/memory_source.hpp"
-#include "codecs/open_file.hpp"
+#include "io/open_file.hpp"
 
 namespace ncafs::ds {
 

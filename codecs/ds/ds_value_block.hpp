@@ -72,7 +72,7 @@ private:
     std::shared_ptr<const ChunkProducer> producer_;
     ValueBlockPlan plan_;
     size_t width_;
-    mutable std::mutex cache_mutex_;
+    mutable std::mutex cache_mutex_;  // lock order: a leaf (values are produced outside it)
     mutable std::shared_ptr<const Chunk> last_chunk_;  // sequential readers touch one chunk many times
 };
 

@@ -139,7 +139,7 @@ private:
         return *built_;
     }
     std::shared_ptr<const Dataset> dataset_;
-    mutable std::mutex mutex_;
+    mutable std::mutex mutex_;  // lock order: outermost: the counting pass reads the whole dataset under it
     mutable std::shared_ptr<const VirtualFile> built_;
 };
 

@@ -48,7 +48,7 @@ private:
     std::optional<std::string> run_block(Snapshot& s, uint64_t b, uint8_t* out, const Fetch& fetch);
 
     uint64_t compressed_, raw_, block_;
-    std::mutex mutex_;
+    std::mutex mutex_;  // lock order: before the remote store's (fetch reads the file under it)
     std::vector<std::unique_ptr<Snapshot>> snapshots_;  // [b]: inflater at the start of block b, once reached
 };
 

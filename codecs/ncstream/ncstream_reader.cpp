@@ -15,7 +15,7 @@
 #include "codecs/ncstream/ncstream.pb.h"
 #include "codecs/ncstream/piece_source.hpp"
 #include "codecs/ncstream/schema_mapping.hpp"
-#include "codecs/open_file.hpp"
+#include "io/open_file.hpp"
 #include "codecs/sniff.hpp"
 
 namespace ncafs::ncstream {

@@ -14,9 +14,9 @@
 #include <vector>
 
 #include "codecs/array_source.hpp"
-#include "codecs/lru_cache.hpp"
+#include "io/lru_cache.hpp"
 #include "codecs/ncstream/inflate_index.hpp"
-#include "codecs/open_file.hpp"
+#include "io/open_file.hpp"
 
 namespace ncafs::ncstream {
 
@@ -50,7 +50,7 @@ private:
             return std::hash<uint64_t>{}(k.first) ^ (std::hash<uint64_t>{}(k.second) * 0x9e3779b97f4a7c15ull);
         }
     };
-    std::mutex mutex_;
+    std::mutex mutex_;  // lock order: a leaf
     LruCache<Key, std::shared_ptr<const std::vector<uint8_t>>, KeyHash, ByteWeight> entries_;
 };
 
@@ -90,7 +90,7 @@ private:
     std::vector<uint8_t> fill_native_;
     std::vector<StoredPiece> pieces_;
     std::shared_ptr<InflateCache> cache_;
-    mutable std::mutex indexes_mutex_;
+    mutable std::mutex indexes_mutex_;  // lock order: a leaf
     mutable std::map<uint64_t, std::shared_ptr<InflateIndex>> indexes_;  // by payload file offset
 };
 

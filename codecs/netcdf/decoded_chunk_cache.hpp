@@ -14,8 +14,8 @@
 #include <mutex>
 #include <vector>
 
-#include "codecs/lru_cache.hpp"
-#include "codecs/open_file.hpp"
+#include "io/lru_cache.hpp"
+#include "io/open_file.hpp"
 
 namespace ncafs::netcdf {
 

@@ -13,7 +13,7 @@
 #include "codecs/dataset.hpp"
 #include "codecs/netcdf/chunked_read.hpp"
 #include "codecs/netcdf/hdf5_indirection.hpp"
-#include "codecs/open_file.hpp"
+#include "io/open_file.hpp"
 
 namespace ncafs::netcdf {
 

@@ -31,7 +31,7 @@ void refuse_external_links(std::mutex& m) {
 std::mutex& netcdf_library_mutex() {
     // Function-local static: constructed on first use, thread-safe since C++11,
     // and usable from other static initialisers.
-    static std::mutex m;
+    static std::mutex m;  // lock order: innermost (only netcdf-c and HDF5 run under it)
     // Every caller asks for the mutex before calling netcdf-c, and cannot hold
     // it yet on its thread's first ask: the right moment to silence HDF5 once.
     thread_local const bool silenced = (silence_hdf5_errors_in_this_thread(m), true);

@@ -2,7 +2,7 @@
 
 #include <mutex>
 
-#include "codecs/lru_cache.hpp"
+#include "io/lru_cache.hpp"
 
 namespace ncafs::vds {
 namespace {
@@ -25,7 +25,7 @@ struct KeyHash {
 };
 
 struct Cache {
-    std::mutex mutex;
+    std::mutex mutex;  // lock order: a leaf (chunks are decoded outside it)
     LruCache<Key, DecodedChunk, KeyHash, ByteWeight> chunks{kDefaultChunkCacheBytes};
 };
 

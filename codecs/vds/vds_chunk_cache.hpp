@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "codecs/open_file.hpp"
+#include "io/open_file.hpp"
 
 namespace ncafs::vds {
 

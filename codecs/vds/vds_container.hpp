@@ -17,7 +17,7 @@
 #include <string_view>
 #include <vector>
 
-#include "codecs/open_file.hpp"
+#include "io/open_file.hpp"
 
 namespace ncafs::vds {
 

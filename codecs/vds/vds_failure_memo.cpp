@@ -2,7 +2,7 @@
 
 #include <mutex>
 
-#include "codecs/lru_cache.hpp"
+#include "io/lru_cache.hpp"
 
 namespace ncafs::vds {
 namespace {
@@ -17,7 +17,7 @@ struct IdentityHash {
 };
 
 struct Memo {
-    std::mutex mutex;
+    std::mutex mutex;  // lock order: a leaf
     LruCache<FileIdentity, FormatError, IdentityHash> failures{kDefaultFailureMemoEntries};
 };
 

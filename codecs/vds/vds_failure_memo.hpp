@@ -10,7 +10,7 @@
 #include <optional>
 
 #include "codecs/error.hpp"
-#include "codecs/open_file.hpp"
+#include "io/open_file.hpp"
 
 namespace ncafs::vds {
 

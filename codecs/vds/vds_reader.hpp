@@ -1,7 +1,7 @@
 // Reading an OpenVDS volume as a Dataset: a single-file container (.vds) or
 // an object-store directory (VolumeDataLayout, LayerStatus, <layer>/<chunk>).
 //
-// Mapping to the netCDF model (README "VDS sources"):
+// Mapping to the netCDF model (docs/views.md "VDS sources"):
 //  - dimensions: the VDS axes reversed (VDS dim 0 varies fastest, so it is
 //    the last netCDF dimension), named after the axes; each stored LOD n >= 1
 //    adds dimensions AXIS_lodN (the forced full-resolution axis and the axes
@@ -23,8 +23,8 @@
 #include <vector>
 
 #include "codecs/dataset.hpp"
-#include "codecs/confined_open.hpp"
-#include "codecs/open_file.hpp"
+#include "io/confined_open.hpp"
+#include "io/open_file.hpp"
 
 namespace ncafs::vds {
 

@@ -11,8 +11,8 @@
 #include <string>
 #include <vector>
 
-#include "codecs/confined_open.hpp"
-#include "codecs/open_file.hpp"
+#include "io/confined_open.hpp"
+#include "io/open_file.hpp"
 #include "codecs/vds/vds_chunk.hpp"
 
 namespace ncafs::vds {

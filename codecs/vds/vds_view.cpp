@@ -5,7 +5,7 @@
 #include <mutex>
 
 #include "codecs/error.hpp"
-#include "codecs/lru_cache.hpp"
+#include "io/lru_cache.hpp"
 #include "codecs/vds/vds_writer_chunks.hpp"
 #include "codecs/vds/vds_writer_container.hpp"
 
@@ -63,7 +63,7 @@ private:
     std::shared_ptr<const Dataset> ds_;
     vds::WriterPlan plan_;
     vds::ContainerLayout layout_;
-    mutable std::mutex mutex_;  // guards cache_
+    mutable std::mutex mutex_;  // guards cache_; lock order: a leaf (chunks are computed outside it)
     mutable LruCache<size_t, Bytes, std::hash<size_t>, ByteWeight> cache_{kObjectCacheBytes};
 };
 

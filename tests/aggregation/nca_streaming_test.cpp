@@ -10,7 +10,7 @@
 #include "aggregation/read/open_aggregation.hpp"
 #include "aggregation/json/streamed_json.hpp"
 #include "aggregation/read/path_policy.hpp"
-#include "codecs/confined_open.hpp"
+#include "io/confined_open.hpp"
 #include "codecs/array_source.hpp"
 #include "codecs/error.hpp"
 #include "tests/aggregation/aggregation_test_util.hpp"

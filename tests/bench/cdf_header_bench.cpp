@@ -85,7 +85,7 @@ int main() {
     for (size_t n : {size_t{1}, size_t{100}, size_t{10000}}) {
         std::string path = make_file(dir, n);
         // Files changed within the last second are read twice, 2 ms apart
-        // (codecs/open_file.cpp): let it settle, or that wait is what is timed.
+        // (io/open_file.cpp): let it settle, or that wait is what is timed.
         std::this_thread::sleep_for(std::chrono::milliseconds(1100));
         const int runs = n >= 10000 ? 9 : 51;
         uint64_t header_size = 0;

@@ -49,7 +49,7 @@ int main(int argc, char** argv) {
     }
 
     // Files changed within the last second are read twice, 2 ms apart
-    // (codecs/open_file.cpp): let them settle, or that wait is what is timed.
+    // (io/open_file.cpp): let them settle, or that wait is what is timed.
     std::this_thread::sleep_for(std::chrono::milliseconds(1100));
     double sum_ds = 0, sum_nc = 0;
     auto t0 = Clock::now();

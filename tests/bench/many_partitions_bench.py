@@ -70,7 +70,7 @@ def main():
         os.makedirs(work, exist_ok=True)
         make_many_partitions.write(work, n)
         # Files changed within the last second are read twice, after a lease
-        # probe (codecs/open_file.hpp): not what this measures.
+        # probe (io/open_file.hpp): not what this measures.
         time.sleep(1.1)
     out = tempfile.mkdtemp(prefix="ncafs-manybench-out-")
     commands = {"cat": ["cat", "{view}"],

@@ -11,6 +11,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <memory>
 #include <string>
@@ -88,7 +89,11 @@ int main(int argc, char** argv) {
     src->read_linear(0, rows * cols, ncafs::ByteOrder::Big, all.data());
     // Baseline for the uncompressed export: write(2) of the payload bytes
     // from memory, 4 MiB at a time, to the same directory.
-    const std::string path = "/tmp/ncstream_bench.ncs";
+    // A private folder (mkdtemp), never a fixed /tmp name another user could pre-create.
+    char folder_template[] = "/tmp/ncstream_bench.XXXXXX";
+    if (!::mkdtemp(folder_template)) return 1;
+    const std::string folder = folder_template;
+    const std::string path = folder + "/plain.ncs";
     double base_write = 0;
     for (int round = 0; round < 2; ++round) {  // the first round warms the file system up
         int wfd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
@@ -114,7 +119,7 @@ int main(int argc, char** argv) {
         t = Clock::now();
         compress2(z.data(), &zn, all.data(), payload, level);
         const double base_z = seconds_since(t);
-        const std::string zpath = "/tmp/ncstream_bench_z.ncs";
+        const std::string zpath = folder + "/deflated.ncs";
         int zfd = ::open(zpath.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
         t = Clock::now();
         auto stats = ncafs::ncstream::export_ncstream(*ds, zfd, level);
@@ -147,5 +152,6 @@ int main(int argc, char** argv) {
                     mib_per_s(payload, reader), reader / base_pread);
     }
     ::unlink(path.c_str());
+    ::rmdir(folder.c_str());
     return 0;
 }

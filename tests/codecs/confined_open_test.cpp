@@ -1,7 +1,7 @@
 // ConfinedRoots: every component stays under the root, with openat2 and with
 // the openat(O_NOFOLLOW) walk that replaces it on older kernels; FIFOs and
 // other non-regular files are refused without blocking.
-#include "codecs/confined_open.hpp"
+#include "io/confined_open.hpp"
 
 #include <fcntl.h>
 #include <gtest/gtest.h>

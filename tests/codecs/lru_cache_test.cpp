@@ -1,6 +1,6 @@
 // LruCache: the bound, the recency order (get refreshes, put replaces), erase_if
 // and set_capacity, on small integer maps whose expected content is written out.
-#include "codecs/lru_cache.hpp"
+#include "io/lru_cache.hpp"
 
 #include <gtest/gtest.h>
 

@@ -2,7 +2,7 @@
 // bytes are served only once no process holds the file open for writing and
 // a second read gives the same bytes (the test runs as root or as the files'
 // owner, so read leases are available).
-#include "codecs/open_file.hpp"
+#include "io/open_file.hpp"
 
 #include <fcntl.h>
 #include <gtest/gtest.h>

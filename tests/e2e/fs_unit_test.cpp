@@ -27,6 +27,7 @@
 #include "fs/read_path.hpp"
 #include "fs/remote_options.hpp"
 #include "fs/view_names.hpp"
+#include "fs/view_registry.hpp"
 #include "codecs/sniff.hpp"
 
 namespace stdfs = std::filesystem;
@@ -637,7 +638,76 @@ TEST(CacheKeys, DistinguishWhatMakesAnotherEntry) {
     EXPECT_EQ(view_kind_of("nc"), ViewKind::Nc);
     EXPECT_EQ(view_kind_of("ds"), ViewKind::Ds);
     EXPECT_EQ(view_kind_of("ncs"), ViewKind::Ncs);
-    EXPECT_THROW(view_kind_of("cdf"), std::invalid_argument);
+    EXPECT_THROW(view_kind_of("cdf"), UsageError);
+}
+
+// The registry of views: one row per format, each reachable by its
+// extension, and every kind of name (twin, classic, LOD per format) in the
+// --help paragraph; the backend builds each format with the row's writer.
+TEST(ViewRegistry, EveryFormatByItsExtension) {
+    std::vector<std::string> extensions;
+    for (const auto& f : view_formats()) {
+        EXPECT_EQ(&view_format(f.kind), &f);
+        EXPECT_EQ(find_view_format(f.extension), &f);
+        EXPECT_EQ(view_kind_of(f.extension), f.kind);
+        extensions.push_back(f.extension);
+    }
+    EXPECT_EQ(extensions, (std::vector<std::string>{"nc", "ds", "ncs", "vds"}));
+    EXPECT_EQ(view_extensions(), extensions);
+    EXPECT_EQ(ViewOptions{}.views, extensions);  // views= default: every format
+    EXPECT_EQ(find_view_format("nc4"), nullptr);
+    EXPECT_THROW(view_format_named("cdf", "export --format"), UsageError);
+    EXPECT_TRUE(view_format(ViewKind::Ncs).records_name);
+    EXPECT_FALSE(view_format(ViewKind::Nc).records_name);
+    ViewOptions v;
+    EXPECT_THROW(apply_view_option("views=nc:zarr", v), UsageError);
+}
+
+TEST(ViewRegistry, HelpNamesEveryPattern) {
+    std::set<std::string> patterns;
+    for (const auto& p : view_name_patterns()) patterns.insert(p.pattern);
+    for (const char* want : {"NAME.nc", "NAME.ds", "NAME.ncs", "NAME.vds", "NAME.classic.nc", "NAME.lodN.nc",
+                             "NAME.lodN.ds", "NAME.lodN.ncs", "NAME.lodN.vds"})
+        EXPECT_TRUE(patterns.count(want)) << want;
+    EXPECT_EQ(patterns.size(), 9u);
+    const std::string help = usage_text("ncafs");
+    for (const auto& p : patterns) EXPECT_NE(help.find("\n  " + p + " "), std::string::npos) << p;
+    for (const char* suffix : kSourceSuffixes) EXPECT_NE(help.find(std::string("NAME") + suffix), std::string::npos);
+}
+
+TEST(ViewRegistry, BackendBuildsEachFormatWithItsWriter) {
+    TempDir d;
+    d.write("plain.nc", classic_with_attribute("history"));
+    const std::string path = (d.path / "plain.nc").string();
+    Backend backend = make_backend(ViewOptions{}, {d.path.string()});
+    auto dataset = backend.open_dataset(path, false);
+    auto first_bytes = [&](const std::string& view) {
+        auto vf = backend.make_view(dataset, view, "plain." + view);
+        std::string head(static_cast<size_t>(std::min<uint64_t>(vf->size(), 7)), '\0');
+        vf->read(0, std::span<uint8_t>(reinterpret_cast<uint8_t*>(head.data()), head.size()));
+        return head;
+    };
+    EXPECT_EQ(first_bytes("nc").substr(0, 3), "CDF");
+    EXPECT_EQ(first_bytes("ds"), "ds-1.0\n");
+    EXPECT_EQ(first_bytes("ncs").substr(0, 4), "CDFS");
+    // No variable at all: the .vds view says why from metadata, and refuses to be built.
+    auto verdict = backend.cheap_verdict(*dataset, "vds");
+    ASSERT_TRUE(verdict.has_value());
+    EXPECT_NE(*verdict, "");
+    EXPECT_FALSE(backend.cheap_verdict(*dataset, "nc").has_value());
+    EXPECT_THROW(backend.make_view(dataset, "vds", "plain.vds"), UsageError);
+    EXPECT_THROW(backend.make_view(dataset, "zarr", "plain.zarr"), UsageError);
+}
+
+// A reader is not a view: an OpenVDS container has its own SourceFormat.
+TEST(ViewRegistry, SourceFormatsApart) {
+    TempDir d;
+    d.write("a.nc", classic_with_attribute("history"));
+    d.write("b.vds", std::string("HueDataStore") + std::string(500, '\0'));
+    d.write("c.txt", "plain text");
+    EXPECT_EQ(sniff_source_format((d.path / "a.nc").string()), SourceFormat::Netcdf);
+    EXPECT_EQ(sniff_source_format((d.path / "b.vds").string()), SourceFormat::Vds);
+    EXPECT_EQ(sniff_source_format((d.path / "c.txt").string()), SourceFormat::None);
 }
 
 // The view-name resolver over a folder given as a set of names: which are

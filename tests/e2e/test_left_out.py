@@ -6,8 +6,9 @@ Environment: NCAFS_BIN (the ncafs executable, set by CMake).
 
 A netCDF-4 file written by netCDF4-python with a string variable, two groups
 and a plain variable: through a real mount the views read without the string
-variable (the plain one as written), the log says what was left out in ONE
-line however often the folder is listed and the view read, and
+variable (the plain one as written), the debug log (-o debug; nothing at
+the default level) says what was left out in ONE line however often the
+folder is listed and the view read, and
 `ncafs inspect` lists each item. A CF-1.13 aggregation file (ncgen) whose
 term variables are netCDF-4 strings: `inspect` counts them as private
 variables and does not call them left out.
@@ -79,7 +80,12 @@ def case_netcdf4(work):
     src = os.path.join(work, "src")
     os.makedirs(src)
     write_file(os.path.join(src, "strs.nc4"))
-    with Mount(src) as m:
+    with Mount(src) as m:  # the default log level: a fact about the file, not logged
+        os.listdir(m.mnt)
+        with netCDF4.Dataset(m.path("strs.nc")) as ds:
+            check("names" not in ds.variables, "the string variable is left out")
+        check("left out" not in m.log_text(), "left out, logged at the default level:\n" + m.log_text())
+    with Mount(src, "debug") as m:
         for _ in range(3):
             names = os.listdir(m.mnt)
             check("strs.nc" in names, "strs.nc listed: %s" % names)

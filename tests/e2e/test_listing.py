@@ -7,7 +7,8 @@ Run as: test_listing.py CASE   (CASE: served, once, quiet, lods, cached)
           cannot hold (char, int64 or scalar only; a .vds of over 2^20 chunks)
   once    a netCDF-4 aggregation NAME.nc is listed once, not also as
           NAME.classic.nc; a netCDF-4 dataset NAME.nc keeps its classic view
-  quiet   ls -lR of a healthy collection writes no log line beyond startup
+  quiet   ls -lR and reads of a healthy, realistic collection write no log
+          line beyond startup (the default level, foreground, stderr)
   lods    with lods=N, LOD views only for aggregations and for datasets
           holding more than lod_min_size bytes
   cached  a second listing opens no file: the pre-check and the views'
@@ -27,8 +28,9 @@ import numpy as np
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import make_aggregations  # noqa: E402
 import make_realistic  # noqa: E402
+import test_missing_partitions  # noqa: E402
 from test_many_partitions import Traced  # noqa: E402
-from test_mount import Mount, check, run_cases  # noqa: E402
+from test_mount import NCAFS, Mount, check, run_cases  # noqa: E402
 
 
 def write(path, data):
@@ -146,24 +148,63 @@ def case_once(work):
         check(views == ["agg4.ds", "agg4.nc", "agg4.ncs", "agg4.vds"], "views of agg4: %s" % views)
 
 
+# The only lines a healthy mount writes at the default level (docs/logs.md):
+# "serving SOURCE at MOUNTPOINT..." at start and "unmounted MOUNTPOINT" at the end.
 def startup_lines(log):
-    return [line for line in log.splitlines() if line.strip() and "serving " not in line]
+    return [line for line in log.splitlines() if line.strip() and not line.startswith("ncafs: info: serving ")]
+
+
+def healthy_collection(src):
+    """A healthy, realistic folder: aggregations with an UNLIMITED time (NCA
+    of classic partitions; CF-1.13 of 36 deflated netCDF-4 partitions written
+    by `ncafs aggregate`), CF attributes, sub-folders, int64 and char
+    variables (which the .vds views leave out) in CDF-5 and netCDF-4 files."""
+    make_realistic.write(os.path.join(src, "realistic"))
+    for name, make in make_aggregations.ALL.items():
+        make(os.path.join(src, "collections", name))
+    monthly = os.path.join(src, "cmip", "parts")
+    test_missing_partitions.write_partitions(monthly)
+    r = subprocess.run([NCAFS, "aggregate", "--dim", "time", "-o", os.path.join(src, "cmip", "tas.nc"), monthly],
+                       capture_output=True, text=True)
+    check(r.returncode == 0, "ncafs aggregate failed: " + r.stderr)
+    dataset(os.path.join(src, "counts64.nc"), "NETCDF3_64BIT_DATA",
+            {"cnt64": ("i8", {"t": 4}), "tas": ("f4", {"t": 4, "x": 3}), "label": ("S1", {"t": 4, "len": 2})})
+    with netCDF4.Dataset(os.path.join(src, "station.nc4"), "w", format="NETCDF4") as ds:
+        ds.Conventions = "CF-1.8"
+        ds.createDimension("time", None)
+        ds.createDimension("station", 5)
+        t = ds.createVariable("time", "f8", ("time",))
+        t.units, t.calendar = "hours since 2020-01-01", "standard"
+        t[:] = np.arange(24)
+        n = ds.createVariable("count", "i8", ("time", "station"), zlib=True)
+        n.long_name = "events"
+        n[:] = np.arange(120).reshape(24, 5)
+        p = ds.createVariable("pr", "f4", ("time", "station"), zlib=True, fill_value=np.float32(-999))
+        p.units, p.standard_name = "kg m-2 s-1", "precipitation_flux"
+        p[:] = np.linspace(0, 1, 120, dtype="f4").reshape(24, 5)
+
+
+def read_whole(path):
+    with open(path, "rb") as f:
+        while f.read(1 << 20):
+            pass
 
 
 def case_quiet(work):
     src = os.path.join(work, "src")
-    make_realistic.write(os.path.join(src, "realistic"))
-    for name, make in make_aggregations.ALL.items():
-        make(os.path.join(src, name))
-    # Int64 and char variables, which the .vds views leave out.
-    dataset(os.path.join(src, "counts64.nc"), "NETCDF3_64BIT_DATA",
-            {"cnt64": ("i8", {"t": 4}), "tas": ("f4", {"t": 4, "x": 3}), "label": ("S1", {"t": 4, "len": 2})})
-    with Mount(src, "lods=1,lod_min_size=0") as m:
-        ls = subprocess.run(["ls", "-lR", m.mnt], capture_output=True, text=True)
-        check(ls.returncode == 0, "ls -lR exited %d: %s" % (ls.returncode, ls.stderr))
-        check("counts64.vds" in os.listdir(m.mnt), "counts64.vds (tas) is not listed")
-        lines = startup_lines(m.log_text())
-        check(not lines, "a healthy mount logged during ls -lR:\n" + "\n".join(lines))
+    healthy_collection(src)
+    for options in (None, "lods=1,lod_min_size=0"):
+        with Mount(src, options) as m:
+            ls = subprocess.run(["ls", "-lR", m.mnt], capture_output=True, text=True)
+            check(ls.returncode == 0, "ls -lR exited %d: %s" % (ls.returncode, ls.stderr))
+            check("counts64.vds" in os.listdir(m.mnt), "counts64.vds (tas) is not listed")
+            for name in ("cmip/tas.nc", "realistic/real.nc", "station.nc", "station.ds", "counts64.vds"):
+                read_whole(m.path(name))
+            with netCDF4.Dataset(m.path("cmip/tas.nc")) as ds:
+                check(ds["tas"].shape == (test_missing_partitions.MONTHS, test_missing_partitions.LAT,
+                                          test_missing_partitions.LON), "cmip/tas.nc: shape %s" % (ds["tas"].shape,))
+            lines = startup_lines(m.log_text())
+            check(not lines, "a healthy mount (-o %s) logged during ls -lR and reads:\n%s" % (options, "\n".join(lines)))
 
 
 def lod_names(names, stem):

@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 """Reads of aggregations of many tiny classic partitions through real mounts
-(README "Many partitions: the read side").
+(docs/performance.md "Many partitions").
 
 Run as: test_many_partitions.py CASE   (CASE: syscalls, numrecs, replaced)
   syscalls  strace -c -f attached to the daemon counts the system calls of a
@@ -90,7 +90,7 @@ def case_syscalls(work):
     os.makedirs(src)
     make_many_partitions.write(src, n)
     # Files changed within the last second are read twice on purpose
-    # (codecs/open_file.hpp): let them settle so that the counts are a read's.
+    # (io/open_file.hpp): let them settle so that the counts are a read's.
     time.sleep(1.1)
     want = make_many_partitions.expected(n, (1,)).astype(">f4").tobytes()
     # open_files above n: the second read finds every partition still open.

@@ -17,7 +17,7 @@
 
 #include "codecs/array_source.hpp"
 #include "codecs/dataset.hpp"
-#include "codecs/open_file.hpp"
+#include "io/open_file.hpp"
 #include "codecs/types.hpp"
 
 namespace ncafs::fuzz {
@@ -27,7 +27,7 @@ public:
     MemoryFile() : fd_(memfd_create("ncafs-fuzz", 0)) {
         if (fd_ < 0) std::abort();
         // Each input was written just now: without this every pread would be
-        // made twice, 2 ms apart (codecs/open_file.hpp), for a writer that
+        // made twice, 2 ms apart (io/open_file.hpp), for a writer that
         // cannot exist here; it cut executions tenfold.
         set_settling_window(std::chrono::nanoseconds(0));
         path_ = "/proc/self/fd/" + std::to_string(fd_);

@@ -19,7 +19,7 @@
 #include "codecs/ncstream/ncstream_reader.hpp"
 #include "codecs/ncstream/ncstream_view.hpp"
 #include "codecs/open_dataset.hpp"
-#include "codecs/open_file.hpp"
+#include "io/open_file.hpp"
 #include "ncstream_test_util.hpp"
 
 namespace ncafs::ncstream {

@@ -9,7 +9,7 @@ import subprocess
 
 from packaging_common import TestFailure, main, log
 
-REQUIRED_SECTIONS = ["NAME", "SYNOPSIS", "DESCRIPTION", "NAMESPACE", "OPTIONS", "COMMANDS",
+REQUIRED_SECTIONS = ["NAME", "SYNOPSIS", "DESCRIPTION", "NAMESPACE", "VIEWS", "OPTIONS", "COMMANDS",
                      "EXIT STATUS", "SIGNALS", "ENVIRONMENT", "FILES", "EXAMPLES", "LIMITS",
                      "SEE ALSO"]
 REQUIRED_EXAMPLES = ["mount -t fuse.ncafs", "fuse.ncafs  ro,allow_other,nofail", "systemctl enable",

@@ -71,7 +71,7 @@ def lint(path):
     for value in unit_values(entries, "RestrictSUIDSGID"):
         if value.lower() not in FALSE:
             raise TestFailure(f"{path}: RestrictSUIDSGID={value} makes openat2 fail with ENOSYS "
-                              "(codecs/confined_open.cpp then loses RESOLVE_BENEATH)")
+                              "(io/confined_open.cpp then loses RESOLVE_BENEATH)")
     expect("DeviceAllow", lambda v: "/dev/fuse" in v, "allow /dev/fuse")
     expect("SystemCallFilter", lambda v: "@mount" in v.split(), "allow @mount")
     expect("SystemCallFilter", lambda v: {"landlock_create_ruleset", "landlock_add_rule", "landlock_restrict_self"}

@@ -35,8 +35,8 @@ EXPECTED_FILES = [
 HARDENING_COMPILE = ("-D_FORTIFY_SOURCE=2 -fstack-protector-strong -fstack-clash-protection -fcf-protection "
                      "-Wformat -Werror=format-security")
 HARDENING_LINK = "-Wl,-z,relro -Wl,-z,now"
-# lintian tags the package may carry, each explained in the README (section
-# "Install"); any other tag fails the test.
+# lintian tags the package may carry, each explained in docs/install.md (section
+# "From the Debian package"); any other tag fails the test.
 ACCEPTED_LINTIAN_TAGS = {
     # cpack writes no source package, so there is no debian/copyright in the
     # DEP-5 format to check against, and the tree states no license.
@@ -72,7 +72,7 @@ def build_tree(source, build):
 
 def check_lintian(deb):
     """lintian's verdict, at every level it reports (errors, warnings,
-    informational, pedantic): nothing but the tags explained in the README."""
+    informational, pedantic): nothing but the tags explained in docs/install.md."""
     result = run(["lintian", "--no-cfg", "--display-info", "--pedantic", "--tag-display-limit", "0", deb],
                  check=False, timeout=300)
     log(result.stdout + result.stderr)
@@ -83,7 +83,7 @@ def check_lintian(deb):
             tags.add(match.group(1))
     unexplained = sorted(tags - ACCEPTED_LINTIAN_TAGS)
     if unexplained:
-        raise TestFailure(f"lintian {deb}: tags not explained in the README: {unexplained}\n{result.stdout}")
+        raise TestFailure(f"lintian {deb}: tags not explained in docs/install.md: {unexplained}\n{result.stdout}")
     log(f"lintian: only explained tags ({sorted(tags) or 'none'})")
 
 

@@ -19,7 +19,7 @@
 #include <vector>
 
 #include "codecs/error.hpp"
-#include "codecs/open_file.hpp"
+#include "io/open_file.hpp"
 #include "remote/remote_store.hpp"
 
 using ncafs::RemoteBytes;

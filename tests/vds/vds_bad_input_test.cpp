@@ -5,7 +5,7 @@
 // never a crash (the suite runs under ASan/UBSan), never a hang.
 #include <gtest/gtest.h>
 
-#include "codecs/open_file.hpp"
+#include "io/open_file.hpp"
 #include <unistd.h>
 
 #include <random>

@@ -1,4 +1,4 @@
-#include "codecs/writer_probe.hpp"
+#include "io/writer_probe.hpp"
 
 #include <fcntl.h>
 #include <signal.h>

@@ -1,4 +1,4 @@
-#include "codecs/confined_open.hpp"
+#include "io/confined_open.hpp"
 
 #include <fcntl.h>
 #include <linux/openat2.h>
@@ -141,7 +141,7 @@ private:
         ino_t inode;
         std::chrono::steady_clock::time_point checked;
     };
-    std::mutex mutex_;
+    std::mutex mutex_;  // lock order: a leaf (system calls only)
     std::unordered_map<std::string, Held> held_;
 };
 

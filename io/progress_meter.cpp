@@ -1,4 +1,4 @@
-#include "codecs/progress_meter.hpp"
+#include "io/progress_meter.hpp"
 
 #include <unistd.h>
 

@@ -18,7 +18,7 @@
 #include <optional>
 #include <string>
 
-#include "codecs/remote_bytes.hpp"
+#include "io/remote_bytes.hpp"
 
 namespace ncafs {
 

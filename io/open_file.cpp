@@ -1,4 +1,4 @@
-#include "codecs/open_file.hpp"
+#include "io/open_file.hpp"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -11,9 +11,9 @@
 #include <vector>
 #include <cstring>
 
-#include "codecs/confined_open.hpp"
-#include "codecs/error.hpp"
-#include "codecs/writer_probe.hpp"
+#include "io/confined_open.hpp"
+#include "io/error.hpp"
+#include "io/writer_probe.hpp"
 
 namespace ncafs {
 
