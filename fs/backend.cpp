@@ -16,6 +16,7 @@
 #include "codecs/ds/ds_reader.hpp"
 #include "codecs/error.hpp"
 #include "codecs/ncstream/ncstream_reader.hpp"
+#include "codecs/netcdf/decoded_chunk_cache.hpp"
 #include "codecs/open_dataset.hpp"
 #include "codecs/sniff.hpp"
 #include "codecs/vds/vds_reader.hpp"
@@ -153,6 +154,7 @@ Backend make_backend(const ViewOptions& options, const std::vector<std::string>&
     // the aggregations' shared cache keeps at most that many open, and never
     // more than RLIMIT_NOFILE allows.
     shared_dataset_cache().set_capacity(std::min(options.open_files, agg::descriptor_budget()));
+    netcdf::DecodedChunkCache::shared().set_capacity(options.cache_mem);
     auto confined = std::make_shared<const ConfinedRoots>(aggregation.allowed_roots);
     Backend b;
     b.sniff = [confined](const std::string& path) { return sniff_source_format(path, confined.get()); };

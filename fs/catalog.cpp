@@ -34,8 +34,9 @@ constexpr size_t kClassificationCapacity = 200000;  // small entries: ~100 bytes
 // read 4 MiB per request; at 64 KiB clients issue local-file-sized reads
 // (tests/bench/netcdf_clients_bench.py) and cat keeps its throughput: the
 // kernel's readahead (128 KiB bdi default) sizes the FUSE requests anyway.
-// The daemon's BlockCache keeps its own 1 MiB blocks (read_path.hpp).
-constexpr blksize_t kBlockSize = 64 << 10;
+// What the daemon computes per request is its own affair (BlockCache and
+// Readahead, read_path.hpp and readahead.hpp).
+constexpr blksize_t kPreferredIoSize = 64 << 10;
 
 bool ends_with(const std::string& s, const std::string& suffix) {
     return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
@@ -721,7 +722,7 @@ std::shared_ptr<const std::vector<std::string>> Catalog::source_files(const Entr
 struct stat Catalog::attributes(const Entry& entry) const {
     struct stat st = entry.st;
     st.st_ino = 0;  // filled in by the inode table
-    st.st_blksize = kBlockSize;
+    st.st_blksize = kPreferredIoSize;
     if (entry.kind == EntryKind::View) {
         st.st_mode = S_IFREG | (entry.st.st_mode & 07555);  // the aggregation's mode minus write bits
         st.st_size = static_cast<off_t>(entry.size);

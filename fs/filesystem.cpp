@@ -19,6 +19,7 @@
 #include "fs/outside_helper.hpp"
 #include "fs/piece_windows.hpp"
 #include "fs/read_path.hpp"
+#include "fs/readahead.hpp"
 #include "remote/network_scope.hpp"
 #include "remote/remote_store.hpp"
 
@@ -37,6 +38,7 @@ struct FileHandle {
     std::string real_path;                     // for messages
     std::unique_ptr<Filesystem::AccessGrant> grant;  // allow_other: judged again after changes
     bool remote = false;                       // View on remote objects: reads needing a server go to RemoteWorkers
+    mutable Readahead readahead;               // View: how much a missed read computes beyond itself
     ~FileHandle() {
         if (fd >= 0) ::close(fd);
     }
@@ -401,9 +403,9 @@ bool reply_view(fuse_req_t req, Filesystem& fs, const FileHandle& h, size_t size
             // which these bytes do not need; the objects' blocks are cached below.
             try {
                 if (h.remote) read_view(vf, off, std::span<uint8_t>(buffer.data(), n));
-                else fs.block_cache().read(h.view, off, std::span<uint8_t>(buffer.data(), n));
+                else fs.block_cache().read(h.view, off, std::span<uint8_t>(buffer.data(), n), h.readahead.after(off, n));
             } catch (const std::exception&) {
-                // The cached block (1 MiB) failed somewhere: only the bytes asked for decide.
+                // The run computed with the readahead failed somewhere: only the bytes asked for decide.
                 read_view(vf, off, std::span<uint8_t>(buffer.data(), n));
             }
         }

@@ -73,7 +73,7 @@ private:
 
     Catalog& catalog_;
     InodeTable inodes_;
-    BlockCache block_cache_{32};  // 32 MiB of computed view bytes
+    BlockCache block_cache_{uint64_t{32} << 20};  // of computed view bytes
     fuse_session* session_ = nullptr;
     std::mutex queue_mutex_;  // lock order: a leaf (the kernel is notified outside it)
     std::condition_variable queue_cv_;

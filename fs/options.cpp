@@ -189,6 +189,8 @@ bool apply_source_option(const std::string& key, const std::string& value, bool 
         uint64_t n = parse_unsigned(value, key);
         if (n < 1 || n > 1'000'000) throw UsageError("option open_files: expected 1..1000000");
         options.open_files = n;
+    } else if (key == "cache_mem") {
+        options.cache_mem = parse_size(value, key);
     } else if (key == "cache_timeout") {
         char* end = nullptr;
         double t = std::strtod(value.c_str(), &end);
@@ -332,6 +334,8 @@ std::string usage_text(const std::string& program) {
       << "                     (repeatable, first match wins)\n"
       << "  open_files=N       keep at most N datasets and partitions open (default 128;\n"
       << "                     at most a quarter of the descriptor limit, ulimit -n)\n"
+      << "  cache_mem=SIZE     memory for decoded chunks of deflated netCDF-4 partitions,\n"
+      << "                     bytes or K, M, G (default 256M; 0: decode on every read)\n"
       << "  cache_timeout=S    kernel attribute/entry cache time for unchanged files,\n"
       << "                     seconds (default 60)\n"
       << "  nosplice           copy file extents through memory instead of splice\n"

@@ -25,6 +25,7 @@ struct ViewOptions {
     std::vector<std::pair<std::string, std::string>> path_rewrites;  // rewrite=OLD=NEW
     bool has_view(const std::string& name) const;
     size_t open_files = 128;                    // bound of the cache of opened datasets
+    uint64_t cache_mem = uint64_t{256} << 20;   // cache_mem=SIZE: bound of the decoded chunks kept
     double cache_timeout = 60.0;                // entry/attr timeout of unchanged files (seconds)
     bool splice = true;                         // pass file extents to the kernel by splice
     agg::AggregationLimits limits;              // max_fragments=, max_metadata=

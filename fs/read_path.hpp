@@ -37,17 +37,22 @@ void read_view(const VirtualFile& vf, uint64_t offset, std::span<uint8_t> out);
 
 namespace ncafs::fs {
 
-// Blocks of computed (not file-extent) view bytes, 1 MiB aligned, most
-// recently used kept. The kernel asks in readahead-sized pieces (128 KiB);
-// computing a view range has a fixed cost per call (partition lookup, library
-// calls), so one call per MiB serves the next seven requests from memory;
-// requests for a block being computed wait for it instead of computing it again.
+// Blocks of computed (not file-extent) view bytes, most recently used kept.
+// A miss computes, in one call, the run of missing blocks from the one asked
+// to the end of the request plus the readahead its caller chose
+// (readahead.hpp): computing a view range has a fixed cost per call
+// (partition lookup, library calls), which a sequential reader spreads over
+// a large run while a point reader pays for little more than its request.
+// Requests for a block being computed wait for it instead of computing it again.
 class BlockCache {
 public:
-    static constexpr uint64_t kBlockSize = 1u << 20;
-    explicit BlockCache(size_t capacity_blocks) : blocks_(capacity_blocks) {}
-    // Fills out with [offset, offset + out.size()) of vf through the cache.
-    void read(const std::shared_ptr<const VirtualFile>& vf, uint64_t offset, std::span<uint8_t> out);
+    // The grain of the cache: what a point read computes at least.
+    static constexpr uint64_t kComputedBlockSize = uint64_t{64} << 10;
+    explicit BlockCache(uint64_t capacity_bytes) : blocks_(capacity_bytes / kComputedBlockSize) {}
+    // Fills out with [offset, offset + out.size()) of vf through the cache;
+    // a miss also computes up to `readahead` bytes after the request.
+    void read(const std::shared_ptr<const VirtualFile>& vf, uint64_t offset, std::span<uint8_t> out,
+              uint64_t readahead = 0);
     // Drops every block (a file behind some view changed).
     void clear();
     // Drops vf's blocks: computed bytes may come from partitions that
@@ -67,20 +72,28 @@ private:
         }
     };
     using Bytes = std::shared_ptr<const std::vector<uint8_t>>;
-    Bytes block(const std::shared_ptr<const VirtualFile>& vf, uint64_t index);
-    Bytes compute(const std::shared_ptr<const VirtualFile>& vf, uint64_t index);
+    // Computed bytes starting at view offset `start` (a block or a run of them).
+    struct Span {
+        Bytes bytes;
+        uint64_t start = 0;
+    };
+    // The bytes holding block `index`: cached, being computed, or computed
+    // now together with the missing blocks after it up to view offset `until`.
+    Span block(const std::shared_ptr<const VirtualFile>& vf, uint64_t index, uint64_t until);
+    Span compute(const std::shared_ptr<const VirtualFile>& vf, uint64_t index, uint64_t until);
     // Lock order: blocks are computed outside it; a dropped block may be the last
     // holder of a netCDF-4 file, closed under it (netcdf_library_mutex).
     std::mutex mutex_;
     LruCache<BlockKey, Bytes, BlockKeyHash> blocks_;
     // Blocks being computed: a second reader of the same block (the
     // kernel's readahead runs beside the read) waits for the first rather
-    // than opening and reading every partition of that MiB again.
+    // than opening and reading every partition of that run again.
     // clear() and forget() drop entries too, so that readers after them
-    // compute afresh; the ticket tells a computation whether its entry is
+    // compute afresh; the ticket tells a computation whether its entries are
     // still its own.
     struct Pending {
         uint64_t ticket = 0;
+        uint64_t run_start = 0;  // view offset of the run's first byte
         std::shared_future<Bytes> bytes;
     };
     std::unordered_map<BlockKey, Pending, BlockKeyHash> computing_;

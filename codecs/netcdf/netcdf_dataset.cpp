@@ -3,6 +3,7 @@
 #include <netcdf.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstring>
 #include <map>
 #include <mutex>
@@ -78,6 +79,21 @@ std::shared_ptr<const NetcdfHandle> NetcdfHandle::open(std::shared_ptr<const Ope
     return opened;
 }
 
+NetcdfHandle::NetcdfHandle(int ncid, std::string path, std::optional<Hdf5Indirections> indirections)
+    : ncid_(ncid), path_(std::move(path)), indirections_(std::move(indirections)) {
+    static std::atomic<uint64_t> openings{0};
+    serial_ = ++openings;
+}
+
+DecodedChunkCache::Key NetcdfHandle::chunk_key(int ncid, int varid) const {
+    DecodedChunkCache::Key key;
+    if (file_) key.file = file_->identity();
+    else key.serial = serial_;
+    key.group = ncid & 0xffff;  // netcdf-c: the file's id above, the group's below
+    key.varid = varid;
+    return key;
+}
+
 NetcdfHandle::~NetcdfHandle() {
     std::lock_guard lock(netcdf_library_mutex());
     nc_close(ncid_);
@@ -85,14 +101,15 @@ NetcdfHandle::~NetcdfHandle() {
 
 NetcdfVariableSource::NetcdfVariableSource(std::shared_ptr<const NetcdfHandle> file, int varid, std::string name,
                                            NcType type, std::vector<uint64_t> shape, std::optional<int> group_ncid,
-                                           std::optional<std::string> refusal)
+                                           std::optional<std::string> refusal, std::optional<ChunkLayout> chunks)
     : file_(std::move(file)),
       ncid_(group_ncid.value_or(file_->ncid())),
       varid_(varid),
       name_(std::move(name)),
       type_(type),
       shape_(std::move(shape)),
-      refusal_(std::move(refusal)) {}
+      refusal_(std::move(refusal)),
+      chunks_(std::move(chunks)) {}
 
 void NetcdfVariableSource::read(std::span<const uint64_t> start, std::span<const uint64_t> count, ByteOrder order,
                                 void* out) const {
@@ -100,16 +117,30 @@ void NetcdfVariableSource::read(std::span<const uint64_t> start, std::span<const
     if (refusal_) throw SourceError(file_->path(), *refusal_);  // before HDF5 opens what the file names
     const uint64_t n = ncafs::element_count(count);
     if (n == 0) return;
-    std::vector<size_t> s(start.begin(), start.end()), c(count.begin(), count.end());
-    {
-        std::lock_guard lock(netcdf_library_mutex());
-        // nc_get_vara reads the external type unconverted into native order.
-        int status = nc_get_vara(ncid_, varid_, s.data(), c.data(), out);
-        if (status != NC_NOERR)
-            throw SourceError(file_->path(), "cannot read variable " + name_ + ": " + nc_message(status));
-    }
+    read_native(start, count, out);
     file_->check_unchanged();  // after the read: bytes of the version opened, or an error
     if (order == ByteOrder::Big) swap_to_big_endian(type_, out, n);
+}
+
+void NetcdfVariableSource::read_native(std::span<const uint64_t> start, std::span<const uint64_t> count,
+                                       void* out) const {
+    auto get_vara = [&](std::span<const uint64_t> box_start, std::span<const uint64_t> box_count, void* dst) {
+        std::vector<size_t> s(box_start.begin(), box_start.end()), c(box_count.begin(), box_count.end());
+        // nc_get_vara reads the external type unconverted into native order.
+        int status = nc_get_vara(ncid_, varid_, s.data(), c.data(), dst);
+        if (status != NC_NOERR)
+            throw SourceError(file_->path(), "cannot read variable " + name_ + ": " + nc_message(status));
+    };
+    if (!chunks_) {
+        std::lock_guard lock(netcdf_library_mutex());
+        return get_vara(start, count, out);
+    }
+    auto& cache = DecodedChunkCache::shared();
+    read_box_by_chunks(cache, file_->chunk_key(ncid_, varid_), *chunks_, shape_, type_size(type_), start, count, out,
+                       netcdf_library_mutex(), [&](auto box_start, auto box_count, void* dst) {
+                           get_vara(box_start, box_count, dst);
+                           file_->check_unchanged();  // only chunks of the version opened are kept
+                       });
 }
 
 namespace {
@@ -207,8 +238,10 @@ void describe_variable(Describing& dc, int varid) {
     std::optional<std::string> refusal;
     if (const auto& found = dc.handle->indirections()) refusal = found->refusal(dc.group, v.name);
     if (refusal) dc.ds.notes.push_back({true, true, v.name, *refusal});
+    std::optional<ChunkLayout> chunks;
+    if (!refusal) chunks = cached_chunk_layout(ncid, varid, type_size(v.type), shape, DecodedChunkCache::shared());
     v.source = std::make_shared<NetcdfVariableSource>(dc.handle, varid, v.name, v.type, std::move(shape), ncid,
-                                                      std::move(refusal));
+                                                      std::move(refusal), std::move(chunks));
     dc.ds.variables.push_back(std::move(v));
 }
 

@@ -11,6 +11,7 @@
 
 #include "codecs/array_source.hpp"
 #include "codecs/dataset.hpp"
+#include "codecs/netcdf/chunked_read.hpp"
 #include "codecs/netcdf/hdf5_indirection.hpp"
 #include "io/open_file.hpp"
 
@@ -40,14 +41,17 @@ public:
     // What the HDF5 walk found before netcdf-c opened the file (nullopt for
     // a file that is not HDF5, or when the test-only switch disables it).
     const std::optional<Hdf5Indirections>& indirections() const { return indirections_; }
+    // The DecodedChunkCache key of variable varid of group ncid (chunk left
+    // empty): the file's identity when kept, else this opening alone.
+    DecodedChunkCache::Key chunk_key(int ncid, int varid) const;
 
 private:
-    NetcdfHandle(int ncid, std::string path, std::optional<Hdf5Indirections> indirections)
-        : ncid_(ncid), path_(std::move(path)), indirections_(std::move(indirections)) {}
+    NetcdfHandle(int ncid, std::string path, std::optional<Hdf5Indirections> indirections);
     int ncid_;
     std::string path_;
     std::optional<Hdf5Indirections> indirections_;
     std::shared_ptr<const OpenFile> file_;
+    uint64_t serial_;  // unique per opening
 };
 
 // The values of one root-group variable, read with nc_get_vara in its own
@@ -57,10 +61,12 @@ class NetcdfVariableSource final : public ArraySource {
 public:
     // group_ncid: the group holding the variable (the file's root by default).
     // refusal: why every read fails before netcdf-c is asked (HDF5 external
-    // storage or virtual layout: hdf5_indirection.hpp).
+    // storage or virtual layout: hdf5_indirection.hpp). chunks: the layout
+    // of a variable read through the DecodedChunkCache (chunked_read.hpp).
     NetcdfVariableSource(std::shared_ptr<const NetcdfHandle> file, int varid, std::string name, NcType type,
                          std::vector<uint64_t> shape, std::optional<int> group_ncid = std::nullopt,
-                         std::optional<std::string> refusal = std::nullopt);
+                         std::optional<std::string> refusal = std::nullopt,
+                         std::optional<ChunkLayout> chunks = std::nullopt);
     NcType type() const override { return type_; }
     const std::vector<uint64_t>& shape() const override { return shape_; }
     void read(std::span<const uint64_t> start, std::span<const uint64_t> count, ByteOrder order,
@@ -68,6 +74,7 @@ public:
     std::optional<std::string> refusal() const override { return refusal_; }
 
 private:
+    void read_native(std::span<const uint64_t> start, std::span<const uint64_t> count, void* out) const;
     std::shared_ptr<const NetcdfHandle> file_;
     int ncid_;
     int varid_;
@@ -75,6 +82,7 @@ private:
     NcType type_;
     std::vector<uint64_t> shape_;
     std::optional<std::string> refusal_;
+    std::optional<ChunkLayout> chunks_;
 };
 
 // Opens path with netcdf-c and describes its root group. Variables (and

@@ -17,6 +17,7 @@
 #include "codecs/netcdf/hdf5_indirection.hpp"
 #include "codecs/netcdf/netcdf_dataset.hpp"
 #include "codecs/netcdf/netcdf_library.hpp"
+#include "python_written_files.hpp"
 
 namespace ncafs::netcdf {
 namespace {
@@ -58,15 +59,9 @@ with base("deep.nc4") as f:
 class Hdf5IndirectionTest : public ::testing::Test {
 protected:
     static void SetUpTestSuite() {
-        std::string tmpl = (fs::temp_directory_path() / "ncafs-h5walk-XXXXXX").string();
-        ASSERT_NE(::mkdtemp(tmpl.data()), nullptr);
-        dir_ = tmpl;
-        const std::string writer = dir_ + "/write.py";
-        FILE* f = std::fopen(writer.c_str(), "w");
-        ASSERT_NE(f, nullptr);
-        std::fputs(kWriter, f);
-        std::fclose(f);
-        ASSERT_EQ(std::system(("/usr/bin/python3 " + writer + " " + dir_).c_str()), 0) << "h5py could not write";
+        auto folder = test::write_with_python(kWriter, "ncafs-h5walk");
+        ASSERT_TRUE(folder) << "h5py could not write";
+        dir_ = *folder;
     }
     static void TearDownTestSuite() {
         std::error_code ec;

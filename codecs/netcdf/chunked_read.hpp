@@ -1,0 +1,56 @@
+// Reading a deflated (filtered) netCDF-4 variable chunk by chunk: HDF5
+// inflates whole chunks whatever box is asked, so each chunk a box touches is
+// decoded once, whole, and kept in the DecodedChunkCache; the box is copied
+// out of the decoded chunks. HDF5's own chunk cache of such a variable is
+// switched off (it would keep a second copy, per variable and open file,
+// outside cache_mem=). Other variables (contiguous, unfiltered, chunks too
+// small to be worth an entry or too large for the bound) are read as before.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <mutex>
+#include <optional>
+#include <span>
+#include <vector>
+
+#include "codecs/netcdf/decoded_chunk_cache.hpp"
+
+namespace ncafs::netcdf {
+
+// Smaller chunks are left to HDF5: an entry per few elements would cost more
+// in calls and bookkeeping than inflating them again.
+constexpr uint64_t kSmallestCachedChunk = 4096;
+// A key holds one coordinate per dimension: up to this rank its bytes stay
+// within DecodedChunkCache::kEntryOverhead (netCDF allows 1024 dimensions).
+constexpr size_t kLargestCachedRank = 16;
+
+// The chunk lengths of a cached variable, each clipped to the variable's
+// length (a declared chunk may exceed it), and a whole chunk's bytes.
+struct ChunkLayout {
+    std::vector<uint64_t> lengths;
+    uint64_t bytes = 0;
+};
+
+// Whether variable varid of group ncid is read through the cache (netcdf-c
+// mutex held): of rank 1 to kLargestCachedRank, chunked, filtered, with a
+// chunk of kSmallestCachedChunk to cache.largest_entry() bytes, overhead
+// included (computed with overflow checks: the chunk shape comes from the file). Switches HDF5's chunk cache of such a
+// variable off; leaves every other variable untouched.
+std::optional<ChunkLayout> cached_chunk_layout(int ncid, int varid, size_t element_size,
+                                               const std::vector<uint64_t>& shape, const DecodedChunkCache& cache);
+
+// Decodes the whole chunk [start, start + count) into dst (native order)
+// and checks that the file is still the version opened; called with the
+// netcdf-c mutex held.
+using DecodeChunk = std::function<void(std::span<const uint64_t> start, std::span<const uint64_t> count, void* dst)>;
+
+// Fills out (C order, native byte order) with the box [start, start +
+// count) of a variable of `shape` laid out in `layout`: chunks found in
+// cache are copied, the others decoded (holding `library` while decoding)
+// and kept. key names the variable; its chunk coordinates are filled here.
+void read_box_by_chunks(DecodedChunkCache& cache, DecodedChunkCache::Key key, const ChunkLayout& layout,
+                        const std::vector<uint64_t>& shape, size_t element_size, std::span<const uint64_t> start,
+                        std::span<const uint64_t> count, void* out, std::mutex& library, const DecodeChunk& decode);
+
+}  // namespace ncafs::netcdf

@@ -1,0 +1,118 @@
+// What a read of a computed view computes (fs/read_path.hpp BlockCache,
+// fs/readahead.hpp): a point read little more than its request, a
+// sequential reader runs that grow to the readahead's bound, every byte as
+// the view defines it, with concurrent readers too.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <random>
+#include <thread>
+#include <vector>
+
+#include "codecs/virtual_file.hpp"
+#include "fs/read_path.hpp"
+#include "fs/readahead.hpp"
+
+namespace ncafs::fs {
+namespace {
+
+uint8_t byte_at(uint64_t offset) { return static_cast<uint8_t>((offset * 131 + offset / 4099) & 0xff); }
+
+// A computed file whose byte at offset is byte_at(offset); counts what it computes.
+class CountingFile final : public VirtualFile {
+public:
+    explicit CountingFile(uint64_t size) : size_(size) {}
+    uint64_t size() const override { return size_; }
+    void read(uint64_t offset, std::span<uint8_t> out) const override {
+        calls++;
+        bytes += out.size();
+        for (size_t i = 0; i < out.size(); ++i) out[i] = byte_at(offset + i);
+    }
+    mutable std::atomic<uint64_t> calls{0}, bytes{0};
+
+private:
+    uint64_t size_;
+};
+
+void expect_bytes(std::span<const uint8_t> got, uint64_t offset) {
+    for (size_t i = 0; i < got.size(); ++i) ASSERT_EQ(got[i], byte_at(offset + i)) << "at " << offset + i;
+}
+
+constexpr uint64_t kMiB = 1 << 20;
+
+TEST(Readahead, NoneForJumpsGrowingForAReaderThatContinues) {
+    Readahead ra;
+    EXPECT_EQ(ra.after(0, 4096), 0u);  // the first read: nothing known yet
+    EXPECT_EQ(ra.after(40 * kMiB, 4096), 0u);
+    EXPECT_EQ(ra.after(7 * kMiB, 4096), 0u);
+    uint64_t expected = Readahead::kFirst, at = 10 * kMiB;
+    ra.after(at, 128 << 10);
+    for (int i = 0; i < 8; ++i) {
+        at += 128 << 10;
+        EXPECT_EQ(ra.after(at, 128 << 10), expected);
+        expected = std::min(expected * 2, Readahead::kLargest);
+    }
+    // The kernel's requests served out of order still continue; a jump resets.
+    EXPECT_EQ(ra.after(at - (256 << 10), 128 << 10), Readahead::kLargest);
+    EXPECT_EQ(ra.after(at + kMiB, 128 << 10), Readahead::kLargest);  // the kernel's readahead, ahead
+    EXPECT_EQ(ra.after(at + 64 * kMiB, 4096), 0u);
+    EXPECT_EQ(ra.after(at - 3 * kMiB, 4096), 0u);
+}
+
+TEST(BlockCache, APointReadComputesOneBlock) {
+    auto file = std::make_shared<CountingFile>(64 * kMiB);
+    BlockCache cache(32 * kMiB);
+    std::mt19937_64 rng(3);
+    std::vector<uint8_t> out(4096);
+    for (int i = 0; i < 200; ++i) {
+        const uint64_t offset = rng() % (file->size() - out.size());
+        const uint64_t before = file->bytes;
+        cache.read(file, offset, out, 0);
+        expect_bytes(out, offset);
+        EXPECT_LE(file->bytes - before, 2 * BlockCache::kComputedBlockSize);  // the one or two blocks it lies in
+    }
+}
+
+TEST(BlockCache, ASequentialReaderComputesInGrowingRuns) {
+    auto file = std::make_shared<CountingFile>(16 * kMiB + 12345);
+    BlockCache cache(32 * kMiB);
+    Readahead ra;
+    std::vector<uint8_t> out(128 << 10);
+    uint64_t requests = 0, computing = 0;
+    for (uint64_t offset = 0; offset < file->size(); offset += out.size(), ++requests) {
+        const size_t n = static_cast<size_t>(std::min<uint64_t>(out.size(), file->size() - offset));
+        std::span<uint8_t> part(out.data(), n);
+        const uint64_t before = file->bytes;
+        cache.read(file, offset, part, ra.after(offset, n));
+        expect_bytes(part, offset);
+        if (file->bytes != before) ++computing;
+    }
+    EXPECT_EQ(file->bytes, file->size());  // every byte computed once
+    EXPECT_LT(computing * 6, requests);    // in runs serving many requests each
+}
+
+TEST(BlockCache, ConcurrentReadersGetTheirBytes) {
+    auto file = std::make_shared<CountingFile>(8 * kMiB);
+    BlockCache cache(2 * kMiB);  // smaller than the file: blocks are dropped while others read
+    std::vector<std::thread> readers;
+    std::atomic<bool> ok{true};
+    for (unsigned r = 0; r < 6; ++r)
+        readers.emplace_back([&, r] {
+            std::mt19937_64 rng(r);
+            Readahead ra;
+            std::vector<uint8_t> out(100000);
+            for (int i = 0; i < 60; ++i) {
+                const uint64_t offset = r % 2 ? rng() % (file->size() - out.size()) : (i * out.size()) % (file->size() - out.size());
+                cache.read(file, offset, out, ra.after(offset, out.size()));
+                for (size_t k = 0; k < out.size(); ++k)
+                    if (out[k] != byte_at(offset + k)) ok = false;
+            }
+        });
+    for (auto& t : readers) t.join();
+    EXPECT_TRUE(ok);
+}
+
+}  // namespace
+}  // namespace ncafs::fs

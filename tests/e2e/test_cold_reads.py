@@ -1,0 +1,132 @@
+#!/usr/bin/env python3
+"""Reads of a view over deflated netCDF-4 partitions, served from decoded
+chunks kept by the daemon (cache_mem=) and computed with a readahead per
+open file.
+
+  cached   12 monthly partitions (time UNLIMITED, two variables chunked
+           differently, zlib) aggregated by `ncafs aggregate`; mounted with
+           cache_mem=0 (decode on every read), 256K (far smaller than the
+           data: chunks evicted all the time) and the default. Four reader
+           processes at once (netCDF4-python on the view: random points,
+           sequential steps, slabs across partitions and chunks), the
+           view's page cache dropped between them; every value equals the
+           partitions' own as netCDF4-python reads them from the files.
+"""
+import os
+import sys
+import multiprocessing
+
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from test_mount import Mount, check, NCAFS, run_cases  # noqa: E402
+
+MONTHS, STEPS, LAT, LON = 12, 10, 40, 64
+
+
+def write_partitions(folder):
+    import netCDF4
+    os.makedirs(folder)
+    rng = np.random.default_rng(24)
+    names = []
+    for m in range(MONTHS):
+        path = os.path.join(folder, "tas_%02d.nc" % m)
+        with netCDF4.Dataset(path, "w", format="NETCDF4") as ds:
+            ds.createDimension("time", None)
+            ds.createDimension("lat", LAT)
+            ds.createDimension("lon", LON)
+            t = ds.createVariable("time", "f8", ("time",))
+            t.units, t.calendar = "days since 2000-01-01", "standard"
+            t[:] = np.arange(m * STEPS, (m + 1) * STEPS)
+            ds.createVariable("lat", "f4", ("lat",))[:] = np.linspace(-60, 60, LAT)
+            ds.createVariable("lon", "f4", ("lon",))[:] = np.linspace(0, 354, LON)
+            v = ds.createVariable("tas", "f4", ("time", "lat", "lon"), zlib=True, chunksizes=(1, LAT, LON))
+            v[:] = rng.normal(280, 10, (STEPS, LAT, LON)).astype("f4")
+            w = ds.createVariable("pr", "f8", ("time", "lat", "lon"), zlib=True, shuffle=True,
+                                  chunksizes=(4, 16, 24))
+            w[:] = rng.random((STEPS, LAT, LON))
+        names.append(path)
+    return names
+
+
+def expected_values(names):
+    """{variable: [MONTHS*STEPS, LAT, LON]} as netCDF4-python reads the partitions."""
+    import netCDF4
+    out = {}
+    for name in ("tas", "pr"):
+        parts = []
+        for path in names:
+            with netCDF4.Dataset(path) as ds:
+                v = ds.variables[name]
+                v.set_auto_maskandscale(False)
+                parts.append(np.array(v[:]))
+        out[name] = np.concatenate(parts)
+    return out
+
+
+def drop_page_cache(path):
+    with open(path, "rb") as f:
+        os.posix_fadvise(f.fileno(), 0, 0, os.POSIX_FADV_DONTNEED)
+
+
+def reader(args):
+    """One reader process: (what, [(index, values)]) read with netCDF4-python."""
+    import netCDF4
+    path, kind, seed = args
+    rng = np.random.default_rng(seed)
+    got = []
+    with netCDF4.Dataset(path) as ds:
+        for name in ("tas", "pr"):
+            v = ds.variables[name]
+            v.set_auto_maskandscale(False)
+            n = v.shape[0]
+            if kind == "points":
+                for _ in range(300):
+                    at = (int(rng.integers(n)), int(rng.integers(LAT)), int(rng.integers(LON)))
+                    got.append((name, at, np.array(v[at])))
+            elif kind == "steps":
+                for t in range(n):
+                    got.append((name, (t,), np.array(v[t])))
+            else:  # slabs across partitions and chunks
+                for _ in range(40):
+                    t0, y0, x0 = int(rng.integers(n - 25)), int(rng.integers(LAT - 20)), int(rng.integers(LON - 30))
+                    box = (slice(t0, t0 + 25), slice(y0, y0 + 20), slice(x0, x0 + 30))
+                    got.append((name, (t0, y0, x0), np.array(v[box])))
+    return kind, got
+
+
+def compare(expected, kind, got):
+    for name, at, values in got:
+        if kind == "slabs":
+            t0, y0, x0 = at
+            want = expected[name][t0:t0 + 25, y0:y0 + 20, x0:x0 + 30]
+        else:
+            want = expected[name][at]
+        check(np.array_equal(values, want), "%s %s %s at %s: %s, want %s" % (kind, name, "read", at, values, want))
+
+
+def case_cached(work):
+    source = os.path.join(work, "src")
+    names = write_partitions(source)
+    import subprocess
+    subprocess.run([NCAFS, "aggregate", "-o", os.path.join(source, "monthly.nc")] + names, check=True,
+                   stdout=subprocess.DEVNULL)
+    expected = expected_values(names)
+    context = multiprocessing.get_context("fork")
+    for options in ("cache_mem=0", "cache_mem=256K", None):
+        with Mount(source, options) as m:
+            view = m.path("monthly.nc")
+            jobs = [(view, kind, seed) for seed, kind in enumerate(("points", "steps", "slabs", "points"))]
+            for _ in range(2):  # the second round with the daemon's caches warm, the kernel's dropped
+                drop_page_cache(view)
+                with context.Pool(len(jobs)) as pool:
+                    for kind, got in pool.map(reader, jobs):
+                        compare(expected, kind, got)
+            check(m.alive(), "%s: the daemon died" % options)
+
+
+CASES = {"cached": case_cached}
+
+
+if __name__ == "__main__":
+    sys.exit(run_cases(CASES, "ncafs-e2e-cold-"))
