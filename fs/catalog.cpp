@@ -34,7 +34,7 @@ constexpr size_t kClassificationCapacity = 200000;  // small entries: ~100 bytes
 // read 4 MiB per request; at 64 KiB clients issue local-file-sized reads
 // (tests/bench/netcdf_clients_bench.py) and cat keeps its throughput: the
 // kernel's readahead (128 KiB bdi default) sizes the FUSE requests anyway.
-// The daemon's BlockCache keeps its own 1 MiB blocks (read_path.hpp).
+// The daemon's BlockCache keeps its own 1 MiB blocks (block_cache.hpp).
 constexpr blksize_t kBlockSize = 64 << 10;
 
 bool ends_with(const std::string& s, const std::string& suffix) {

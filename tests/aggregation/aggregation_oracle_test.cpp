@@ -10,7 +10,7 @@
 #include <random>
 #include <thread>
 
-#include "aggregation/read/partitioned_source.hpp"
+#include "aggregation/read/aggregated_source.hpp"
 #include "aggregation/read/open_aggregation.hpp"
 #include "aggregation/read/dataset_cache.hpp"
 #include "codecs/array_source.hpp"

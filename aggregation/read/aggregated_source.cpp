@@ -1,4 +1,4 @@
-#include "aggregation/read/partitioned_source.hpp"
+#include "aggregation/read/aggregated_source.hpp"
 
 #include <algorithm>
 #include <cerrno>
