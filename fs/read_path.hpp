@@ -1,7 +1,11 @@
-// Reading a byte range of a view: bytes that already lie in a file are read
-// with one pread per contiguous extent (or handed to the kernel for splice by
-// the FUSE layer); extents of remote objects are fetched by range, several
-// of one object in one read_many; the rest is computed by the VirtualFile.
+// Reading a byte range of a view: planned once from metadata
+// (VirtualFile::pieces), then read; a retry and the block fallback reuse
+// the plan. Runs of sources are opened when read (in windows that bound
+// the descriptors held, fs/piece_windows.hpp); bytes that lie in a file
+// are read with one pread per contiguous extent (or handed to the kernel
+// for splice by the FUSE layer); extents of remote objects are fetched by
+// range, several of one object in one read_many; the rest is computed by
+// the VirtualFile.
 #pragma once
 
 #include <cstdint>
@@ -12,17 +16,37 @@
 
 namespace ncafs::fs {
 
-// vf.pieces() with adjacent extents of the same file that are contiguous on
-// disk merged into one, so that a read inside one partition is one pread.
-std::vector<ViewPiece> merged_pieces(const VirtualFile& vf, uint64_t offset, uint64_t length);
+// The plan of one read: vf.pieces(offset, length), checked to cover the
+// range in order.
+struct ReadPlan {
+    uint64_t offset = 0;
+    uint64_t length = 0;
+    std::vector<ViewPiece> pieces;
+};
 
-// Appends pieces to merged, joining an extent to the last one where they
-// continue each other in the same file.
-void append_merged(std::vector<ViewPiece>& merged, std::vector<ViewPiece>&& pieces);
+// Throws UsageError when the range lies outside the file or the pieces do
+// not cover it in order; nothing else (no file is opened).
+ReadPlan plan_read(const VirtualFile& vf, uint64_t offset, uint64_t length);
 
-// Fills out with bytes [offset, offset + out.size()) of vf, which must lie
-// inside the file. Throws SourceError (naming the file) when a byte cannot be
-// produced; never returns fewer bytes.
+// Appends planned piece p as read: a run becomes the extents of its
+// source's file (opened now: may throw SourceError) where its bytes lie
+// there as they are, else one computed piece; other pieces as they are.
+// Joins an extent to the last one where they continue each other in the
+// same file, so that a read inside one partition is one pread.
+void append_realized(std::vector<ViewPiece>& out, const ViewPiece& p);
+
+// Reads realized pieces (no runs) that continue the range at offset +
+// covered into out (which starts at `offset` of the view); advances covered.
+void read_pieces(const VirtualFile& vf, const std::vector<ViewPiece>& pieces, uint64_t offset, uint64_t& covered,
+                 std::span<uint8_t> out);
+
+// Fills out (plan.length bytes) with the planned range of vf. Throws
+// SourceError (naming the file) when a byte cannot be produced; never
+// returns fewer bytes. A failure is tried once more with the same plan: a
+// partition that changed is marked by the first try, and the second opens
+// its path again and reads the version there now.
+void read_view(const VirtualFile& vf, const ReadPlan& plan, std::span<uint8_t> out);
+// The same, planned here: bytes [offset, offset + out.size()) of vf.
 void read_view(const VirtualFile& vf, uint64_t offset, std::span<uint8_t> out);
 
 }  // namespace ncafs::fs

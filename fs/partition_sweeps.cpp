@@ -1,0 +1,61 @@
+#include "fs/partition_sweeps.hpp"
+
+#include <mutex>
+
+#include "codecs/lru_cache.hpp"
+#include "codecs/worker_pool.hpp"
+
+namespace ncafs::fs {
+
+struct PartitionSweeps::State {
+    struct Result {
+        uint64_t generation = 0;
+        std::optional<std::string> absent;
+    };
+    explicit State(size_t capacity) : results(capacity), running(capacity) {}
+    std::mutex mutex;
+    LruCache<FileKey, Result, CacheKeyHash> results;
+    LruCache<FileKey, uint64_t, CacheKeyHash> running;  // generation being swept in the background
+
+    void keep(const FileKey& key, uint64_t generation, std::optional<std::string> absent) {
+        std::lock_guard lock(mutex);
+        running.erase_if([&](const FileKey& k, const uint64_t& g) { return k == key && g == generation; });
+        if (auto before = results.get(key); before && before->generation > generation) return;  // a newer answer
+        results.put(key, Result{generation, std::move(absent)});
+    }
+};
+
+PartitionSweeps::PartitionSweeps(size_t capacity) : state_(std::make_shared<State>(capacity == 0 ? 1 : capacity)) {}
+
+PartitionSweeps::Answer PartitionSweeps::ask(const FileKey& key, uint64_t generation,
+                                             std::shared_ptr<const std::vector<std::string>> files,
+                                             const Sweep& sweep, const Found& found) {
+    {
+        std::lock_guard lock(state_->mutex);
+        if (auto known = state_->results.get(key); known && known->generation == generation)
+            return Answer{true, known->absent};
+        if (files->size() > kSweepAtOpen + 1) {
+            if (auto running = state_->running.get(key); running && *running == generation)
+                return Answer{false, std::nullopt};
+            state_->running.put(key, generation);
+        }
+    }
+    if (files->size() <= kSweepAtOpen + 1) {
+        auto absent = sweep(std::span<const std::string>(*files).subspan(1));
+        state_->keep(key, generation, absent);
+        return Answer{true, std::move(absent)};
+    }
+    auto job = [state = state_, key, generation, files, sweep, found] {
+        auto absent = sweep(std::span<const std::string>(*files).subspan(1));
+        if (absent && found) found(*absent);
+        state->keep(key, generation, std::move(absent));
+    };
+    if (!WorkerPool::shared().post(std::move(job))) {
+        // No thread for it now: the next open asks again.
+        std::lock_guard lock(state_->mutex);
+        state_->running.erase_if([&](const FileKey& k, const uint64_t& g) { return k == key && g == generation; });
+    }
+    return Answer{false, std::nullopt};
+}
+
+}  // namespace ncafs::fs
