@@ -59,13 +59,13 @@ void WorkerPool::start_locked() {
     }
 }
 
-bool WorkerPool::submit(std::function<void()> job) {
+bool WorkerPool::post(std::function<void()> job, std::function<void()> drop) {
     {
         std::lock_guard lock(mutex_);
         if (stopped_ || queue_.size() >= queue_bound_) return false;
         if (threads_.size() < wanted_threads_) start_locked();
         if (threads_.empty()) return false;
-        queue_.push_back(std::move(job));
+        queue_.push_back(Job{std::move(job), std::move(drop)});
     }
     ready_.notify_one();
     return true;
@@ -76,10 +76,10 @@ void WorkerPool::loop() {
     for (;;) {
         ready_.wait(lock, [&] { return stopped_ || !queue_.empty(); });
         if (stopped_) return;
-        auto job = std::move(queue_.front());
+        Job job = std::move(queue_.front());
         queue_.pop_front();
         lock.unlock();
-        job();  // never throws: parallel_for's helpers keep their failures
+        job.run();  // never throws: parallel_for's helpers keep their failures, posted jobs catch theirs
         lock.lock();
     }
 }
@@ -90,7 +90,7 @@ void WorkerPool::parallel_for(size_t n, size_t width, const std::function<void(s
     indices->n = n;
     const size_t helpers = std::min(width, n) - std::min<size_t>(1, std::min(width, n));
     for (size_t worker = 1; worker <= helpers; ++worker)
-        if (!submit([indices, &f, worker] { indices->work(f, worker); })) break;
+        if (!post([indices, &f, worker] { indices->work(f, worker); })) break;
     indices->work(f, 0);
     {
         // Indices a helper took are still running: f must outlive them.
@@ -101,7 +101,7 @@ void WorkerPool::parallel_for(size_t n, size_t width, const std::function<void(s
 }
 
 void WorkerPool::stop() {
-    std::deque<std::function<void()>> dropped;
+    std::deque<Job> dropped;
     std::vector<std::thread> threads;
     {
         std::lock_guard lock(mutex_);
@@ -110,7 +110,9 @@ void WorkerPool::stop() {
         threads.swap(threads_);
     }
     ready_.notify_all();
-    dropped.clear();  // helpers never run: their callers took every index themselves
+    // parallel_for's helpers have no drop: their callers take every index themselves.
+    for (Job& job : dropped)
+        if (job.drop) job.drop();
     for (auto& t : threads) t.join();
 }
 

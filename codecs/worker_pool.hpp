@@ -35,8 +35,9 @@ public:
     void parallel_for(size_t n, size_t width, const std::function<void(size_t index, size_t worker)>& f);
 
     // Queues job to run on a pool thread (work in the background); false,
-    // nothing queued, when the queue is full or the pool stopped.
-    bool post(std::function<void()> job) { return submit(std::move(job)); }
+    // nothing queued, when the queue is full or the pool stopped. `drop`
+    // runs instead when the pool stops before the job started.
+    bool post(std::function<void()> job, std::function<void()> drop = {});
 
     // Lets running jobs end, drops queued ones, joins the threads; later
     // parallel_for calls run on their caller alone. Idempotent.
@@ -48,7 +49,9 @@ public:
     static WorkerPool& shared();
 
 private:
-    bool submit(std::function<void()> job);
+    struct Job {
+        std::function<void()> run, drop;
+    };
     void start_locked();
     void loop();
 
@@ -56,7 +59,7 @@ private:
     const size_t queue_bound_;
     mutable std::mutex mutex_;
     std::condition_variable ready_;
-    std::deque<std::function<void()>> queue_;
+    std::deque<Job> queue_;
     std::vector<std::thread> threads_;
     bool stopped_ = false;
 };

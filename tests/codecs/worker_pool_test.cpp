@@ -1,7 +1,8 @@
 // WorkerPool: every index runs once, on kept threads (the same threads for
-// every call, none started per call), the lowest failing index is
-// rethrown, nested calls from pool threads finish, a full queue or a
-// stopped pool leaves the work to the caller, and stop() joins the threads.
+// every call, none started per call), a failure is rethrown after every
+// call ended, nested calls from pool threads finish, a full queue or a
+// stopped pool leaves the work to the caller, and stop() drops queued jobs
+// (their drop runs) and joins the threads after the running ones.
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -105,6 +106,27 @@ TEST(WorkerPool, StopJoinsAndLaterCallsRunOnTheCaller) {
     });
     EXPECT_EQ(n.load(), 200);
     pool.stop();  // idempotent
+}
+
+TEST(WorkerPool, StopDropsQueuedJobsAndWaitsForRunningOnes) {
+    WorkerPool pool(1);
+    std::atomic<bool> release{false}, started{false}, b_ran{false}, a_done{false};
+    std::atomic<int> dropped{0};
+    ASSERT_TRUE(pool.post([&] {
+        started = true;
+        while (!release) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+        a_done = true;
+    }));
+    while (!started) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    ASSERT_TRUE(pool.post([&] { b_ran = true; }, [&] { ++dropped; }));
+    std::thread stopper([&] { pool.stop(); });
+    while (dropped.load() == 0) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    EXPECT_FALSE(a_done.load()) << "stop() must not wait for the running job before dropping the queued ones";
+    release = true;
+    stopper.join();
+    EXPECT_TRUE(a_done.load()) << "stop() returned before the running job ended";
+    EXPECT_FALSE(b_ran.load());
+    EXPECT_EQ(dropped.load(), 1);
 }
 
 }  // namespace
