@@ -97,7 +97,10 @@ Realized realize_from(const ReadPlan& plan, size_t from, size_t max_files) {
     std::vector<const OpenFile*> held;
     w.next = from;
     while (w.next < plan.pieces.size()) {
-        const size_t to = std::min(plan.pieces.size(), w.next + std::max<size_t>(max_files, 1));
+        // As many runs as the window has room for files: a run draws on one
+        // file at most, so few are realized (and hold a descriptor) in vain.
+        const size_t room = max_files > held.size() ? max_files - held.size() : 1;
+        const size_t to = std::min(plan.pieces.size(), w.next + room);
         auto realized = realize_each(plan, w.next, to);
         for (auto& pieces : realized) {
             auto with = held;
