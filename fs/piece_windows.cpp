@@ -5,6 +5,7 @@
 #include <mutex>
 
 #include "aggregation/read/dataset_cache.hpp"
+#include "codecs/realize_pieces.hpp"
 #include "codecs/worker_pool.hpp"
 #include "fs/read_path.hpp"
 #include "remote/network_scope.hpp"
@@ -97,10 +98,13 @@ Realized realize_from(const ReadPlan& plan, size_t from, size_t max_files) {
     std::vector<const OpenFile*> held;
     w.next = from;
     while (w.next < plan.pieces.size()) {
-        // As many runs as the window has room for files: a run draws on one
-        // file at most, so few are realized (and hold a descriptor) in vain.
+        // As many planned pieces as the window has room for files, at the
+        // rate of pieces per file seen so far (a record of two variables of
+        // one partition: two runs, one file), so that few are realized (and
+        // hold a descriptor) in vain and the rest are opened side by side.
         const size_t room = max_files > held.size() ? max_files - held.size() : 1;
-        const size_t to = std::min(plan.pieces.size(), w.next + room);
+        const size_t per_file = held.empty() ? 1 : std::max<size_t>(1, (w.next - from) / held.size());
+        const size_t to = std::min(plan.pieces.size(), w.next + room * per_file);
         auto realized = realize_each(plan, w.next, to);
         for (auto& pieces : realized) {
             auto with = held;

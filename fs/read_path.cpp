@@ -3,6 +3,7 @@
 #include <map>
 
 #include "codecs/error.hpp"
+#include "codecs/realize_pieces.hpp"
 #include "codecs/worker_pool.hpp"
 #include "fs/piece_windows.hpp"
 #include "remote/network_scope.hpp"
@@ -28,40 +29,6 @@ ReadPlan plan_read(const VirtualFile& vf, uint64_t offset, uint64_t length) {
         throw UsageError("VirtualFile::pieces covered " + std::to_string(at - offset) + " of " +
                          std::to_string(length) + " bytes");
     return plan;
-}
-
-namespace {
-
-void append_joined(std::vector<ViewPiece>& out, ViewPiece p) {
-    if (p.length == 0) return;
-    if (!out.empty() && p.extent) {
-        auto& last = out.back();
-        if (last.extent && last.extent->file == p.extent->file &&
-            last.extent->offset + last.extent->length == p.extent->offset && last.offset + last.length == p.offset) {
-            last.length += p.length;
-            last.extent->length += p.extent->length;
-            return;
-        }
-    }
-    out.push_back(std::move(p));
-}
-
-}  // namespace
-
-void append_realized(std::vector<ViewPiece>& out, const ViewPiece& p) {
-    if (!p.run) return append_joined(out, p);
-    const SourceRun& run = *p.run;
-    auto extents = run.source->big_endian_extents(run.first, run.count);
-    uint64_t sum = 0;
-    if (extents)
-        for (const auto& e : *extents) sum += e.length;
-    if (!extents || sum != p.length) return append_joined(out, ViewPiece{p.offset, p.length});
-    uint64_t at = p.offset;
-    for (auto& e : *extents) {
-        const uint64_t n = e.length;
-        append_joined(out, ViewPiece{at, n, std::move(e)});
-        at += n;
-    }
 }
 
 namespace {

@@ -28,13 +28,6 @@ struct ReadPlan {
 // not cover it in order; nothing else (no file is opened).
 ReadPlan plan_read(const VirtualFile& vf, uint64_t offset, uint64_t length);
 
-// Appends planned piece p as read: a run becomes the extents of its
-// source's file (opened now: may throw SourceError) where its bytes lie
-// there as they are, else one computed piece; other pieces as they are.
-// Joins an extent to the last one where they continue each other in the
-// same file, so that a read inside one partition is one pread.
-void append_realized(std::vector<ViewPiece>& out, const ViewPiece& p);
-
 // Reads realized pieces (no runs) that continue the range at offset +
 // covered into out (which starts at `offset` of the view); advances covered.
 void read_pieces(const VirtualFile& vf, const std::vector<ViewPiece>& pieces, uint64_t offset, uint64_t& covered,

@@ -55,7 +55,12 @@ bool CdfVariableSource::read_whole(std::span<const uint64_t> start, std::span<co
     std::vector<uint8_t> whole(static_cast<size_t>(file_->size()));
     if (file_->seen_changed())
         throw SourceError(file_->path(), "file changed since it was opened: variable '" + name_ + "' not read");
-    file_->pread_exact(whole.data(), whole.size(), 0);  // checked after reading, like the runs
+    try {
+        file_->pread_exact(whole.data(), whole.size(), 0);  // checked after reading, like the runs
+    } catch (const SourceError&) {
+        check_unchanged(nullptr, 0, [](void*) {});  // a file that shrank: say so (and mark it changed)
+        throw;
+    }
     read_runs(start, count, static_cast<uint8_t*>(out), &whole);
     return true;
 }
