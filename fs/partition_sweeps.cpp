@@ -1,11 +1,17 @@
 #include "fs/partition_sweeps.hpp"
 
+#include <chrono>
+#include <condition_variable>
 #include <mutex>
 
 #include "codecs/lru_cache.hpp"
 #include "codecs/worker_pool.hpp"
 
 namespace ncafs::fs {
+
+namespace {
+constexpr std::chrono::milliseconds kPatience{250};  // how long an open waits for a running sweep
+}  // namespace
 
 struct PartitionSweeps::State {
     struct Result {
@@ -14,14 +20,30 @@ struct PartitionSweeps::State {
     };
     explicit State(size_t capacity) : results(capacity), running(capacity) {}
     std::mutex mutex;
+    std::condition_variable answered;  // a background sweep kept its result
     LruCache<FileKey, Result, CacheKeyHash> results;
     LruCache<FileKey, uint64_t, CacheKeyHash> running;  // generation being swept in the background
 
     void keep(const FileKey& key, uint64_t generation, std::optional<std::string> absent) {
-        std::lock_guard lock(mutex);
-        running.erase_if([&](const FileKey& k, const uint64_t& g) { return k == key && g == generation; });
-        if (auto before = results.get(key); before && before->generation > generation) return;  // a newer answer
-        results.put(key, Result{generation, std::move(absent)});
+        {
+            std::lock_guard lock(mutex);
+            running.erase_if([&](const FileKey& k, const uint64_t& g) { return k == key && g == generation; });
+            if (auto before = results.get(key); !before || before->generation <= generation)
+                results.put(key, Result{generation, std::move(absent)});
+        }
+        answered.notify_all();
+    }
+    // The answer for key in this generation, waiting for a background sweep
+    // at most `patience`; nullopt when it is not known by then.
+    std::optional<Result> answer(const FileKey& key, uint64_t generation, std::chrono::milliseconds patience) {
+        std::unique_lock lock(mutex);
+        std::optional<Result> known;
+        answered.wait_for(lock, patience, [&] {
+            auto r = results.get(key);
+            if (r && r->generation == generation) known = std::move(r);
+            return known.has_value();
+        });
+        return known;
     }
 };
 
@@ -31,12 +53,15 @@ PartitionSweeps::Answer PartitionSweeps::ask(const FileKey& key, uint64_t genera
                                              std::shared_ptr<const std::vector<std::string>> files,
                                              const Sweep& sweep, const Found& found) {
     {
-        std::lock_guard lock(state_->mutex);
+        std::unique_lock lock(state_->mutex);
         if (auto known = state_->results.get(key); known && known->generation == generation)
             return Answer{true, known->absent};
         if (files->size() > kSweepAtOpen + 1) {
-            if (auto running = state_->running.get(key); running && *running == generation)
+            if (auto running = state_->running.get(key); running && *running == generation) {
+                lock.unlock();
+                if (auto known = state_->answer(key, generation, kPatience)) return Answer{true, known->absent};
                 return Answer{false, std::nullopt};
+            }
             state_->running.put(key, generation);
         }
     }
@@ -54,7 +79,12 @@ PartitionSweeps::Answer PartitionSweeps::ask(const FileKey& key, uint64_t genera
         // No thread for it now: the next open asks again.
         std::lock_guard lock(state_->mutex);
         state_->running.erase_if([&](const FileKey& k, const uint64_t& g) { return k == key && g == generation; });
+        return Answer{false, std::nullopt};
     }
+    // A sweep of some hundred thousand files ends within this: its answer
+    // decides the open as before (the page cache kept); a longer one does not
+    // hold the open up.
+    if (auto known = state_->answer(key, generation, kPatience)) return Answer{true, known->absent};
     return Answer{false, std::nullopt};
 }
 

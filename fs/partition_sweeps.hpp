@@ -3,10 +3,11 @@
 // Catalog::absent_partition). The answer is kept per aggregation until a
 // partition change is seen (DatasetCache::generation). An aggregation of
 // up to kSweepAtOpen partitions is swept at once (one faccessat each); a
-// larger one in the background on the kept pool, so that an open never
-// waits for a sweep of a million files: until its answer is known its
-// views are served as if a partition were missing (direct I/O: a read that
-// meets one fails whole), which is always safe.
+// larger one in the background on the kept pool, the open waiting for it
+// a quarter of a second at most, so that no open waits for a sweep of a
+// million files: until its answer is known its views are served as if a
+// partition were missing (direct I/O: a read that meets one fails whole,
+// and no page is cached), which is always safe.
 #pragma once
 
 #include <cstddef>
