@@ -7,7 +7,7 @@
 
 #include "aggregation/read/dataset_cache.hpp"
 #include "aggregation/read/open_aggregation.hpp"
-#include "aggregation/read/partitioned_source.hpp"
+#include "aggregation/read/aggregated_source.hpp"
 #include "aggregation/reference_set/reference_dataset.hpp"
 #include "cli/contained.hpp"
 #include "cli/file_args.hpp"

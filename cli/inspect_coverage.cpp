@@ -9,7 +9,7 @@
 #include <map>
 
 #include "aggregation/model/units_conversion.hpp"
-#include "aggregation/read/partitioned_source.hpp"
+#include "aggregation/read/aggregated_source.hpp"
 #include "aggregation/read/path_policy.hpp"
 #include "codecs/array_source.hpp"
 #include "codecs/error.hpp"

@@ -42,6 +42,9 @@ public:
     // linearisation already lie in files, in order; nullopt when they do not
     // (different type, conversion needed, not a classic file...).
     virtual std::optional<std::vector<FileExtent>> big_endian_extents(uint64_t first, uint64_t n) const;
+    // True when big_endian_extents may open a file for each call (a
+    // partition of an aggregation): readers then ask for many side by side.
+    virtual bool extents_open_files() const { return false; }
 
     // One element (native order, type()) when metadata alone shows that every
     // element of the box has that value (e.g. a box inside constant or missing
@@ -61,6 +64,22 @@ public:
     void read_linear(uint64_t first, uint64_t n, ByteOrder order, void* out) const;
 
     uint64_t element_count() const;
+};
+
+// Set on the threads of a reader that asks for many runs of sources at once
+// (it opens their files side by side itself): a source does not then open
+// files ahead on its own (AggregatedSource's series detection), which would
+// open the same files twice.
+class ManyRunsScope {
+public:
+    ManyRunsScope();
+    ~ManyRunsScope();
+    ManyRunsScope(const ManyRunsScope&) = delete;
+    ManyRunsScope& operator=(const ManyRunsScope&) = delete;
+    static bool active();
+
+private:
+    bool before_;
 };
 
 // Checks start/count against shape; throws UsageError naming `what`.

@@ -25,6 +25,7 @@ Dataset open_dataset(std::shared_ptr<const OpenFile> file, const std::string& gr
     if (!file->is_remote() && file->size() > 0) {
         head.resize(static_cast<size_t>(std::min<uint64_t>(file->size(), cdf::kHeaderFirstRead)));
         file->pread_exact(head.data(), head.size(), 0);
+        file->keep_first_read(head);  // a small file whole: its data read next comes from here
     }
     switch (file->is_remote() ? sniff_file(*file) : sniff_format(head)) {
         case FileFormat::Cdf:  // by pread: no netcdf-c mutex, file extents for splicing

@@ -11,12 +11,24 @@
 
 namespace ncafs {
 
-// A part of a requested byte range: either bytes already in a file (extent,
-// which can be spliced or pread directly) or bytes to compute with read().
+// Bytes of a view that may lie in a file exactly as the view needs them:
+// the big-endian elements [first, first + count) of source. Whether they do
+// is known only once the source's file is opened (its big_endian_extents).
+struct SourceRun {
+    const ArraySource* source = nullptr;  // held by the VirtualFile's dataset
+    uint64_t first = 0;
+    uint64_t count = 0;
+};
+
+// A part of a requested byte range: bytes already in an open file (extent,
+// which can be spliced or pread directly), a run of a source (planned: read
+// from its file when it lies there as it is, else computed), or bytes to
+// compute with read().
 struct ViewPiece {
     uint64_t offset = 0;  // in the virtual file
     uint64_t length = 0;
     std::optional<FileExtent> extent;
+    std::optional<SourceRun> run;  // never with extent
 };
 
 class VirtualFile {
@@ -27,7 +39,10 @@ public:
     // Fills out with the bytes at [offset, offset+out.size()); the range must
     // lie inside the file. Throws SourceError when the data cannot be produced.
     virtual void read(uint64_t offset, std::span<uint8_t> out) const = 0;
-    // The range split into pieces in order; the default is one computed piece.
+    // The plan of a read: the range split into pieces in order, from
+    // metadata alone. Opens no file and reads nothing (a file's bytes are
+    // named by a SourceRun, opened when read); throws only UsageError, for
+    // a range outside the file. The default is one computed piece.
     virtual std::vector<ViewPiece> pieces(uint64_t offset, uint64_t length) const {
         return {ViewPiece{offset, length, std::nullopt}};
     }

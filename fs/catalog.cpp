@@ -35,7 +35,7 @@ constexpr size_t kClassificationCapacity = 200000;  // small entries: ~100 bytes
 // (tests/bench/netcdf_clients_bench.py) and cat keeps its throughput: the
 // kernel's readahead (128 KiB bdi default) sizes the FUSE requests anyway.
 // What the daemon computes per request is its own affair (BlockCache and
-// Readahead, read_path.hpp and readahead.hpp).
+// Readahead, block_cache.hpp and readahead.hpp).
 constexpr blksize_t kPreferredIoSize = 64 << 10;
 
 bool ends_with(const std::string& s, const std::string& suffix) {
@@ -78,7 +78,6 @@ Catalog::Catalog(std::string source_root, ViewOptions options, Backend backend)
     datasets_.set_capacity(std::min(options_.open_files, agg::descriptor_budget()));
     views_.set_capacity(datasets_.capacity());
     source_files_.set_capacity(datasets_.capacity());
-    all_partitions_present_.set_capacity(datasets_.capacity());
     if (!backend_.sniff)
         backend_.sniff = [c = confined_](const std::string& path) { return sniff_source_format(path, c.get()); };
 }
@@ -681,17 +680,16 @@ std::shared_ptr<const VirtualFile> Catalog::open_view(const Entry& entry) {
 std::optional<std::string> Catalog::absent_partition(const Entry& entry) {
     if (entry.kind != EntryKind::View || !entry.aggregation) return std::nullopt;
     auto files = source_files(entry);  // the aggregation file first, then its partitions
-    const FileKey key = file_key(entry.real_path, entry.st);
-    const uint64_t generation = dataset_cache().generation();  // before the sweep
-    {
-        std::lock_guard lock(mutex_);
-        if (auto seen = all_partitions_present_.get(key); seen && *seen == generation) return std::nullopt;
-    }
     if (!backend_.first_unreadable || files->size() < 2) return std::nullopt;
-    if (auto absent = backend_.first_unreadable(std::span<const std::string>(*files).subspan(1))) return absent;
-    std::lock_guard lock(mutex_);
-    all_partitions_present_.put(key, generation);
-    return std::nullopt;
+    const uint64_t generation = agg::DatasetCache::shared().generation();  // before the sweep
+    const std::string aggregation = entry.real_path;
+    auto answer = sweeps_.ask(file_key(entry.real_path, entry.st), generation, std::move(files),
+                              backend_.first_unreadable, [aggregation](const std::string& absent) {
+                                  log_once(LogLevel::Warning, aggregation + ": partition " + absent +
+                                                                  " cannot be read: its views are served with direct I/O");
+                              });
+    if (!answer.known) return std::string();
+    return answer.absent;
 }
 
 bool Catalog::draws_on_remote(const Entry& entry) {

@@ -43,6 +43,7 @@
 #include "codecs/virtual_file.hpp"
 #include "fs/backend.hpp"
 #include "fs/cache_keys.hpp"
+#include "fs/partition_sweeps.hpp"
 #include "fs/options.hpp"
 
 namespace ncafs::fs {
@@ -94,10 +95,11 @@ public:
     std::shared_ptr<const VirtualFile> open_view(const Entry& entry);
     // For a view of an aggregation: the first partition file that is absent
     // or unreadable now (Backend::first_unreadable: one faccessat per
-    // partition file, from its folder opened confined), else nullopt.
-    // No system call at all when the previous answer for this aggregation was
-    // "none" and no partition change was seen since (the partition watch
-    // bumps DatasetCache::generation on any change).
+    // partition file, from its folder opened confined), else nullopt; an
+    // empty string while not known yet (a large aggregation is swept in the
+    // background: fs/partition_sweeps.hpp). No system call at all when the
+    // answer for this aggregation is known and no partition change was seen
+    // since (the partition watch bumps DatasetCache::generation on any change).
     std::optional<std::string> absent_partition(const Entry& entry);
     // For a view of an aggregation: whether a partition is a remote object.
     bool draws_on_remote(const Entry& entry);
@@ -210,7 +212,7 @@ private:
     Lru<DatasetKey, std::shared_ptr<const Dataset>> datasets_;
     Lru<ViewKey, std::shared_ptr<const VirtualFile>> views_;
     Lru<FileKey, std::shared_ptr<const std::vector<std::string>>> source_files_;
-    Lru<FileKey, uint64_t> all_partitions_present_;  // the DatasetCache generation of the last sweep finding none absent
+    PartitionSweeps sweeps_{64};  // is every partition of an aggregation readable (its own lock)
     size_t classification_count_ = 0;
     size_t sniff_count_ = 0;
     size_t precheck_count_ = 0;

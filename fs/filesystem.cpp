@@ -14,6 +14,7 @@
 
 #include "io/confined_open.hpp"
 #include "codecs/error.hpp"
+#include "io/worker_pool.hpp"
 #include "io/open_file.hpp"
 #include "fs/log.hpp"
 #include "fs/outside_helper.hpp"
@@ -196,6 +197,7 @@ bool direct_io_for_missing_partition(Filesystem& fs, const Entry& entry) {
         if (fs.catalog().draws_on_remote(entry)) return true;
         auto absent = fs.catalog().absent_partition(entry);
         if (!absent) return false;
+        if (absent->empty()) return true;  // being checked in the background: safe until known
         log_once(LogLevel::Warning, entry.real_path + ": partition " + *absent +
                                         " cannot be read: served with direct I/O (reads that need it fail with EIO, or read as fill "
                                         "with missing_partitions=fill)");
@@ -383,7 +385,9 @@ bool reply_view(fuse_req_t req, Filesystem& fs, const FileHandle& h, size_t size
         remote::NetworkScope network(!caches_only);
         // Pieces that would hold more partitions open than a request may are
         // read in windows by read_view instead (fs/piece_windows.hpp).
-        auto within = pieces_within(vf, off, n);
+        // Planned once: the splice, the reads, their retry and the fallback share it.
+        const ReadPlan plan = plan_read(vf, off, n);
+        auto within = pieces_within(plan);
         std::vector<ViewPiece> pieces = within ? std::move(within->pieces) : std::vector<ViewPiece>{};
         bool any_extent = !within;
         for (const auto& p : pieces) any_extent = any_extent || p.extent.has_value();
@@ -396,17 +400,17 @@ bool reply_view(fuse_req_t req, Filesystem& fs, const FileHandle& h, size_t size
         thread_local std::vector<uint8_t> buffer;
         buffer.resize(n);
         if (any_extent) {
-            read_view(vf, off, std::span<uint8_t>(buffer.data(), n));
+            read_view(vf, plan, std::span<uint8_t>(buffer.data(), n));
         } else {
             // A view drawing on remote objects computes exactly the bytes asked:
             // a MiB around them may need a server that fails (or trickles)
             // which these bytes do not need; the objects' blocks are cached below.
             try {
-                if (h.remote) read_view(vf, off, std::span<uint8_t>(buffer.data(), n));
+                if (h.remote) read_view(vf, plan, std::span<uint8_t>(buffer.data(), n));
                 else fs.block_cache().read(h.view, off, std::span<uint8_t>(buffer.data(), n), h.readahead.after(off, n));
             } catch (const std::exception&) {
                 // The run computed with the readahead failed somewhere: only the bytes asked for decide.
-                read_view(vf, off, std::span<uint8_t>(buffer.data(), n));
+                read_view(vf, plan, std::span<uint8_t>(buffer.data(), n));
             }
         }
         fuse_reply_buf(req, reinterpret_cast<const char*>(buffer.data()), n);
@@ -605,6 +609,8 @@ void Filesystem::start(fuse_session* session) {
 void Filesystem::stop() {
     remote::RemoteStore::cancel_shared();  // the remote jobs end at once, then their threads
     remote_workers_.stop();
+    // The reads' kept threads (started by the first read after daemonizing) end with the mount.
+    if (session_) WorkerPool::shared().stop();
     watch_.stop();
     {
         std::lock_guard lock(queue_mutex_);

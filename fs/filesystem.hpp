@@ -15,7 +15,7 @@
 #include "fs/catalog.hpp"
 #include "fs/inode_table.hpp"
 #include "fs/partition_watch.hpp"
-#include "fs/read_path.hpp"
+#include "fs/block_cache.hpp"
 #include "fs/remote_workers.hpp"
 
 namespace ncafs::fs {

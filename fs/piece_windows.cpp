@@ -4,16 +4,21 @@
 #include <condition_variable>
 #include <mutex>
 
+#include "aggregation/read/dataset_cache.hpp"
+#include "codecs/realize_pieces.hpp"
+#include "io/worker_pool.hpp"
 #include "fs/backend.hpp"
 #include "fs/read_path.hpp"
+#include "remote/network_scope.hpp"
 
 namespace ncafs::fs {
 
 namespace {
 
-constexpr uint64_t kMinWindow = 64;
-constexpr uint64_t kMaxWindow = uint64_t{1} << 20;
-constexpr uint64_t kMaxGrowth = 8;  // per window, so that one dense stretch cannot overshoot far
+// Runs whose sources open files to realize (partitions) are realized this
+// many at once on the kept pool: partitions a read needs are opened ahead,
+// side by side (a remote one is a round trip).
+constexpr size_t kOpenAhead = 16;
 
 size_t open_files_bound() { return shared_dataset_cache().capacity(); }
 
@@ -52,46 +57,85 @@ private:
     size_t held_ = 0;
 };
 
-size_t local_files(const std::vector<ViewPiece>& pieces) {
-    std::vector<const OpenFile*> files;
+// Distinct local files in pieces, added to held (sorted, unique).
+void add_local_files(const std::vector<ViewPiece>& pieces, std::vector<const OpenFile*>& held) {
     for (const auto& p : pieces)
-        if (p.extent && p.extent->file && !p.extent->file->is_remote()) files.push_back(p.extent->file.get());
-    std::sort(files.begin(), files.end());
-    return static_cast<size_t>(std::unique(files.begin(), files.end()) - files.begin());
+        if (p.extent && p.extent->file && !p.extent->file->is_remote()) held.push_back(p.extent->file.get());
+    std::sort(held.begin(), held.end());
+    held.erase(std::unique(held.begin(), held.end()), held.end());
 }
 
-// 16 bytes a file: interleaved records are rarely smaller (a time and a
-// value), so the first window seldom draws on more than the bound.
-uint64_t first_window(size_t max_files) {
-    return std::clamp<uint64_t>(uint64_t{16} * max_files, kMinWindow, kMaxWindow);
+// Planned pieces [from, to) as read, each piece's realization apart; runs
+// whose sources open files are realized side by side on the pool.
+std::vector<std::vector<ViewPiece>> realize_each(const ReadPlan& plan, size_t from, size_t to) {
+    std::vector<std::vector<ViewPiece>> realized(to - from);
+    bool opens = false;
+    for (size_t i = from; i < to && !opens; ++i)
+        opens = plan.pieces[i].run && plan.pieces[i].run->source->extents_open_files();
+    auto one = [&](size_t k, size_t) { append_realized(realized[k], plan.pieces[from + k]); };
+    if (!opens || realized.size() == 1) {
+        for (size_t k = 0; k < realized.size(); ++k) one(k, 0);
+        return realized;
+    }
+    const bool network = remote::network_allowed();  // the caller's, on every thread
+    WorkerPool::shared().parallel_for(realized.size(), kOpenAhead, [&](size_t k, size_t worker) {
+        remote::NetworkScope scope(network);
+        ManyRunsScope many;  // opened side by side here: no source opens ahead of them
+        one(k, worker);
+    });
+    return realized;
 }
 
-// The next window's size after one of `window` bytes drew on `files` files.
-uint64_t next_window(uint64_t window, size_t files, size_t max_files) {
-    const uint64_t scaled = files == 0 ? window * kMaxGrowth : window * max_files / files;
-    return std::clamp(std::min(scaled, window * kMaxGrowth), kMinWindow, kMaxWindow);
+// The realized pieces of the plan from piece `from` on, as far as they
+// draw on at most max_files local files (at least one planned piece);
+// `next` is the first planned piece left out.
+struct Realized {
+    std::vector<ViewPiece> pieces;
+    size_t files = 0;
+    size_t next = 0;
+};
+Realized realize_from(const ReadPlan& plan, size_t from, size_t max_files) {
+    Realized w;
+    std::vector<const OpenFile*> held;
+    w.next = from;
+    while (w.next < plan.pieces.size()) {
+        // As many planned pieces as the window has room for files, at the
+        // rate of pieces per file seen so far (a record of two variables of
+        // one partition: two runs, one file), so that few are realized (and
+        // hold a descriptor) in vain and the rest are opened side by side.
+        const size_t room = max_files > held.size() ? max_files - held.size() : 1;
+        const size_t per_file = held.empty() ? 1 : std::max<size_t>(1, (w.next - from) / held.size());
+        const size_t to = std::min(plan.pieces.size(), w.next + room * per_file);
+        auto realized = realize_each(plan, w.next, to);
+        for (auto& pieces : realized) {
+            auto with = held;
+            add_local_files(pieces, with);
+            if (with.size() > max_files && w.next > from) {  // its files go back: it starts the next window
+                w.files = held.size();
+                return w;
+            }
+            held = std::move(with);
+            for (auto& p : pieces) append_realized(w.pieces, p);
+            ++w.next;
+        }
+    }
+    w.files = held.size();
+    return w;
 }
 
 struct Window {
     std::vector<ViewPiece> pieces;
     FileLease lease;
-    size_t files = 0;
+    size_t next = 0;
 };
 
-// The pieces of [at, at + n) with a lease on their files, or nullopt when
-// they draw on more than max_files and a smaller window should be tried.
-std::optional<Window> leased_window(const VirtualFile& vf, uint64_t at, uint64_t n, size_t max_files) {
+// The next window from planned piece `from`, with a lease on its files.
+Window leased_window(const ReadPlan& plan, size_t from, size_t max_files) {
     for (;;) {
-        Window w;
-        w.pieces = merged_pieces(vf, at, n);
-        w.files = local_files(w.pieces);
-        if (w.files > max_files && n > kMinWindow) return std::nullopt;
-        if (FileBudget::shared().try_take(w.files)) {
-            w.lease = FileLease(w.files);
-            return w;
-        }
-        w.pieces.clear();  // the descriptors go back before waiting
-        FileBudget::shared().wait_for(w.files);
+        Realized r = realize_from(plan, from, max_files);
+        if (FileBudget::shared().try_take(r.files)) return Window{std::move(r.pieces), FileLease(r.files), r.next};
+        r.pieces.clear();  // the descriptors go back before waiting
+        FileBudget::shared().wait_for(r.files);
     }
 }
 
@@ -112,45 +156,24 @@ FileLease::~FileLease() {
 
 size_t files_per_window() { return std::max<size_t>(4, open_files_bound() / 4); }
 
-void for_each_window(const VirtualFile& vf, uint64_t offset, uint64_t length,
-                     const std::function<void(std::vector<ViewPiece>&&)>& consume) {
+void for_each_window(const ReadPlan& plan, const std::function<void(std::vector<ViewPiece>&&)>& consume) {
     const size_t max_files = files_per_window();
-    const uint64_t end = offset + length;
-    uint64_t window = first_window(max_files);
-    for (uint64_t at = offset; at < end;) {
-        const uint64_t n = std::min(window, end - at);
-        auto w = leased_window(vf, at, n, max_files);
-        if (!w) {
-            window = std::max(kMinWindow, n / 4);
-            continue;
-        }
-        consume(std::move(w->pieces));
-        at += n;
-        window = next_window(n, w->files, max_files);
+    for (size_t at = 0; at < plan.pieces.size();) {
+        Window w = leased_window(plan, at, max_files);
+        at = w.next;
+        consume(std::move(w.pieces));
     }
 }
 
-std::optional<LeasedPieces> pieces_within(const VirtualFile& vf, uint64_t offset, uint64_t length) {
+std::optional<LeasedPieces> pieces_within(const ReadPlan& plan) {
     const size_t max_files = files_per_window();
-    std::vector<ViewPiece> all;
-    std::vector<const OpenFile*> held;
-    const uint64_t end = offset + length;
-    uint64_t window = first_window(max_files);
-    for (uint64_t at = offset; at < end;) {  // in windows, so that a dense stretch stops it early
-        const uint64_t n = std::min(window, end - at);
-        auto pieces = merged_pieces(vf, at, n);
-        const size_t before = held.size();
-        for (const auto& p : pieces)
-            if (p.extent && p.extent->file && !p.extent->file->is_remote()) held.push_back(p.extent->file.get());
-        std::sort(held.begin(), held.end());
-        held.erase(std::unique(held.begin(), held.end()), held.end());
-        if (held.size() > max_files) return std::nullopt;
-        append_merged(all, std::move(pieces));  // a file's run across windows stays one pread
-        at += n;
-        window = next_window(n, held.size() - std::min(before, held.size()), max_files);
-    }
-    if (!FileBudget::shared().try_take(held.size())) return std::nullopt;  // busy: the windowed way waits its turn
-    return LeasedPieces{std::move(all), FileLease(held.size())};
+    size_t opening = 0;  // runs that open a file each (partitions): too many, and none is opened here
+    for (const auto& p : plan.pieces) opening += p.run && p.run->source->extents_open_files();
+    if (opening > max_files) return std::nullopt;
+    Realized all = realize_from(plan, 0, max_files);
+    if (all.next < plan.pieces.size()) return std::nullopt;
+    if (!FileBudget::shared().try_take(all.files)) return std::nullopt;  // busy: the windowed way waits its turn
+    return LeasedPieces{std::move(all.pieces), FileLease(all.files)};
 }
 
 }  // namespace ncafs::fs

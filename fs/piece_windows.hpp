@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "codecs/virtual_file.hpp"
+#include "fs/read_path.hpp"
 
 namespace ncafs::fs {
 
@@ -37,22 +38,21 @@ private:
 // dataset cache's bound (open_files), at least 4.
 size_t files_per_window();
 
-// Calls consume(pieces) for consecutive windows covering [offset, offset +
-// length) in order; each window's pieces (merged_pieces) draw on at most
-// files_per_window() distinct files, except a window of the smallest size
-// (64 bytes), taken whole, and hold a lease on them while consumed. Window
-// sizes adapt: they grow over bytes of few files and shrink over
-// interleaved records.
-void for_each_window(const VirtualFile& vf, uint64_t offset, uint64_t length,
-                     const std::function<void(std::vector<ViewPiece>&&)>& consume);
+// Calls consume(pieces) for consecutive windows covering the plan in order:
+// each window's pieces, realized (append_realized: the runs' files opened,
+// side by side on the kept pool where they are partitions), draw on at
+// most files_per_window() distinct local files (except a window of one
+// planned piece) and hold a lease on them while consumed.
+void for_each_window(const ReadPlan& plan, const std::function<void(std::vector<ViewPiece>&&)>& consume);
 
-// The pieces of the whole range with their lease, when together they draw
-// on at most files_per_window() distinct files; else nullopt (the
-// descriptors opened on the way are returned before it returns).
+// The realized pieces of the whole plan with their lease, when together
+// they draw on at most files_per_window() distinct files; else nullopt
+// (the descriptors opened on the way are returned before it returns; a
+// plan with more runs of partitions than that opens none).
 struct LeasedPieces {
     std::vector<ViewPiece> pieces;
     FileLease lease;
 };
-std::optional<LeasedPieces> pieces_within(const VirtualFile& vf, uint64_t offset, uint64_t length);
+std::optional<LeasedPieces> pieces_within(const ReadPlan& plan);
 
 }  // namespace ncafs::fs

@@ -1,40 +1,34 @@
 #include "fs/read_path.hpp"
 
-#include <cstring>
-#include <exception>
-#include <functional>
-#include <future>
 #include <map>
 
 #include "codecs/error.hpp"
+#include "codecs/realize_pieces.hpp"
+#include "io/worker_pool.hpp"
 #include "fs/piece_windows.hpp"
 #include "remote/network_scope.hpp"
 
 namespace ncafs::fs {
 
-void append_merged(std::vector<ViewPiece>& merged, std::vector<ViewPiece>&& pieces) {
-    for (auto& p : pieces) {
-        if (p.length == 0) continue;
-        if (!merged.empty()) {
-            auto& last = merged.back();
-            bool both_extents = last.extent && p.extent && last.extent->file == p.extent->file;
-            if (both_extents && last.extent->offset + last.extent->length == p.extent->offset &&
-                last.offset + last.length == p.offset) {
-                last.length += p.length;
-                last.extent->length += p.extent->length;
-                continue;
-            }
-        }
-        merged.push_back(std::move(p));
+ReadPlan plan_read(const VirtualFile& vf, uint64_t offset, uint64_t length) {
+    if (offset > vf.size() || length > vf.size() - offset)
+        throw UsageError("read of " + std::to_string(length) + " bytes at " + std::to_string(offset) +
+                         " is outside the virtual file of " + std::to_string(vf.size()) + " bytes");
+    ReadPlan plan{offset, length, vf.pieces(offset, length)};
+    uint64_t at = offset;
+    for (const auto& p : plan.pieces) {
+        if (p.offset != at || p.length > offset + length - at)
+            throw UsageError("VirtualFile::pieces returned a piece at " + std::to_string(p.offset) +
+                             " that does not continue the range at " + std::to_string(at));
+        if (p.extent && (p.run || p.extent->length != p.length || !p.extent->file))
+            throw UsageError("VirtualFile::pieces returned an extent whose length differs from its piece");
+        if (p.run && !p.run->source) throw UsageError("VirtualFile::pieces returned a run without a source");
+        at += p.length;
     }
-}
-
-std::vector<ViewPiece> merged_pieces(const VirtualFile& vf, uint64_t offset, uint64_t length) {
-    auto pieces = vf.pieces(offset, length);
-    std::vector<ViewPiece> merged;
-    merged.reserve(pieces.size());
-    append_merged(merged, std::move(pieces));
-    return merged;
+    if (at != offset + length)
+        throw UsageError("VirtualFile::pieces covered " + std::to_string(at - offset) + " of " +
+                         std::to_string(length) + " bytes");
+    return plan;
 }
 
 namespace {
@@ -47,44 +41,46 @@ void read_one_object(const OpenFile& file, const std::vector<RemoteBytes::Range>
     else file.remote_bytes()->read_many(wanted);
 }
 
-// Objects of one read are fetched side by side, a bounded number at a time:
-// each costs a round trip, and a read of a point series spans many objects.
+// Objects of one read are fetched side by side on the kept pool, a bounded
+// number at a time: each costs a round trip, and a read of a point series
+// spans many objects.
 void read_remote_ranges(const RemoteRanges& ranges) {
     constexpr size_t kObjectsAtOnce = 16;
+    if (ranges.empty()) return;
     if (ranges.size() == 1) return read_one_object(*ranges.begin()->first, ranges.begin()->second);
-    std::exception_ptr first_error;
-    auto it = ranges.begin();
-    while (it != ranges.end()) {
-        std::vector<std::future<void>> running;
-        const bool network = remote::network_allowed();  // the caller's, on every thread
-        for (; it != ranges.end() && running.size() < kObjectsAtOnce; ++it)
-            running.push_back(std::async(std::launch::async, [network, &file = *it->first, &wanted = it->second] {
-                remote::NetworkScope scope(network);
-                read_one_object(file, wanted);
-            }));
-        for (auto& r : running) {  // every fetch ends before the buffers may go
-            try {
-                r.get();
-            } catch (...) {
-                if (!first_error) first_error = std::current_exception();
-            }
-        }
-        if (first_error) std::rethrow_exception(first_error);
-    }
+    std::vector<const RemoteRanges::value_type*> objects;
+    for (const auto& entry : ranges) objects.push_back(&entry);
+    const bool network = remote::network_allowed();  // the caller's, on every thread
+    WorkerPool::shared().parallel_for(objects.size(), kObjectsAtOnce, [&](size_t i, size_t) {
+        remote::NetworkScope scope(network);
+        read_one_object(*objects[i]->first, objects[i]->second);
+    });  // every fetch ends before the buffers may go
 }
 
-// Reads one window's pieces into out (which starts at `offset` of the view).
+void read_planned(const VirtualFile& vf, const ReadPlan& plan, std::span<uint8_t> out) {
+    uint64_t covered = 0;
+    // Few files: all pieces at once, so that each file's run is one pread
+    // (one version of it, checked after reading); many: in windows.
+    if (auto all = pieces_within(plan)) {
+        read_pieces(vf, all->pieces, plan.offset, covered, out);
+    } else {
+        for_each_window(plan, [&](std::vector<ViewPiece>&& pieces) { read_pieces(vf, pieces, plan.offset, covered, out); });
+    }
+    if (covered != out.size())
+        throw UsageError("the read covered " + std::to_string(covered) + " of " + std::to_string(out.size()) + " bytes");
+}
+
+}  // namespace
+
 void read_pieces(const VirtualFile& vf, const std::vector<ViewPiece>& pieces, uint64_t offset, uint64_t& covered,
                  std::span<uint8_t> out) {
     RemoteRanges remote;
     for (const auto& p : pieces) {
-        if (p.offset != offset + covered || p.length > out.size() - covered)
-            throw UsageError("VirtualFile::pieces returned a piece at " + std::to_string(p.offset) +
-                             " that does not continue the range at " + std::to_string(offset + covered));
+        if (p.run || p.offset != offset + covered || p.length > out.size() - covered)
+            throw UsageError("read_pieces: a piece at " + std::to_string(p.offset) +
+                             " that is planned or does not continue the range at " + std::to_string(offset + covered));
         auto dest = out.subspan(covered, p.length);
         if (p.extent) {
-            if (p.extent->length != p.length || !p.extent->file)
-                throw UsageError("VirtualFile::pieces returned an extent whose length differs from its piece");
             if (p.extent->file->is_remote())
                 remote[p.extent->file.get()].push_back({dest.data(), dest.size(), p.extent->offset});
             else
@@ -97,129 +93,22 @@ void read_pieces(const VirtualFile& vf, const std::vector<ViewPiece>& pieces, ui
     read_remote_ranges(remote);  // while `pieces` holds the files remote points into
 }
 
-void read_view_once(const VirtualFile& vf, uint64_t offset, std::span<uint8_t> out) {
-    if (offset > vf.size() || out.size() > vf.size() - offset)
-        throw UsageError("read of " + std::to_string(out.size()) + " bytes at " + std::to_string(offset) +
-                         " is outside the virtual file of " + std::to_string(vf.size()) + " bytes");
-    uint64_t covered = 0;
-    // Few files: all pieces at once, so that each file's run is one pread
-    // (one version of it, checked after reading); many: in windows.
-    if (auto all = pieces_within(vf, offset, out.size())) {
-        read_pieces(vf, all->pieces, offset, covered, out);
-    } else {
-        for_each_window(vf, offset, out.size(), [&](std::vector<ViewPiece>&& pieces) {
-            read_pieces(vf, pieces, offset, covered, out);
-        });
-    }
-    if (covered != out.size())
-        throw UsageError("VirtualFile::pieces covered " + std::to_string(covered) + " of " +
-                         std::to_string(out.size()) + " bytes");
-}
-
-}  // namespace
-
-void read_view(const VirtualFile& vf, uint64_t offset, std::span<uint8_t> out) {
+void read_view(const VirtualFile& vf, const ReadPlan& plan, std::span<uint8_t> out) {
+    if (out.size() != plan.length) throw UsageError("read_view: the buffer does not match the plan");
     if (out.empty()) return;
     try {
-        read_view_once(vf, offset, out);
+        read_planned(vf, plan, out);
     } catch (const SourceError&) {
         // Partitions are read through descriptors kept open between reads
         // and checked after reading: one that changed is marked, so that the
         // second try opens its path again and reads the version there now.
-        read_view_once(vf, offset, out);
+        read_planned(vf, plan, out);
     }
 }
 
-}  // namespace ncafs::fs
-
-namespace ncafs::fs {
-
-BlockCache::Span BlockCache::block(const std::shared_ptr<const VirtualFile>& vf, uint64_t index, uint64_t until) {
-    Pending pending;
-    {
-        std::lock_guard lock(mutex_);
-        if (auto hit = blocks_.get(BlockKey{vf, index})) return Span{*hit, index * kComputedBlockSize};
-        if (auto it = computing_.find(BlockKey{vf, index}); it != computing_.end()) pending = it->second;
-    }
-    if (pending.bytes.valid()) return Span{pending.bytes.get(), pending.run_start};  // rethrows the first reader's error
-    return compute(vf, index, until);
-}
-
-BlockCache::Span BlockCache::compute(const std::shared_ptr<const VirtualFile>& vf, uint64_t index, uint64_t until) {
-    std::promise<Bytes> promise;
-    uint64_t generation, ticket, end = index;  // the run: blocks [index, end)
-    const uint64_t start = index * kComputedBlockSize;
-    {
-        std::lock_guard lock(mutex_);
-        generation = generation_;
-        ticket = ++next_ticket_;
-        auto future = promise.get_future().share();
-        // The run stops before a block that is cached or being computed.
-        do {
-            computing_[BlockKey{vf, end}] = Pending{ticket, start, future};
-            ++end;
-        } while (end * kComputedBlockSize < std::min(until, vf->size()) && !blocks_.contains(BlockKey{vf, end}) &&
-                 !computing_.count(BlockKey{vf, end}));
-    }
-    auto done = [&] {  // under the lock
-        for (uint64_t i = index; i < end; ++i)
-            if (auto it = computing_.find(BlockKey{vf, i}); it != computing_.end() && it->second.ticket == ticket)
-                computing_.erase(it);
-    };
-    Bytes run;
-    try {
-        auto bytes = std::make_shared<std::vector<uint8_t>>(
-            static_cast<size_t>(std::min(end * kComputedBlockSize, vf->size()) - start));
-        read_view(*vf, start, *bytes);  // outside the lock: other readers go on
-        run = std::move(bytes);
-    } catch (...) {
-        promise.set_exception(std::current_exception());
-        std::lock_guard lock(mutex_);
-        done();
-        throw;
-    }
-    promise.set_value(run);
-    std::vector<std::pair<BlockKey, Bytes>> blocks;  // copied out before taking the lock
-    if (end - index == 1) blocks.emplace_back(BlockKey{vf, index}, run);
-    for (uint64_t i = index; end - index > 1 && i < end; ++i) {
-        auto from = run->begin() + static_cast<ptrdiff_t>((i - index) * kComputedBlockSize);
-        auto to = run->begin() + static_cast<ptrdiff_t>(std::min<uint64_t>((i + 1 - index) * kComputedBlockSize, run->size()));
-        blocks.emplace_back(BlockKey{vf, i}, std::make_shared<const std::vector<uint8_t>>(from, to));
-    }
-    std::lock_guard lock(mutex_);
-    done();
-    if (generation == generation_)
-        for (auto& [key, bytes] : blocks) blocks_.put(key, std::move(bytes));
-    return Span{run, start};
-}
-
-void BlockCache::clear() {
-    std::lock_guard lock(mutex_);
-    blocks_.clear();
-    computing_.clear();
-    ++generation_;
-}
-
-void BlockCache::forget(const VirtualFile* vf) {
-    std::lock_guard lock(mutex_);
-    blocks_.erase_if([&](const BlockKey& k, const auto&) { return k.file.get() == vf; });
-    std::erase_if(computing_, [&](const auto& entry) { return entry.first.file.get() == vf; });
-}
-
-void BlockCache::read(const std::shared_ptr<const VirtualFile>& vf, uint64_t offset, std::span<uint8_t> out,
-                      uint64_t readahead) {
-    if (offset > vf->size() || out.size() > vf->size() - offset)
-        throw UsageError("cached read outside the virtual file");
-    const uint64_t until = offset + out.size() + std::min(readahead, vf->size() - offset - out.size());
-    size_t done = 0;
-    while (done < out.size()) {
-        uint64_t position = offset + done;
-        Span span = block(vf, position / kComputedBlockSize, until);
-        size_t within = static_cast<size_t>(position - span.start);
-        size_t n = std::min(out.size() - done, span.bytes->size() - within);
-        std::memcpy(out.data() + done, span.bytes->data() + within, n);
-        done += n;
-    }
+void read_view(const VirtualFile& vf, uint64_t offset, std::span<uint8_t> out) {
+    if (out.empty()) return;
+    read_view(vf, plan_read(vf, offset, out.size()), out);
 }
 
 }  // namespace ncafs::fs

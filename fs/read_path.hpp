@@ -1,7 +1,11 @@
-// Reading a byte range of a view: bytes that already lie in a file are read
-// with one pread per contiguous extent (or handed to the kernel for splice by
-// the FUSE layer); extents of remote objects are fetched by range, several
-// of one object in one read_many; the rest is computed by the VirtualFile.
+// Reading a byte range of a view: planned once from metadata
+// (VirtualFile::pieces), then read; a retry and the block fallback reuse
+// the plan. Runs of sources are opened when read (in windows that bound
+// the descriptors held, fs/piece_windows.hpp); bytes that lie in a file
+// are read with one pread per contiguous extent (or handed to the kernel
+// for splice by the FUSE layer); extents of remote objects are fetched by
+// range, several of one object in one read_many; the rest is computed by
+// the VirtualFile.
 #pragma once
 
 #include <cstdint>
@@ -12,93 +16,30 @@
 
 namespace ncafs::fs {
 
-// vf.pieces() with adjacent extents of the same file that are contiguous on
-// disk merged into one, so that a read inside one partition is one pread.
-std::vector<ViewPiece> merged_pieces(const VirtualFile& vf, uint64_t offset, uint64_t length);
-
-// Appends pieces to merged, joining an extent to the last one where they
-// continue each other in the same file.
-void append_merged(std::vector<ViewPiece>& merged, std::vector<ViewPiece>&& pieces);
-
-// Fills out with bytes [offset, offset + out.size()) of vf, which must lie
-// inside the file. Throws SourceError (naming the file) when a byte cannot be
-// produced; never returns fewer bytes.
-void read_view(const VirtualFile& vf, uint64_t offset, std::span<uint8_t> out);
-
-}  // namespace ncafs::fs
-
-#include <functional>
-#include <future>
-#include <memory>
-#include <mutex>
-#include <unordered_map>
-
-#include "io/lru_cache.hpp"
-
-namespace ncafs::fs {
-
-// Blocks of computed (not file-extent) view bytes, most recently used kept.
-// A miss computes, in one call, the run of missing blocks from the one asked
-// to the end of the request plus the readahead its caller chose
-// (readahead.hpp): computing a view range has a fixed cost per call
-// (partition lookup, library calls), which a sequential reader spreads over
-// a large run while a point reader pays for little more than its request.
-// Requests for a block being computed wait for it instead of computing it again.
-class BlockCache {
-public:
-    // The grain of the cache: what a point read computes at least.
-    static constexpr uint64_t kComputedBlockSize = uint64_t{64} << 10;
-    explicit BlockCache(uint64_t capacity_bytes) : blocks_(capacity_bytes / kComputedBlockSize) {}
-    // Fills out with [offset, offset + out.size()) of vf through the cache;
-    // a miss also computes up to `readahead` bytes after the request.
-    void read(const std::shared_ptr<const VirtualFile>& vf, uint64_t offset, std::span<uint8_t> out,
-              uint64_t readahead = 0);
-    // Drops every block (a file behind some view changed).
-    void clear();
-    // Drops vf's blocks: computed bytes may come from partitions that
-    // changed since (nothing in an unchanged view notices that), so each
-    // open starts afresh and blocks live at most as long as one open's reads.
-    void forget(const VirtualFile* vf);
-
-private:
-    struct BlockKey {
-        std::shared_ptr<const VirtualFile> file;  // held so the key pointer cannot be reused
-        uint64_t index = 0;
-        bool operator==(const BlockKey&) const = default;
-    };
-    struct BlockKeyHash {
-        size_t operator()(const BlockKey& k) const {
-            return std::hash<const void*>{}(k.file.get()) ^ (std::hash<uint64_t>{}(k.index) * 0x9e3779b97f4a7c15ull);
-        }
-    };
-    using Bytes = std::shared_ptr<const std::vector<uint8_t>>;
-    // Computed bytes starting at view offset `start` (a block or a run of them).
-    struct Span {
-        Bytes bytes;
-        uint64_t start = 0;
-    };
-    // The bytes holding block `index`: cached, being computed, or computed
-    // now together with the missing blocks after it up to view offset `until`.
-    Span block(const std::shared_ptr<const VirtualFile>& vf, uint64_t index, uint64_t until);
-    Span compute(const std::shared_ptr<const VirtualFile>& vf, uint64_t index, uint64_t until);
-    // Lock order: blocks are computed outside it; a dropped block may be the last
-    // holder of a netCDF-4 file, closed under it (netcdf_library_mutex).
-    std::mutex mutex_;
-    LruCache<BlockKey, Bytes, BlockKeyHash> blocks_;
-    // Blocks being computed: a second reader of the same block (the
-    // kernel's readahead runs beside the read) waits for the first rather
-    // than opening and reading every partition of that run again.
-    // clear() and forget() drop entries too, so that readers after them
-    // compute afresh; the ticket tells a computation whether its entries are
-    // still its own.
-    struct Pending {
-        uint64_t ticket = 0;
-        uint64_t run_start = 0;  // view offset of the run's first byte
-        std::shared_future<Bytes> bytes;
-    };
-    std::unordered_map<BlockKey, Pending, BlockKeyHash> computing_;
-    uint64_t next_ticket_ = 0;
-    uint64_t generation_ = 0;  // bumped by clear(): a block computed across it is not kept
+// The plan of one read: vf.pieces(offset, length), checked to cover the
+// range in order.
+struct ReadPlan {
+    uint64_t offset = 0;
+    uint64_t length = 0;
+    std::vector<ViewPiece> pieces;
 };
+
+// Throws UsageError when the range lies outside the file or the pieces do
+// not cover it in order; nothing else (no file is opened).
+ReadPlan plan_read(const VirtualFile& vf, uint64_t offset, uint64_t length);
+
+// Reads realized pieces (no runs) that continue the range at offset +
+// covered into out (which starts at `offset` of the view); advances covered.
+void read_pieces(const VirtualFile& vf, const std::vector<ViewPiece>& pieces, uint64_t offset, uint64_t& covered,
+                 std::span<uint8_t> out);
+
+// Fills out (plan.length bytes) with the planned range of vf. Throws
+// SourceError (naming the file) when a byte cannot be produced; never
+// returns fewer bytes. A failure is tried once more with the same plan: a
+// partition that changed is marked by the first try, and the second opens
+// its path again and reads the version there now.
+void read_view(const VirtualFile& vf, const ReadPlan& plan, std::span<uint8_t> out);
+// The same, planned here: bytes [offset, offset + out.size()) of vf.
+void read_view(const VirtualFile& vf, uint64_t offset, std::span<uint8_t> out);
 
 }  // namespace ncafs::fs

@@ -3,18 +3,18 @@
 // such a request over and is free at once, and the request is answered
 // (fuse_reply_*) from here, which libfuse allows from any thread. So however
 // many remote reads wait, and for however long, listings, local files and
-// cached views are answered by FUSE's own workers. The queue is not bounded:
-// the kernel bounds how many requests are outstanding; every request queued
-// is answered, by its job or, once stopping, by its drop.
+// cached views are answered by FUSE's own workers. A WorkerPool of its own
+// (io/worker_pool.hpp), apart from the shared one that reads use: its
+// jobs wait on servers for long. The queue is not bounded: the kernel
+// bounds how many requests are outstanding; every request queued is
+// answered, by its job or, once stopping, by its drop.
 #pragma once
 
-#include <condition_variable>
 #include <cstddef>
-#include <deque>
 #include <functional>
-#include <mutex>
-#include <thread>
-#include <vector>
+#include <memory>
+
+#include "io/worker_pool.hpp"
 
 namespace ncafs::fs {
 
@@ -27,7 +27,8 @@ public:
     RemoteWorkers(const RemoteWorkers&) = delete;
     RemoteWorkers& operator=(const RemoteWorkers&) = delete;
 
-    // Starts the threads (after fuse_daemonize: threads do not survive a fork).
+    // Allows submissions (after fuse_daemonize: threads do not survive a
+    // fork; they start at the first request). Not concurrent with submit.
     void start(size_t threads = kThreads);
     // Queues run; drop answers the request instead when the workers stop
     // before running it. False (nothing queued) when not started or stopping.
@@ -37,16 +38,7 @@ public:
     void stop();
 
 private:
-    struct Job {
-        std::function<void()> run, drop;
-    };
-    void loop();
-
-    std::mutex mutex_;  // lock order: a leaf (jobs run outside it; docs/design.md, Locks)
-    std::condition_variable ready_;
-    std::deque<Job> queue_;
-    bool running_ = false;
-    std::vector<std::thread> threads_;
+    std::unique_ptr<WorkerPool> pool_;
 };
 
 }  // namespace ncafs::fs

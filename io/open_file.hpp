@@ -15,8 +15,10 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "io/remote_bytes.hpp"
 
@@ -82,6 +84,12 @@ public:
     // second); throws SourceError on I/O error, when the file is shorter
     // than expected or when it changed while (or since) being opened.
     void pread_exact(void* buffer, size_t n, uint64_t offset) const;
+    // Keeps the whole file's bytes as just read and checked by the opener
+    // (a small file: the header read took it all): the next pread_exact
+    // wholly inside them is answered from memory, once, with no system
+    // call, so that a fresh partition costs one open and one read. Later
+    // reads go to the fd and its checks (a change in place is seen there).
+    void keep_first_read(std::vector<uint8_t> bytes) const;
     // pread_exact without the checks: for a loop of reads followed by one
     // check_after_read().
     void pread_unchecked(void* buffer, size_t n, uint64_t offset) const;
@@ -119,7 +127,12 @@ private:
     int fd_;
     std::string path_;
     FileIdentity identity_;
+    // The once-served first read (keep_first_read).
+    bool take_first_read(void* buffer, size_t n, uint64_t offset) const;
     mutable std::atomic<bool> seen_changed_{false};
+    mutable std::atomic<bool> has_first_read_{false};
+    mutable std::mutex first_read_mutex_;
+    mutable std::vector<uint8_t> first_read_;
     std::shared_ptr<const RemoteBytes> remote_;
 };
 

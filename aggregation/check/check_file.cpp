@@ -6,7 +6,7 @@
 #include <optional>
 
 #include "aggregation/check/cf_validation.hpp"
-#include "aggregation/read/partitioned_source.hpp"
+#include "aggregation/read/aggregated_source.hpp"
 #include "aggregation/reference_set/reference_dataset.hpp"
 #include "remote/remote_store.hpp"
 

@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "aggregation/kerchunk_export/piece.hpp"
-#include "aggregation/read/partitioned_source.hpp"
+#include "aggregation/read/aggregated_source.hpp"
 
 namespace ncafs::agg::kerchunk {
 

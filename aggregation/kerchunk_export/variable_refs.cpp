@@ -9,7 +9,7 @@
 #include "aggregation/kerchunk_export/inline_chunks.hpp"
 #include "aggregation/kerchunk_export/zarr_values.hpp"
 #include "aggregation/kerchunk_export/zarr_metadata.hpp"
-#include "aggregation/read/partitioned_source.hpp"
+#include "aggregation/read/aggregated_source.hpp"
 #include "codecs/array_source.hpp"  // OpenFile
 #include "codecs/error.hpp"
 

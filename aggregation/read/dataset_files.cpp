@@ -4,7 +4,7 @@
 #include <functional>
 #include <utility>
 
-#include "aggregation/read/partitioned_source.hpp"
+#include "aggregation/read/aggregated_source.hpp"
 #include "aggregation/reference_set/reference_dataset.hpp"
 #include "remote/remote_store.hpp"
 

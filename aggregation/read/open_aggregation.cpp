@@ -12,7 +12,7 @@
 #include <mutex>
 #include <sstream>
 
-#include "aggregation/read/partitioned_source.hpp"
+#include "aggregation/read/aggregated_source.hpp"
 #include "aggregation/terms/cf_fragment_source.hpp"
 #include "aggregation/terms/cf_aggregation_parser.hpp"
 #include "aggregation/read/dataset_cache.hpp"

@@ -1,7 +1,8 @@
 // Runs the pieces of one read (one per partition touched) on a few threads:
-// the calling thread and up to kExtraThreads more, each taking the next
-// block of consecutive pieces in order, so that the partitions' preads go
-// out together and in file order. Few pieces run on the caller alone. The
+// the calling thread and up to kExtraThreads of the kept pool
+// (io/worker_pool.hpp), each taking the next block of consecutive
+// pieces in order, so that the partitions' preads go out together and in
+// file order. Few pieces run on the caller alone. The
 // first failure (lowest piece index among those that failed) is rethrown
 // after every thread stopped; pieces after a failure may be skipped.
 #pragma once

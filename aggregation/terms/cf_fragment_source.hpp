@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "aggregation/read/partitioned_source.hpp"
+#include "aggregation/read/aggregated_source.hpp"
 #include "aggregation/terms/cf_aggregation_parser.hpp"
 #include "aggregation/read/dataset_cache.hpp"
 #include "aggregation/model/fragment_resolver.hpp"

@@ -1,5 +1,6 @@
 #include "codecs/cdf/cdf_variable_source.hpp"
 
+#include <cstring>
 #include <string>
 
 #include "codecs/dataset.hpp"
@@ -29,6 +30,10 @@ void CdfVariableSource::read(std::span<const uint64_t> start, std::span<const ui
     check_box(vl.shape, start, count, name_.c_str());
     const uint64_t total = ncafs::element_count(count);
     if (total == 0) return;
+    if (read_whole(start, count, out)) {
+        if (order == ByteOrder::Native) swap_from_big_endian(vl.type, out, total);
+        return;
+    }
     // No fstat before reading: the one after compares with the identity the
     // file had when opened (and its header parsed), so a change before or
     // during the reads is caught there, before any byte is served.
@@ -44,11 +49,34 @@ void CdfVariableSource::read(std::span<const uint64_t> start, std::span<const ui
     if (order == ByteOrder::Native) swap_from_big_endian(vl.type, out, total);
 }
 
-void CdfVariableSource::read_runs(std::span<const uint64_t> start, std::span<const uint64_t> count,
-                                  uint8_t* dst) const {
+bool CdfVariableSource::read_whole(std::span<const uint64_t> start, std::span<const uint64_t> count,
+                                   void* out) const {
+    if (file_->is_remote() || file_->size() > kReadWholeBelow) return false;
+    std::vector<uint8_t> whole(static_cast<size_t>(file_->size()));
+    if (file_->seen_changed())
+        throw SourceError(file_->path(), "file changed since it was opened: variable '" + name_ + "' not read");
+    try {
+        file_->pread_exact(whole.data(), whole.size(), 0);  // checked after reading, like the runs
+    } catch (const SourceError&) {
+        check_unchanged(nullptr, 0, [](void*) {});  // a file that shrank: say so (and mark it changed)
+        throw;
+    }
+    read_runs(start, count, static_cast<uint8_t*>(out), &whole);
+    return true;
+}
+
+void CdfVariableSource::read_runs(std::span<const uint64_t> start, std::span<const uint64_t> count, uint8_t* dst,
+                                  const std::vector<uint8_t>* whole) const {
+    auto read = [&](uint8_t* to, uint64_t n, uint64_t offset) {
+        if (!whole) return file_->pread_unchecked(to, n, offset);
+        if (offset > whole->size() || n > whole->size() - offset)
+            throw SourceError(file_->path(), "file ends at byte " + std::to_string(whole->size()) + ", expected " +
+                                                 std::to_string(n) + " bytes at offset " + std::to_string(offset));
+        std::memcpy(to, whole->data() + offset, n);
+    };
     const VariableLayout& vl = var();
     const size_t rank = vl.shape.size();
-    if (rank == 0) return file_->pread_unchecked(dst, vl.element_size, vl.begin);
+    if (rank == 0) return read(dst, vl.element_size, vl.begin);
     // Merge dims from the innermost outward while the inner block is full
     // and lies contiguously (stride equals the inner block's bytes).
     // j = first merged dim (rank: none yet, the run is one element).
@@ -64,7 +92,7 @@ void CdfVariableSource::read_runs(std::span<const uint64_t> start, std::span<con
     uint64_t offset = vl.begin;
     for (size_t d = 0; d < rank; ++d) offset += start[d] * vl.strides[d];
     for (;;) {
-        file_->pread_unchecked(dst, run, offset);
+        read(dst, run, offset);
         dst += run;
         size_t d = j;
         while (d-- > 0) {

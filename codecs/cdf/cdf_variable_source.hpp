@@ -4,6 +4,7 @@
 #pragma once
 
 #include <memory>
+#include <vector>
 
 #include "codecs/array_source.hpp"
 #include "codecs/cdf/layout.hpp"
@@ -30,8 +31,14 @@ private:
     // OpenFile::check_after_read, its error naming the variable (defined and used in the .cpp).
     template <class ReadAgain>
     void check_unchanged(const void* read, size_t n, ReadAgain&& read_again) const;
-    // The preads of a box (one per contiguous run), big-endian into dst.
-    void read_runs(std::span<const uint64_t> start, std::span<const uint64_t> count, uint8_t* dst) const;
+    // The preads of a box (one per contiguous run), big-endian into dst;
+    // with `whole` (the file's bytes), copies from it instead.
+    void read_runs(std::span<const uint64_t> start, std::span<const uint64_t> count, uint8_t* dst,
+                   const std::vector<uint8_t>* whole = nullptr) const;
+    // A file of at most one page is read whole (its opener's first read,
+    // still held, costs no system call: OpenFile::keep_first_read).
+    static constexpr uint64_t kReadWholeBelow = 4096;
+    bool read_whole(std::span<const uint64_t> start, std::span<const uint64_t> count, void* out) const;
 
     std::shared_ptr<const OpenFile> file_;
     std::shared_ptr<const CdfLayout> layout_;

@@ -85,10 +85,10 @@ public:
         std::vector<ViewPiece> out;
         auto computed = [&](uint64_t pos, uint64_t n) {
             if (n == 0) return;
-            if (!out.empty() && !out.back().extent && out.back().offset + out.back().length == pos)
+            if (!out.empty() && !out.back().extent && !out.back().run && out.back().offset + out.back().length == pos)
                 out.back().length += n;
             else
-                out.push_back({pos, n, std::nullopt});
+                out.push_back({pos, n, std::nullopt, std::nullopt});
         };
         walk(offset, length, [&](const Segment& s) {
             if (s.kind != Segment::Data || !vars_[s.var].pass_through) return computed(s.pos, s.length);
@@ -97,32 +97,9 @@ public:
             const uint64_t head = std::min(s.length, (esize - s.at % esize) % esize);
             const uint64_t full = (s.length - head) / esize;
             computed(s.pos, head);
-            if (full > 0) {
-                auto extents = w.source->big_endian_extents((s.at + head) / esize, full);
-                uint64_t sum = 0;
-                if (extents)
-                    for (const auto& e : *extents) sum += e.length;
-                if (extents && sum == full * esize) {
-                    uint64_t pos = s.pos + head;
-                    for (auto& e : *extents) {
-                        if (e.length == 0) continue;
-                        // Neighbouring extents that are neighbours in the same file too
-                        // (consecutive variables, packed records) become one piece.
-                        ViewPiece* last = out.empty() ? nullptr : &out.back();
-                        if (last && last->extent && last->extent->file == e.file &&
-                            last->offset + last->length == pos &&
-                            last->extent->offset + last->extent->length == e.offset) {
-                            last->length += e.length;
-                            last->extent->length += e.length;
-                        } else {
-                            out.push_back({pos, e.length, e});
-                        }
-                        pos += e.length;
-                    }
-                } else {
-                    computed(s.pos + head, full * esize);
-                }
-            }
+            if (full > 0)  // whole elements: read from the source's file where they lie there as they are
+                out.push_back({s.pos + head, full * esize, std::nullopt,
+                               SourceRun{w.source.get(), (s.at + head) / esize, full}});
             computed(s.pos + head + full * esize, s.length - head - full * esize);
         });
         return out;

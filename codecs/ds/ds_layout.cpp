@@ -53,7 +53,8 @@ public:
         uint64_t pos = offset;
         const uint64_t end = offset + length;
         auto add_computed = [&](uint64_t at, uint64_t n) {
-            if (!result.empty() && !result.back().extent && result.back().offset + result.back().length == at)
+            if (!result.empty() && !result.back().extent && !result.back().run &&
+                result.back().offset + result.back().length == at)
                 result.back().length += n;
             else
                 result.push_back(ViewPiece{at, n, std::nullopt});
@@ -70,7 +71,7 @@ public:
             const uint64_t n = std::min<uint64_t>(block_length(variables_[i]) - in_block, end - pos);
             for (auto& p : variables_[i].block->pieces(in_block, n)) {
                 p.offset += starts_[i];
-                if (p.extent) result.push_back(p);
+                if (p.extent || p.run) result.push_back(p);
                 else add_computed(p.offset, p.length);
             }
             pos += n;

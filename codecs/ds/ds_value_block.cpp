@@ -152,25 +152,18 @@ std::vector<ViewPiece> ValueBlock::pieces(uint64_t offset, uint64_t length) cons
         computed(pos, values_start - pos);
         pos = values_start;
     }
-    // Element-aligned middle part: ask the producer for file extents.
+    // Element-aligned middle part: a run of the producer's source.
     const uint64_t rel = pos - values_start, rel_end = end - values_start;
     const uint64_t first = (rel + width_ - 1) / width_, last = rel_end / width_;
-    if (first >= last) {
-        computed(pos, end - pos);
-        return result;
-    }
-    auto ext = producer_->extents(first, last - first);
-    if (!ext) {
+    const ArraySource* source = producer_->passed_through();
+    if (first >= last || !source) {
         computed(pos, end - pos);
         return result;
     }
     computed(pos, values_start + first * width_ - pos);
-    uint64_t at = values_start + first * width_;
-    for (const auto& e : *ext) {
-        result.push_back(ViewPiece{at, e.length, e});
-        at += e.length;
-    }
-    computed(at, end - at);
+    const uint64_t at = values_start + first * width_;
+    result.push_back(ViewPiece{at, (last - first) * width_, std::nullopt, SourceRun{source, first, last - first}});
+    computed(at + (last - first) * width_, end - at - (last - first) * width_);
     return result;
 }
 

@@ -29,9 +29,9 @@ public:
     // the block's encoding (width bytes each, file byte order), for all
     // elements including masked ones.
     virtual void produce(uint64_t first, uint64_t count, uint8_t* missing, uint8_t* values) const = 0;
-    // Where the block bytes of unmasked elements [first, first+n) already lie
-    // in files (raw views of classic files); nullopt when they do not.
-    virtual std::optional<std::vector<FileExtent>> extents(uint64_t, uint64_t) const { return std::nullopt; }
+    // The source whose big-endian elements are the block's values as they
+    // are (raw views): their bytes may lie in files (a SourceRun); null when not.
+    virtual const ArraySource* passed_through() const { return nullptr; }
 };
 
 struct ValueBlockPlan {

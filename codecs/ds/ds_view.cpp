@@ -28,9 +28,7 @@ public:
         std::memset(missing, 0, count);
         source_->read_linear(first, count, ByteOrder::Big, values);
     }
-    std::optional<std::vector<FileExtent>> extents(uint64_t first, uint64_t n) const override {
-        return source_->big_endian_extents(first, n);
-    }
+    const ArraySource* passed_through() const override { return source_.get(); }
 
 private:
     std::shared_ptr<const ArraySource> source_;

@@ -45,7 +45,7 @@ public:
         std::vector<ViewPiece> out;
         auto computed = [&](uint64_t off, uint64_t len) {
             if (len == 0) return;
-            if (!out.empty() && !out.back().extent && out.back().offset + out.back().length == off)
+            if (!out.empty() && !out.back().extent && !out.back().run && out.back().offset + out.back().length == off)
                 out.back().length += len;
             else
                 out.push_back(ViewPiece{off, len, std::nullopt});
@@ -65,24 +65,13 @@ public:
                 const ArraySource& src = *ds_->variables[slab.variable].source;
                 const uint64_t es = type_size(src.type());
                 const uint64_t first_full = (local + es - 1) / es, end_full = (local + n) / es;
-                std::optional<std::vector<FileExtent>> extents;
-                if (end_full > first_full)
-                    extents = src.big_endian_extents(slab.first_element + first_full, end_full - first_full);
-                if (!extents) {
+                if (end_full <= first_full) {
                     computed(pos, n);
                 } else {
                     computed(pos, first_full * es - local);
-                    uint64_t at = seg.offset + first_full * es;
-                    for (const FileExtent& e : *extents) {
-                        if (e.length == 0) continue;
-                        out.push_back(ViewPiece{at, e.length, e});
-                        at += e.length;
-                    }
-                    if (at != seg.offset + end_full * es)
-                        throw SourceError(ds_->origin, "ncstream view: file extents of variable " +
-                                                           ds_->variables[slab.variable].name +
-                                                           " do not add up to the requested bytes");
-                    computed(at, local + n - end_full * es);
+                    out.push_back(ViewPiece{seg.offset + first_full * es, (end_full - first_full) * es, std::nullopt,
+                                            SourceRun{&src, slab.first_element + first_full, end_full - first_full}});
+                    computed(seg.offset + end_full * es, local + n - end_full * es);
                 }
             }
             pos += n;

@@ -11,7 +11,7 @@
 #include <set>
 #include <thread>
 
-#include "aggregation/read/partitioned_source.hpp"
+#include "aggregation/read/aggregated_source.hpp"
 #include "aggregation/read/open_aggregation.hpp"
 #include "aggregation/read/dataset_cache.hpp"
 #include "codecs/array_source.hpp"

@@ -19,7 +19,7 @@
 #include <string>
 #include <vector>
 
-#include "aggregation/read/partitioned_source.hpp"
+#include "aggregation/read/aggregated_source.hpp"
 #include "aggregation/read/open_aggregation.hpp"
 #include "cli/commands.hpp"
 #include "aggregation/read/dataset_cache.hpp"

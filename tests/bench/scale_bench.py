@@ -16,7 +16,10 @@ the same values: `ncdump -h` and the ncks time series; ratio = mount / local.
 The machine may be shared: compare figures within one run only.
 
 usage: scale_bench.py NCAFS_BINARY [--work DIR] [--sizes N,N...] [--huge]
-                      [--skip-reads] [--aggregate-only] [--timeout S]
+                      [--skip-reads] [--aggregate-only] [--series-only]
+                      [--compare NCAFS_BEFORE] [--timeout S]
+--compare measures a second binary on the same data in the same run (each
+aggregation: the other binary's mount first, then NCAFS_BINARY's).
 """
 import argparse
 import os
@@ -161,12 +164,14 @@ def measure_mount(ncafs, folder, source_name, args):
             time.sleep(0.005)
         out["mount_stat"] = time.time() - t0
         out["mount_cpu"] = cpu_seconds(proc.pid)
-        out["ncdump1"] = run_timed(["ncdump", "-h", virtual], args.timeout)
-        out["ncdump2"] = run_timed(["ncdump", "-h", virtual], args.timeout)
+        if not args.series_only:
+            out["ncdump1"] = run_timed(["ncdump", "-h", virtual], args.timeout)
+            out["ncdump2"] = run_timed(["ncdump", "-h", virtual], args.timeout)
         if not args.skip_reads:
             out["ncks1"] = run_timed(series_cmd(virtual), args.timeout)
             out["ncks2"] = run_timed(series_cmd(virtual), args.timeout)
-            out["cat"] = cat_mb_per_s(virtual, args.timeout)
+            if not args.series_only:
+                out["cat"] = cat_mb_per_s(virtual, args.timeout)
         out["rss_mib"] = vm_hwm_kib(proc.pid) / 1024.0
     finally:
         out["fds"] = fds.stop()
@@ -192,21 +197,24 @@ def report_aggregate(n, seconds, peak_mib):
     sys.stdout.flush()
 
 
-def report(n, kind, figures, base):
+def report(n, kind, figures, base, label=""):
     def ratio(key, base_key):
         v, b = figures.get(key), base.get(base_key)
         return "" if v is None or not b else "  x%.1f of local" % (v / b)
 
-    print("N=%d %s" % (n, kind))
+    print("N=%d %s%s" % (n, kind, "  [%s]" % label if label else ""))
     print("  mount -> first stat   %s (daemon CPU %.3f s)" % (fmt(figures["mount_stat"]), figures["mount_cpu"]))
-    print("  ncdump -h first       %s%s" % (fmt(figures["ncdump1"]), ratio("ncdump1", "ncdump")))
-    print("  ncdump -h second      %s%s" % (fmt(figures["ncdump2"]), ratio("ncdump2", "ncdump")))
+    if "ncdump1" in figures:
+        print("  ncdump -h first       %s%s" % (fmt(figures["ncdump1"]), ratio("ncdump1", "ncdump")))
+        print("  ncdump -h second      %s%s" % (fmt(figures["ncdump2"]), ratio("ncdump2", "ncdump")))
     if "ncks1" in figures:
         print("  ncks series first     %s%s" % (fmt(figures["ncks1"]), ratio("ncks1", "ncks")))
         print("  ncks series second    %s%s" % (fmt(figures["ncks2"]), ratio("ncks2", "ncks")))
+    if "cat" in figures:
         print("  cat                   %s" % fmt(figures["cat"], "MB/s"))
-    print("  ncafs inspect         %s" % fmt(figures["inspect"]))
-    print("  ncafs check           %s" % fmt(figures["check"]))
+    if "inspect" in figures:
+        print("  ncafs inspect         %s" % fmt(figures["inspect"]))
+        print("  ncafs check           %s" % fmt(figures["check"]))
     if "aggregate" in figures:
         report_aggregate(n, *figures["aggregate"])
     print("  daemon peak RSS       %9.1f MiB (%.0f bytes/partition)" %
@@ -224,6 +232,10 @@ def main():
     p.add_argument("--skip-reads", action="store_true", help="no ncks/cat (they open every partition)")
     p.add_argument("--aggregate-only", action="store_true", help="only write and time the CF-1.13 aggregation")
     p.add_argument("--timeout", type=float, default=900)
+    p.add_argument("--series-only", action="store_true",
+                   help="only mount -> first stat and the ncks point series (first, second)")
+    p.add_argument("--compare", metavar="NCAFS_BEFORE",
+                   help="another binary measured in the same run, before each of NCAFS's mounts")
     args = p.parse_args()
     ncafs = os.path.abspath(args.ncafs)
     resource.setrlimit(resource.RLIMIT_NOFILE, (FD_LIMIT, FD_LIMIT))  # inherited by the daemon and the clients
@@ -240,14 +252,18 @@ def main():
             base["ncks"] = run_timed(series_cmd(local), args.timeout)
         print("N=%d baselines on a local classic file: ncdump -h %s, ncks series %s" %
               (n, fmt(base["ncdump"]), "(skipped)" if args.skip_reads else fmt(base["ncks"])))
+        binaries = ([(os.path.abspath(args.compare), "before")] if args.compare else []) + \
+            [(ncafs, "after" if args.compare else "")]
         for kind, name in (("NCA JSON", "nca.nca"), ("CF-1.13", "cf.nc")):
-            figures = measure_mount(ncafs, folder, name, args)
-            path = os.path.join(folder, name)
-            figures["inspect"] = run_timed([ncafs, "inspect", path], args.timeout)
-            figures["check"] = run_timed([ncafs, "check", path], args.timeout)
-            if kind == "CF-1.13":
-                figures["aggregate"] = aggregate_time
-            report(n, kind, figures, base)
+            for binary, label in binaries:
+                figures = measure_mount(binary, folder, name, args)
+                path = os.path.join(folder, name)
+                if not args.series_only:
+                    figures["inspect"] = run_timed([binary, "inspect", path], args.timeout)
+                    figures["check"] = run_timed([binary, "check", path], args.timeout)
+                if kind == "CF-1.13" and binary == ncafs:
+                    figures["aggregate"] = aggregate_time
+                report(n, kind, figures, base, label)
 
 
 if __name__ == "__main__":

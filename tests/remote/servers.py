@@ -18,6 +18,7 @@ Context managers (each yields itself; .url is where clients connect):
 skip_reason_nginx() / skip_reason_s3rver() say why one cannot run (None when
 it can): tests print "SKIPPED: reason" and exit 77.
 """
+import collections
 import os
 import shutil
 import socket
@@ -416,14 +417,14 @@ class FaultProxy(_Proxy):
 
     def __init__(self, upstream, plan):
         super().__init__(upstream)
-        self.plan = list(plan)
+        self.plan = collections.deque(plan)  # popped from the left per request: O(1), however long
         self.changed = False
         import threading
         self.lock = threading.Lock()
 
     def next_action(self):
         with self.lock:
-            return self.plan.pop(0) if self.plan else "ok"
+            return self.plan.popleft() if self.plan else "ok"
 
     def handle(self, handler):
         action = self.next_action()

@@ -15,7 +15,7 @@
 #include <mutex>
 #include <set>
 
-#include "aggregation/read/partitioned_source.hpp"
+#include "aggregation/read/aggregated_source.hpp"
 #include "aggregation/read/dataset_files.hpp"
 #include "fs/caller_access.hpp"
 #include "fs/partition_watch.hpp"

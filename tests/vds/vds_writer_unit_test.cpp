@@ -8,7 +8,7 @@
 #include <cstring>
 
 #include "aggregation/read/dataset_cache.hpp"
-#include "aggregation/read/partitioned_source.hpp"
+#include "aggregation/read/aggregated_source.hpp"
 #include "codecs/error.hpp"
 #include "codecs/memory_source.hpp"
 #include "codecs/vds/vds_view.hpp"

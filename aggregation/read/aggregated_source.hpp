@@ -25,7 +25,7 @@
 
 namespace ncafs::agg {
 
-class AggregatedSource final : public ArraySource {
+class AggregatedSource final : public ArraySource, public std::enable_shared_from_this<AggregatedSource> {
 public:
     // Throws AggregationError when fragments overlap. `resolver` (may be
     // null) completes each fragment from its opened file.
@@ -40,6 +40,7 @@ public:
     // Passes through the fragment source's extents when the run lies inside
     // one fragment that needs no conversion at all (the splice fast path).
     std::optional<std::vector<FileExtent>> big_endian_extents(uint64_t first, uint64_t n) const override;
+    bool extents_open_files() const override { return true; }
     // From the partition grid: the box lies only in constant fragments of one
     // value and/or missing fragments and uncovered cells (the master fill).
     std::optional<std::vector<uint8_t>> uniform_value(std::span<const uint64_t> start,
@@ -113,6 +114,21 @@ private:
     // bounded number (a multiple of the cache's capacity), least recently
     // used dropped, so a read of a million partitions keeps no per-partition
     // state (a dropped one is resolved again from its newly opened file).
+    // A series: reads of one fragment each whose fragment index moves by a
+    // constant step (a point's time series) open the next kOpenAhead
+    // fragments of the series ahead, side by side on the kept pool
+    // (io/worker_pool.hpp), each once; they stay in the dataset cache
+    // (within open_files), so the reads that follow find them open.
+    static constexpr size_t kOpenAhead = 16;
+    void note_read_of(size_t i) const;
+    void open_ahead(size_t i) const;  // on a pool thread; failures are left to the read
+    struct Series {
+        size_t last = 0, next = 0;
+        int64_t step = 0;
+    };
+    mutable std::mutex series_mutex_;  // guards series_ only; taken alone
+    mutable Series series_;
+
     std::shared_ptr<const Resolved> resolved(size_t i) const;  // under mutex_
     void keep_resolved(size_t i, std::shared_ptr<const Resolved> r) const;  // under mutex_
     // Guards resolved_ only. Lock order: before DatasetCache::mutex_ (keep_resolved asks its capacity).

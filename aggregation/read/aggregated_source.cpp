@@ -1,4 +1,4 @@
-#include "aggregation/read/partitioned_source.hpp"
+#include "aggregation/read/aggregated_source.hpp"
 
 #include <algorithm>
 #include <cerrno>
@@ -11,6 +11,8 @@
 #include "aggregation/read/parallel_pieces.hpp"
 #include "codecs/error.hpp"
 #include "codecs/sniff.hpp"
+#include "io/worker_pool.hpp"
+#include "remote/network_scope.hpp"
 #include "remote/remote_store.hpp"
 
 namespace ncafs::agg {
@@ -195,8 +197,46 @@ void AggregatedSource::keep_resolved(size_t i, std::shared_ptr<const Resolved> r
     resolved_.put(i, std::move(r));
 }
 
+void AggregatedSource::note_read_of(size_t i) const {
+    if (ManyRunsScope::active()) return;  // the reader opens many side by side itself
+    const size_t ahead = std::max<size_t>(1, std::min(kOpenAhead, cache_.capacity() / 4));
+    std::vector<size_t> wanted;
+    {
+        std::lock_guard lock(series_mutex_);
+        const int64_t step = static_cast<int64_t>(i) - static_cast<int64_t>(series_.last);
+        if (step == 0) return;  // the same fragment again (a retry, the next bytes of it)
+        if (step != series_.step || step < 0) {  // a new pattern: wait for it to repeat
+            series_ = Series{i, i + static_cast<size_t>(std::max<int64_t>(step, 0)), step};
+            return;
+        }
+        const size_t s = static_cast<size_t>(step), n = agg_->fragments.size();
+        series_.last = i;
+        for (size_t j = std::max(series_.next, i + s); j < n && j <= i + ahead * s; j += s) wanted.push_back(j);
+        if (!wanted.empty()) series_.next = wanted.back() + s;
+    }
+    std::weak_ptr<const AggregatedSource> self = weak_from_this();
+    for (size_t j : wanted)
+        if (!WorkerPool::shared().post([self, j] {
+                if (auto source = self.lock()) source->open_ahead(j);
+            }))
+            break;  // the pool is busy or stopped: the reads open them
+}
+
+void AggregatedSource::open_ahead(size_t i) const {
+    const Fragment& f = agg_->fragments[i];
+    if (f.kind != FragmentKind::File && f.kind != FragmentKind::Self) return;
+    remote::NetworkScope network(true);  // a thread of its own: it may wait for a server
+    try {
+        std::shared_ptr<const Dataset> keep;
+        resolve(i, f, keep, false);
+    } catch (...) {
+        // The read of this fragment meets the same failure and reports it.
+    }
+}
+
 template <class Use>
 auto AggregatedSource::with_fragment(size_t i, const Fragment& f, Use&& use) const {
+    note_read_of(i);
     std::shared_ptr<const Dataset> keep;
     bool reused = false;
     auto r = resolve(i, f, keep, false, &reused);

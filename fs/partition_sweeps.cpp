@@ -1,0 +1,91 @@
+#include "fs/partition_sweeps.hpp"
+
+#include <chrono>
+#include <condition_variable>
+#include <mutex>
+
+#include "codecs/lru_cache.hpp"
+#include "io/worker_pool.hpp"
+
+namespace ncafs::fs {
+
+namespace {
+constexpr std::chrono::milliseconds kPatience{250};  // how long an open waits for a running sweep
+}  // namespace
+
+struct PartitionSweeps::State {
+    struct Result {
+        uint64_t generation = 0;
+        std::optional<std::string> absent;
+    };
+    explicit State(size_t capacity) : results(capacity), running(capacity) {}
+    std::mutex mutex;
+    std::condition_variable answered;  // a background sweep kept its result
+    LruCache<FileKey, Result, CacheKeyHash> results;
+    LruCache<FileKey, uint64_t, CacheKeyHash> running;  // generation being swept in the background
+
+    void keep(const FileKey& key, uint64_t generation, std::optional<std::string> absent) {
+        {
+            std::lock_guard lock(mutex);
+            running.erase_if([&](const FileKey& k, const uint64_t& g) { return k == key && g == generation; });
+            if (auto before = results.get(key); !before || before->generation <= generation)
+                results.put(key, Result{generation, std::move(absent)});
+        }
+        answered.notify_all();
+    }
+    // The answer for key in this generation, waiting for a background sweep
+    // at most `patience`; nullopt when it is not known by then.
+    std::optional<Result> answer(const FileKey& key, uint64_t generation, std::chrono::milliseconds patience) {
+        std::unique_lock lock(mutex);
+        std::optional<Result> known;
+        answered.wait_for(lock, patience, [&] {
+            auto r = results.get(key);
+            if (r && r->generation == generation) known = std::move(r);
+            return known.has_value();
+        });
+        return known;
+    }
+};
+
+PartitionSweeps::PartitionSweeps(size_t capacity) : state_(std::make_shared<State>(capacity == 0 ? 1 : capacity)) {}
+
+PartitionSweeps::Answer PartitionSweeps::ask(const FileKey& key, uint64_t generation,
+                                             std::shared_ptr<const std::vector<std::string>> files,
+                                             const Sweep& sweep, const Found& found) {
+    {
+        std::unique_lock lock(state_->mutex);
+        if (auto known = state_->results.get(key); known && known->generation == generation)
+            return Answer{true, known->absent};
+        if (files->size() > kSweepAtOpen + 1) {
+            if (auto running = state_->running.get(key); running && *running == generation) {
+                lock.unlock();
+                if (auto known = state_->answer(key, generation, kPatience)) return Answer{true, known->absent};
+                return Answer{false, std::nullopt};
+            }
+            state_->running.put(key, generation);
+        }
+    }
+    if (files->size() <= kSweepAtOpen + 1) {
+        auto absent = sweep(std::span<const std::string>(*files).subspan(1));
+        state_->keep(key, generation, absent);
+        return Answer{true, std::move(absent)};
+    }
+    auto job = [state = state_, key, generation, files, sweep, found] {
+        auto absent = sweep(std::span<const std::string>(*files).subspan(1));
+        if (absent && found) found(*absent);
+        state->keep(key, generation, std::move(absent));
+    };
+    if (!WorkerPool::shared().post(std::move(job))) {
+        // No thread for it now: the next open asks again.
+        std::lock_guard lock(state_->mutex);
+        state_->running.erase_if([&](const FileKey& k, const uint64_t& g) { return k == key && g == generation; });
+        return Answer{false, std::nullopt};
+    }
+    // A sweep of some hundred thousand files ends within this: its answer
+    // decides the open as before (the page cache kept); a longer one does not
+    // hold the open up.
+    if (auto known = state_->answer(key, generation, kPatience)) return Answer{true, known->absent};
+    return Answer{false, std::nullopt};
+}
+
+}  // namespace ncafs::fs
