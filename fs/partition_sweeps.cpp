@@ -4,7 +4,7 @@
 #include <condition_variable>
 #include <mutex>
 
-#include "codecs/lru_cache.hpp"
+#include "io/lru_cache.hpp"
 #include "io/worker_pool.hpp"
 
 namespace ncafs::fs {

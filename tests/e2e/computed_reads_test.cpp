@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "codecs/virtual_file.hpp"
+#include "fs/block_cache.hpp"
 #include "fs/read_path.hpp"
 #include "fs/readahead.hpp"
 
