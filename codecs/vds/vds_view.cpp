@@ -9,18 +9,34 @@
 
 #include "codecs/error.hpp"
 #include "codecs/lru_cache.hpp"
+#include "codecs/vds/vds_buffer_pool.hpp"
 #include "codecs/vds/vds_writer_batch.hpp"
 #include "codecs/vds/vds_writer_container.hpp"
 
 namespace ncafs {
 namespace {
 
-using Bytes = std::shared_ptr<const std::vector<uint8_t>>;
+// A chunk object's bytes (fill_batch writes every one), in a pooled buffer
+// given back when the object leaves the cache.
+class ObjectBytes {
+public:
+    explicit ObjectBytes(size_t n) : buffer_(vds::take_buffer(n)), length_(n) {}
+    ~ObjectBytes() { vds::give_buffer(std::move(buffer_)); }
+    ObjectBytes(const ObjectBytes&) = delete;
+    ObjectBytes& operator=(const ObjectBytes&) = delete;
+    size_t size() const { return length_; }
+    uint8_t* data() const { return buffer_.bytes.get(); }
+
+private:
+    vds::Buffer buffer_;
+    size_t length_;
+};
+using Bytes = std::shared_ptr<const ObjectBytes>;
 
 // Chunk objects of every .vds view, made a batch at a time: one process-wide
-// bound (views are many, each read a batch at a time), at least three
-// batches so a sequential reader finds the rest of its batch there.
-constexpr size_t kObjectCacheBytes = 4 * vds::kBatchBytes;
+// bound (views are many, each read a batch at a time) of two batches, so a
+// sequential reader finds the rest of its batch there while the next is made.
+constexpr size_t kObjectCacheBytes = 2 * vds::kBatchBytes;
 
 struct ObjectKey {
     uint64_t view = 0;
@@ -31,17 +47,25 @@ struct ObjectKeyHash {
     size_t operator()(const ObjectKey& k) const { return std::hash<uint64_t>{}(k.view * 0x9E3779B97F4A7C15ull ^ k.index); }
 };
 
+struct PairHash {
+    size_t operator()(const std::pair<uint64_t, uint64_t>& p) const {
+        return std::hash<uint64_t>{}(p.first * 0x9E3779B97F4A7C15ull ^ p.second);
+    }
+};
+
 struct ObjectCache {
     std::mutex mutex;
     LruCache<ObjectKey, Bytes, ObjectKeyHash, ByteWeight> objects{kObjectCacheBytes};
     // Batches being made: a reader of the same batch waits instead of making it again.
     std::map<std::pair<uint64_t, uint64_t>, std::shared_future<void>> in_flight;  // (view, layer << 32 | batch)
+    // Batches that could not be read: their chunks are made one by one (bounded: oldest dropped).
+    LruCache<std::pair<uint64_t, uint64_t>, bool, PairHash> failed{1024};
     std::atomic<uint64_t> next_view{1};
 };
 
 ObjectCache& object_cache() {
-    static ObjectCache cache;
-    return cache;
+    static ObjectCache* cache = new ObjectCache;  // never destroyed: FUSE threads may read until exit
+    return *cache;
 }
 
 class VdsView final : public VirtualFile {
@@ -106,19 +130,28 @@ private:
                     done.set_value();
                 }
             } landed{cache, flight, done};
-            return make(index, batch);
+            return make(index, batch, flight);
         }
     }
 
     // Makes the objects of the batch's data chunks and caches them; when the
     // batch cannot be read (a bad partition), the chunk alone, so that one
     // bad partition fails only the chunks that read it.
-    Bytes make(size_t index, vds::ChunkRange batch) const {
+    Bytes make(size_t index, vds::ChunkRange batch, const std::pair<uint64_t, uint64_t>& key) const {
         const vds::DataObject& o = layout_.objects[index];
-        try {
-            return make_objects(o.layer, batch, index);
-        } catch (const std::exception&) {
-            if (batch.end - batch.first == 1) throw;
+        ObjectCache& cache = object_cache();
+        bool failed_before;
+        {
+            std::lock_guard lock(cache.mutex);
+            failed_before = cache.failed.get(key).has_value();
+        }
+        if (!failed_before && batch.end - batch.first > 1) {
+            try {
+                return make_objects(o.layer, batch, index);
+            } catch (const std::exception&) {
+                std::lock_guard lock(cache.mutex);
+                cache.failed.put(key, true);
+            }
         }
         return make_objects(o.layer, {o.chunk, o.chunk + 1}, index);
     }
@@ -132,8 +165,8 @@ private:
             std::lower_bound(objects.begin(), objects.end(), std::make_pair(layer, range.first), by_chunk) - objects.begin());
         const size_t end = static_cast<size_t>(
             std::lower_bound(objects.begin(), objects.end(), std::make_pair(layer, range.end), by_chunk) - objects.begin());
-        std::vector<std::shared_ptr<std::vector<uint8_t>>> made;
-        for (size_t i = first; i < end; ++i) made.push_back(std::make_shared<std::vector<uint8_t>>(objects[i].size));
+        std::vector<std::shared_ptr<ObjectBytes>> made;
+        for (size_t i = first; i < end; ++i) made.push_back(std::make_shared<ObjectBytes>(objects[i].size));
         const vds::WrittenLayer& l = layout_.layers[layer];
         vds::fill_batch(plan_.layout.channels[l.channel], plan_.channels[l.channel], l.geometry, range,
                         [&](uint64_t chunk) -> uint8_t* {

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include "codecs/vds/vds_buffer_pool.hpp"
 
 namespace ncafs::vds {
 namespace {
@@ -99,36 +100,37 @@ void decimate(const uint8_t* block, const BoxRead& r, size_t lead, size_t es, ui
     }
 }
 
-// The kept samples of the box in netCDF C order. LOD0: one read. Decimated:
-// the fastest dims whose LOD0 block fits kBatchBytes (the last one always:
-// batch_of keeps its row inside the budget) read whole, one read per kept
-// index of the slower dims.
-std::vector<uint8_t> read_box(const ArraySource& src, size_t es, const BoxRead& r) {
-    const size_t rank = r.count.size();
+uint64_t stored_count(const BoxRead& r) {
     uint64_t total = 1;
     for (uint64_t s : r.stored) total *= s;
-    std::vector<uint8_t> out(total * es);
-    if (std::all_of(r.step.begin(), r.step.end(), [](uint64_t s) { return s == 1; })) {
-        src.read(r.start, r.count, ByteOrder::Native, out.data());
-        return out;
-    }
+    return total;
+}
+
+// The kept samples of the box in netCDF C order into out (stored_count
+// elements). LOD0: one read. Decimated: the fastest dims whose LOD0 block
+// fits kBatchBytes (the last one always: batch_of keeps its row inside the
+// budget) read whole, one read per kept index of the slower dims.
+void read_box(const ArraySource& src, size_t es, const BoxRead& r, uint8_t* out) {
+    const size_t rank = r.count.size();
+    const uint64_t total = stored_count(r);
+    if (std::all_of(r.step.begin(), r.step.end(), [](uint64_t s) { return s == 1; }))
+        return src.read(r.start, r.count, ByteOrder::Native, out);
     size_t lead = rank;
     uint64_t block = 1, inner = 1;
     while (lead > 0 && (lead == rank || Wide{block} * r.count[lead - 1] * es <= kBatchBytes))
         --lead, block *= r.count[lead], inner *= r.stored[lead];
-    std::vector<uint8_t> scratch(block * es);
+    const PooledBuffer scratch(block * es);
     std::vector<uint64_t> start = r.start, count(rank, 1), m(lead, 0);
     for (size_t k = lead; k < rank; ++k) count[k] = r.count[k];
     for (uint64_t b = 0; b < total / inner; ++b) {
         for (size_t k = 0; k < lead; ++k) start[k] = r.start[k] + m[k] * r.step[k];
         src.read(start, count, ByteOrder::Native, scratch.data());
-        decimate(scratch.data(), r, lead, es, out.data() + b * inner * es);
+        decimate(scratch.data(), r, lead, es, out + b * inner * es);
         for (size_t k = lead; k-- > 0;) {  // odometer over the kept indices of the slow dims
             if (++m[k] < r.stored[k]) break;
             m[k] = 0;
         }
     }
-    return out;
 }
 
 void write_descriptor(const Channel& c, const LayerGeometry& g, const ChunkBox& box, uint8_t* out) {
@@ -204,7 +206,10 @@ ChunkRange batch_of(const LayerGeometry& g, uint64_t chunk, uint64_t sample_byte
 void fill_batch(const Channel& c, const WriterChannel& w, const LayerGeometry& g, ChunkRange range,
                 const ObjectDestination& object_of) {
     const ChunkBox all = range_box(g, range);
-    const std::vector<uint8_t> samples = read_box(*w.source, type_size(w.source_type), box_read(g, all));
+    const BoxRead r = box_read(g, all);
+    const size_t es = type_size(w.source_type);
+    const PooledBuffer samples(stored_count(r) * es);
+    read_box(*w.source, es, r, samples.data());
     for (uint64_t chunk = range.first; chunk < range.end; ++chunk)
         if (uint8_t* out = object_of(chunk)) write_chunk(c, w, g, all, samples.data(), chunk_box(g, chunk), out);
 }

@@ -13,11 +13,17 @@ and prints:
   (b) cat of vol.nc (the .nc view of vol.vds) vs decoding vol.vds with the
       independent Python decoder tests/vds/vds_decode.py (branch
       s3-vds-writer; SKIPPED when absent)
-  (c) cat of mid.vds (the .vds view, branch s3-vds-writer, of mid.nca: the
-      first 12 partitions of big/, ~110 MB) vs cat of mid.nc (SKIPPED when
-      this ncafs has no .vds views)
+  (c) cat of NAME.vds (the .vds view) vs cat of NAME.nc, cold (the
+      partitions' page cache dropped) and warm (the partitions in the page
+      cache; the view's own page cache dropped in both), best of 3, for
+      mid.nca (the first 12 partitions of big/: tas(time, lat, lon) float,
+      classic files, ~110 MB) and nc4/nc4.nca (6 deflated netCDF-4
+      partitions of ua(time, level, lat, lon) float, ~62 MB); with
+      NCAFS_BEFORE=ANOTHER_BINARY set, that binary is measured too, in the
+      same run (before/after a change)
 
-usage: vds_bench.py NCAFS_BINARY [WORK]
+usage: [NCAFS_BEFORE=OLD_BINARY] [VDS_BENCH_ONLY_VIEWS=1] vds_bench.py NCAFS_BINARY [WORK]
+  VDS_BENCH_ONLY_VIEWS=1 runs (c) alone
 """
 import os
 import re
@@ -120,7 +126,7 @@ def bench_vds_source(ncafs, folder):
 
 
 def write_mid(big, parts=12):
-    """mid.nca: the first `parts` partitions of big/ (~110 MB), small enough for the .vds view's writer."""
+    """mid.nca: the first `parts` partitions of big/ (~110 MB of classic files)."""
     entries = [{"index": [p], "location": [[p * fuse_bench.PER_PART, (p + 1) * fuse_bench.PER_PART - 1],
                                            [0, fuse_bench.NY - 1], [0, fuse_bench.NX - 1]],
                 "subarray": {"file": "part_%03d.nc" % p, "ncvar": "tas",
@@ -130,26 +136,87 @@ def write_mid(big, parts=12):
         fuse_bench.nca(path, ["time", "lat", "lon"],
                        {"time": parts * fuse_bench.PER_PART, "lat": fuse_bench.NY, "lon": fuse_bench.NX},
                        "tas", "f4", entries, ["time"], [parts], None)
+    return ["part_%03d.nc" % p for p in range(parts)]
 
 
-def bench_vds_view(ncafs, big):
-    write_mid(big)
-    try:
-        m = fuse_bench.Mount(ncafs, big, "views=nc:vds")
-    except SystemExit:
-        log("(c) SKIPPED: this ncafs has no views=vds (the .vds view of every dataset, branch s3-vds-writer)")
-        return
-    try:
-        vds = os.path.join(m.mnt, "mid.vds")
-        if not os.path.exists(vds):
-            log("(c) SKIPPED: the mount shows no mid.vds (the .vds view of every dataset, branch s3-vds-writer)")
-            return
-        t_vds, t_nc = cat_seconds(vds), cat_seconds(os.path.join(m.mnt, "mid.nc"))
-        log("(c) cat of mid.vds vs cat of mid.nc (the same aggregation of 12 partitions, %d bytes):"
-            % os.path.getsize(os.path.join(m.mnt, "mid.nc")))
-        log("    time  %12.3f vs %12.3f s      ratio %.4f" % (t_vds, t_nc, t_vds / t_nc))
-    finally:
-        m.close()
+NC4_PARTS, NC4_SHAPE = 6, (10, 4, 180, 360)  # per partition: time, level, lat, lon (~10 MB of float32)
+
+
+def write_nc4(folder):
+    """nc4.nca: 6 deflated netCDF-4 partitions of ua(time, level, lat, lon), chunks of one time step."""
+    import netCDF4
+    os.makedirs(folder, exist_ok=True)
+    nt, nl, ny, nx = NC4_SHAPE
+    names = []
+    for p in range(NC4_PARTS):
+        name = "ua_%02d.nc" % p
+        names.append(name)
+        path = os.path.join(folder, name)
+        if os.path.exists(path):
+            continue
+        with netCDF4.Dataset(path + ".tmp", "w", format="NETCDF4") as ds:
+            for d, n in zip(("time", "level", "lat", "lon"), NC4_SHAPE):
+                ds.createDimension(d, n)
+            v = ds.createVariable("ua", "f4", ("time", "level", "lat", "lon"), zlib=True, complevel=1,
+                                  shuffle=True, chunksizes=(1, nl, ny, nx), fill_value=np.float32(1e20))
+            lat, lon = np.meshgrid(np.arange(ny), np.arange(nx), indexing="ij")
+            for t in range(nt):
+                for lev in range(nl):
+                    v[t, lev] = (np.sin(lon * 0.05 + t) * 20 + lat * 0.1 + lev).astype("f4")
+        os.rename(path + ".tmp", path)
+    entries = [{"index": [p], "location": [[p * nt, (p + 1) * nt - 1], [0, nl - 1], [0, ny - 1], [0, nx - 1]],
+                "subarray": {"file": names[p], "ncvar": "ua", "shape": list(NC4_SHAPE)}} for p in range(NC4_PARTS)]
+    path = os.path.join(folder, "nc4.nca")
+    if not os.path.exists(path):
+        fuse_bench.nca(path, ["time", "level", "lat", "lon"],
+                       {"time": NC4_PARTS * nt, "level": nl, "lat": ny, "lon": nx},
+                       "ua", "f4", entries, ["time"], [NC4_PARTS], None)
+    return names
+
+
+def drop_files(paths):
+    """Drops the page cache of each file (clean pages: the partitions, the mount's files)."""
+    for p in paths:
+        fuse_bench.drop_cache(p)()
+
+
+def cat_cold_warm(path, sources):
+    """Best of 3 cats of a view: cold (the partitions' and the view's page cache dropped) and warm (the
+    partitions in the page cache, the view's dropped)."""
+    cold = fuse_bench.timed(["cat", path], repeat=3, before=lambda: drop_files(sources + [path]))
+    subprocess.run(["cat"] + sources, check=True, stdout=subprocess.DEVNULL)
+    warm = fuse_bench.timed(["cat", path], repeat=3, before=lambda: drop_files([path]))
+    return cold, warm
+
+
+def bench_vds_dataset(binaries, folder, stem, parts, what):
+    """(c) .vds against .nc of one dataset, for each binary (label, path) in the same run."""
+    sources = [os.path.join(folder, p) for p in parts]
+    log("(c) %s: cat of %s.vds vs cat of %s.nc, seconds (best of 3)" % (what, stem, stem))
+    for label, ncafs in binaries:
+        try:
+            m = fuse_bench.Mount(ncafs, folder, "views=nc:vds")
+        except SystemExit:
+            log("    %-7s SKIPPED: this ncafs does not mount with views=nc:vds" % label)
+            continue
+        try:
+            vds, nc = os.path.join(m.mnt, stem + ".vds"), os.path.join(m.mnt, stem + ".nc")
+            if not os.path.exists(vds):
+                log("    %-7s SKIPPED: the mount shows no %s.vds" % (label, stem))
+                continue
+            (vc, vw), (nc_cold, nc_warm) = cat_cold_warm(vds, sources), cat_cold_warm(nc, sources)
+            log("    %-7s .vds %d bytes, .nc %d bytes" % (label, os.path.getsize(vds), os.path.getsize(nc)))
+            log("    %-7s cold  %8.3f vs %8.3f s   ratio %.2f" % (label, vc, nc_cold, vc / nc_cold))
+            log("    %-7s warm  %8.3f vs %8.3f s   ratio %.2f" % (label, vw, nc_warm, vw / nc_warm))
+            log("    %-7s daemon peak RSS %.0f MiB" % (label, m.peak_rss_kib() / 1024))
+        finally:
+            m.close()
+
+
+def bench_vds_view(binaries, big, work):
+    bench_vds_dataset(binaries, big, "mid", write_mid(big), "3-D float, 12 classic (CDF-1) partitions")
+    nc4 = os.path.join(work, "nc4")
+    bench_vds_dataset(binaries, nc4, "nc4", write_nc4(nc4), "4-D float, 6 deflated netCDF-4 partitions")
 
 
 def main():
@@ -163,9 +230,13 @@ def main():
     vds_folder = os.path.join(work, "vds")
     os.makedirs(vds_folder, exist_ok=True)
     generate_volume(os.path.join(vds_folder, "vol.vds"))
-    bench_lod(ncafs, big)
-    bench_vds_source(ncafs, vds_folder)
-    bench_vds_view(ncafs, big)
+    binaries = [("after", ncafs)]
+    if os.environ.get("NCAFS_BEFORE"):
+        binaries.insert(0, ("before", os.path.abspath(os.environ["NCAFS_BEFORE"])))
+    if os.environ.get("VDS_BENCH_ONLY_VIEWS") != "1":
+        bench_lod(ncafs, big)
+        bench_vds_source(ncafs, vds_folder)
+    bench_vds_view(binaries, big, work)
     return 0
 
 
