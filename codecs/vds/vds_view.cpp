@@ -72,7 +72,14 @@ class VdsView final : public VirtualFile {
 public:
     VdsView(std::shared_ptr<const Dataset> ds, vds::WriterPlan plan)
         : ds_(std::move(ds)), plan_(std::move(plan)), layout_(vds::build_container(plan_)),
-          id_(object_cache().next_view++) {}
+          id_(object_cache().next_view++) {
+        for (size_t c = 0; c < plan_.channels.size(); ++c) {
+            std::vector<vds::LayerGeometry> lods;
+            for (const auto& l : layout_.layers)
+                if (l.channel == c) lods.push_back(l.geometry);  // LOD 0..N in order
+            stores_.push_back(vds::LodStore::make(std::move(lods), type_size(plan_.channels[c].source_type)));
+        }
+    }
 
     uint64_t size() const override { return layout_.size; }
 
@@ -174,7 +181,7 @@ private:
                                                              std::make_pair(layer, chunk), by_chunk);
                             if (it == objects.begin() + end || it->chunk != chunk) return nullptr;  // uniform
                             return made[static_cast<size_t>(it - objects.begin()) - first]->data();
-                        });
+                        }, stores_[l.channel].get());
         ObjectCache& cache = object_cache();
         std::lock_guard lock(cache.mutex);
         for (size_t i = first; i < end; ++i)
@@ -191,6 +198,7 @@ private:
     vds::WriterPlan plan_;
     vds::ContainerLayout layout_;
     uint64_t id_;  // this view's objects in the shared cache
+    std::vector<std::unique_ptr<vds::LodStore>> stores_;  // per channel; null: LODs read from the source
 };
 
 }  // namespace

@@ -204,12 +204,13 @@ ChunkRange batch_of(const LayerGeometry& g, uint64_t chunk, uint64_t sample_byte
 }
 
 void fill_batch(const Channel& c, const WriterChannel& w, const LayerGeometry& g, ChunkRange range,
-                const ObjectDestination& object_of) {
+                const ObjectDestination& object_of, LodStore* store) {
     const ChunkBox all = range_box(g, range);
     const BoxRead r = box_read(g, all);
     const size_t es = type_size(w.source_type);
     const PooledBuffer samples(stored_count(r) * es);
-    read_box(*w.source, es, r, samples.data());
+    if (!store || !store->take(g.lod, all, samples.data())) read_box(*w.source, es, r, samples.data());
+    if (store && g.lod == 0) store->keep(range.first, range.end, all, samples.data());
     for (uint64_t chunk = range.first; chunk < range.end; ++chunk)
         if (uint8_t* out = object_of(chunk)) write_chunk(c, w, g, all, samples.data(), chunk_box(g, chunk), out);
 }

@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <functional>
 
+#include "codecs/vds/vds_lod_store.hpp"
 #include "codecs/vds/vds_writer_chunks.hpp"
 
 namespace ncafs::vds {
@@ -34,9 +35,11 @@ uint64_t batch_sample_bytes(const Channel& c, const WriterChannel& w);
 // Where the object of a chunk goes (chunk_object_size bytes); nullptr: not wanted (a uniform chunk).
 using ObjectDestination = std::function<uint8_t*(uint64_t chunk)>;
 
-// Reads the chunks of `range` from the channel's source and writes the
-// object of each wanted one. Throws what the source throws.
+// Reads the chunks of `range` from the channel's source (at LOD n >= 1 from
+// `store` when it holds them) and writes the object of each wanted one; at
+// LOD0 keeps their samples in `store` (may be null) for the other LODs.
+// Throws what the source throws.
 void fill_batch(const Channel& c, const WriterChannel& w, const LayerGeometry& g, ChunkRange range,
-                const ObjectDestination& object_of);
+                const ObjectDestination& object_of, LodStore* store = nullptr);
 
 }  // namespace ncafs::vds

@@ -74,7 +74,8 @@ std::vector<uint8_t> expected_object(const Channel& c, const LayerGeometry& g, u
     return out;
 }
 
-void check_layer(const Channel& c, const WriterChannel& w, const LayerGeometry& g, uint64_t budget) {
+void check_layer(const Channel& c, const WriterChannel& w, const LayerGeometry& g, uint64_t budget,
+                 LodStore* store = nullptr) {
     std::vector<bool> seen(g.chunk_count, false);
     for (uint64_t chunk = 0; chunk < g.chunk_count; ++chunk) {
         if (seen[chunk]) continue;
@@ -87,7 +88,7 @@ void check_layer(const Channel& c, const WriterChannel& w, const LayerGeometry& 
             made[k - r.first].resize(chunk_object_size(c.format, chunk_box(g, k)));
             seen[k] = true;
         }
-        fill_batch(c, w, g, r, [&](uint64_t k) { return made[k - r.first].data(); });
+        fill_batch(c, w, g, r, [&](uint64_t k) { return made[k - r.first].data(); }, store);
         for (uint64_t k = r.first; k < r.end; ++k)
             ASSERT_EQ(made[k - r.first], expected_object(c, g, k))
                 << "LOD" << g.lod << " chunk " << k << " budget " << budget;
@@ -108,6 +109,29 @@ void check_all(NcType type, Format format, float offset) {
     // One chunk; groups of 3 chunks along x (4 = 3 + 1); groups of 2 x-y slabs along t; the whole layer.
     for (uint64_t budget : {uint64_t{1}, uint64_t{3} << 20, uint64_t{8} << 20, uint64_t{1} << 40})
         for (int lod = 0; lod <= l.lod_levels; ++lod) check_layer(c, w, make_geometry(l, {0, 1, 2}, lod), budget);
+}
+
+// LODs 1 and 2 made from the samples LOD0 batches kept (LodStore), not from the source.
+TEST(VdsBatch, LodChunksFromTheLod0SamplesKept) {
+    const Layout l = layout();
+    Channel c;
+    const WriterChannel w{0, source(NcType::Float), NcType::Float, std::nullopt};
+    std::vector<LayerGeometry> layers;
+    for (int lod = 0; lod <= l.lod_levels; ++lod) layers.push_back(make_geometry(l, {0, 1, 2}, lod));
+    auto store = LodStore::make(layers, 4);
+    ASSERT_TRUE(store);
+    std::vector<uint8_t> scratch(uint64_t{64} * 64 * 64 * 4);
+    EXPECT_FALSE(store->take(1, chunk_box(layers[1], 0), scratch.data()));  // nothing kept yet
+    check_layer(c, w, layers[0], uint64_t{3} << 20, store.get());
+    for (int lod = 1; lod <= l.lod_levels; ++lod) {
+        for (uint64_t k = 0; k < layers[lod].chunk_count; ++k)
+            EXPECT_TRUE(store->take(lod, chunk_box(layers[lod], k), scratch.data())) << "LOD" << lod << " chunk " << k;
+        // A source that fails every read: the chunks must come from the store.
+        const WriterChannel broken{0, std::make_shared<MemorySource>(NcType::Float, std::vector<uint64_t>{1, 1, 1},
+                                                                     std::vector<uint8_t>(4)),
+                                   NcType::Float, std::nullopt};
+        check_layer(c, broken, layers[lod], uint64_t{8} << 20, store.get());
+    }
 }
 
 TEST(VdsBatch, FloatChunksOfEveryBatchEqualTheSourceDecimated) { check_all(NcType::Float, Format::R32, 0); }
