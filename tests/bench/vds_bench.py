@@ -15,7 +15,8 @@ and prints:
       s3-vds-writer; SKIPPED when absent)
   (c) cat of NAME.vds (the .vds view) vs cat of NAME.nc, cold (the
       partitions' page cache dropped) and warm (the partitions in the page
-      cache; the view's own page cache dropped in both), best of 3, for
+      cache; the view's own page cache dropped in both), best of 3, and
+      the daemon's CPU seconds per warm cat, for
       mid.nca (the first 12 partitions of big/: tas(time, lat, lon) float,
       classic files, ~110 MB) and nc4/nc4.nca (6 deflated netCDF-4
       partitions of ua(time, level, lat, lon) float, ~62 MB); with
@@ -180,13 +181,22 @@ def drop_files(paths):
         fuse_bench.drop_cache(p)()
 
 
-def cat_cold_warm(path, sources):
+def cpu_seconds(pid):
+    """User + system CPU seconds of a process so far."""
+    with open("/proc/%d/stat" % pid) as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def cat_cold_warm(path, sources, pid):
     """Best of 3 cats of a view: cold (the partitions' and the view's page cache dropped) and warm (the
-    partitions in the page cache, the view's dropped)."""
+    partitions in the page cache, the view's dropped); and the daemon's CPU seconds per warm cat (a
+    figure the load of a shared machine disturbs less than the time)."""
     cold = fuse_bench.timed(["cat", path], repeat=3, before=lambda: drop_files(sources + [path]))
     subprocess.run(["cat"] + sources, check=True, stdout=subprocess.DEVNULL)
+    cpu = cpu_seconds(pid)
     warm = fuse_bench.timed(["cat", path], repeat=3, before=lambda: drop_files([path]))
-    return cold, warm
+    return cold, warm, (cpu_seconds(pid) - cpu) / 3
 
 
 def bench_vds_dataset(binaries, folder, stem, parts, what):
@@ -204,10 +214,12 @@ def bench_vds_dataset(binaries, folder, stem, parts, what):
             if not os.path.exists(vds):
                 log("    %-7s SKIPPED: the mount shows no %s.vds" % (label, stem))
                 continue
-            (vc, vw), (nc_cold, nc_warm) = cat_cold_warm(vds, sources), cat_cold_warm(nc, sources)
+            vc, vw, v_cpu = cat_cold_warm(vds, sources, m.proc.pid)
+            nc_cold, nc_warm, nc_cpu = cat_cold_warm(nc, sources, m.proc.pid)
             log("    %-7s .vds %d bytes, .nc %d bytes" % (label, os.path.getsize(vds), os.path.getsize(nc)))
             log("    %-7s cold  %8.3f vs %8.3f s   ratio %.2f" % (label, vc, nc_cold, vc / nc_cold))
             log("    %-7s warm  %8.3f vs %8.3f s   ratio %.2f" % (label, vw, nc_warm, vw / nc_warm))
+            log("    %-7s daemon CPU per warm cat %.3f vs %.3f s" % (label, v_cpu, nc_cpu))
             log("    %-7s daemon peak RSS %.0f MiB" % (label, m.peak_rss_kib() / 1024))
         finally:
             m.close()
