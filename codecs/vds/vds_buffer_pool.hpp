@@ -11,7 +11,7 @@
 
 namespace ncafs::vds {
 
-constexpr size_t kSpareBytes = size_t{32} << 20;
+constexpr size_t kSpareBytes = size_t{16} << 20;
 
 struct Buffer {
     std::unique_ptr<uint8_t[]> bytes;

@@ -18,7 +18,7 @@ namespace ncafs::vds {
 
 // Source samples a batch may hold (times the larger of the source and the
 // stored sample size): the memory of one batch, and of its decimation scratch.
-constexpr uint64_t kBatchBytes = uint64_t{16} << 20;
+constexpr uint64_t kBatchBytes = uint64_t{8} << 20;
 
 struct ChunkRange {
     uint64_t first = 0, end = 0;  // chunk indices [first, end) of one layer
