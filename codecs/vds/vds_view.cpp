@@ -37,6 +37,11 @@ using Bytes = std::shared_ptr<const ObjectBytes>;
 // bound (views are many, each read a batch at a time) of two batches, so a
 // sequential reader finds the rest of its batch there while the next is made.
 constexpr size_t kObjectCacheBytes = 2 * vds::kBatchBytes;
+// Objects this close to the last one read continue a sequential read (the
+// kernel's readahead sends a few at once, out of order); after this many
+// bytes so read (more than the read path's 1 MiB block) it is one.
+constexpr size_t kNearObjects = 4;
+constexpr uint64_t kSequentialBytes = 2 << 20;
 
 struct ObjectKey {
     uint64_t view = 0;
@@ -110,7 +115,8 @@ private:
         ObjectCache& cache = object_cache();
         const vds::DataObject& o = layout_.objects[index];
         const vds::WrittenLayer& l = layout_.layers[o.layer];
-        const vds::ChunkRange batch = vds::batch_of(l.geometry, o.chunk, sample_bytes(l.channel));
+        const vds::ChunkRange batch =
+            vds::batch_of(l.geometry, o.chunk, sample_bytes(l.channel), vds::kBatchBytes, !sequential(index));
         const std::pair<uint64_t, uint64_t> flight{id_, uint64_t{o.layer} << 32 | batch.first};
         for (;;) {
             std::unique_lock lock(cache.mutex);
@@ -190,6 +196,19 @@ private:
         return made[wanted - first];
     }
 
+    // Whether the reader has read on from object to object for a while: it
+    // gets whole batches; one that jumps gets narrow ones (a netCDF-4 source
+    // decompresses all of a batch; the read path asks 1 MiB at a time).
+    bool sequential(size_t index) const {
+        const vds::DataObject& o = layout_.objects[index];
+        const size_t last = last_read_.exchange(index);
+        if (index > last + kNearObjects || index + kNearObjects < last) {
+            streak_.store(0);
+            return false;
+        }
+        return streak_.fetch_add(o.size) + o.size >= kSequentialBytes;
+    }
+
     uint64_t sample_bytes(size_t channel) const {
         return vds::batch_sample_bytes(plan_.layout.channels[channel], plan_.channels[channel]);
     }
@@ -198,6 +217,8 @@ private:
     vds::WriterPlan plan_;
     vds::ContainerLayout layout_;
     uint64_t id_;  // this view's objects in the shared cache
+    mutable std::atomic<size_t> last_read_{0};  // the object a read last asked for
+    mutable std::atomic<uint64_t> streak_{0};    // bytes of objects read since the last jump
     std::vector<std::unique_ptr<vds::LodStore>> stores_;  // per channel; null: LODs read from the source
 };
 

@@ -173,7 +173,7 @@ uint64_t batch_sample_bytes(const Channel& c, const WriterChannel& w) {
     return std::max<uint64_t>(type_size(w.source_type), format_size(c.format));
 }
 
-ChunkRange batch_of(const LayerGeometry& g, uint64_t chunk, uint64_t sample_bytes, uint64_t budget) {
+ChunkRange batch_of(const LayerGeometry& g, uint64_t chunk, uint64_t sample_bytes, uint64_t budget, bool narrow) {
     const size_t rank = g.rank();
     const std::vector<int64_t> at = coordinates(g, chunk);
     // Samples along d of the whole layer, of this chunk, of an interior
@@ -194,7 +194,7 @@ ChunkRange batch_of(const LayerGeometry& g, uint64_t chunk, uint64_t sample_byte
     while (j < rank && below * whole(j) * above(j + 1) <= budget) below *= whole(j++);
     if (j == rank) return {0, g.chunk_count};
     const Wide per = below * interior(j) * above(j + 1);
-    const int64_t k = static_cast<int64_t>(std::clamp<Wide>(budget / per, 1, static_cast<uint64_t>(g.chunks[j])));
+    const int64_t k = narrow ? 1 : static_cast<int64_t>(std::clamp<Wide>(budget / per, 1, static_cast<uint64_t>(g.chunks[j])));
     const int64_t a = at[j] / k * k, b = std::min(a + k, g.chunks[j]);
     std::vector<uint64_t> weight(rank, 1);  // index step of one chunk along d
     for (size_t d = 1; d < rank; ++d) weight[d] = weight[d - 1] * static_cast<uint64_t>(g.chunks[d - 1]);

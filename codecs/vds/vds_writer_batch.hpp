@@ -26,8 +26,11 @@ struct ChunkRange {
 
 // The batch holding `chunk`: at most `budget` bytes of samples of
 // `sample_bytes` each (always at least the chunk itself). Batches tile the
-// layer: every chunk of a batch has that same batch.
-ChunkRange batch_of(const LayerGeometry& g, uint64_t chunk, uint64_t sample_bytes, uint64_t budget = kBatchBytes);
+// layer: every chunk of a batch has that same batch. `narrow` (for a reader
+// that jumps: it may want one chunk of the batch) takes one chunk along the
+// dim the budget cuts, keeping the faster dims whole (whole rows).
+ChunkRange batch_of(const LayerGeometry& g, uint64_t chunk, uint64_t sample_bytes, uint64_t budget = kBatchBytes,
+                    bool narrow = false);
 
 // Bytes per sample a batch of this channel weighs (source or stored, the larger).
 uint64_t batch_sample_bytes(const Channel& c, const WriterChannel& w);

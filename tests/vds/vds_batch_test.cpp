@@ -1,5 +1,5 @@
 // Batches of .vds chunks (codecs/vds/vds_writer_batch.hpp): for budgets from
-// one chunk to the whole layer, batches tile each layer (every chunk of a
+// one chunk to the whole layer, wide and narrow, batches tile each layer (every chunk of a
 // batch names that batch), and every chunk object made in a batch equals
 // the one computed here sample by sample from the formula of the source
 // values (descriptor, decimation at LOD n, conversion to U16 codes with the
@@ -75,15 +75,15 @@ std::vector<uint8_t> expected_object(const Channel& c, const LayerGeometry& g, u
 }
 
 void check_layer(const Channel& c, const WriterChannel& w, const LayerGeometry& g, uint64_t budget,
-                 LodStore* store = nullptr) {
+                 LodStore* store = nullptr, bool narrow = false) {
     std::vector<bool> seen(g.chunk_count, false);
     for (uint64_t chunk = 0; chunk < g.chunk_count; ++chunk) {
         if (seen[chunk]) continue;
-        const ChunkRange r = batch_of(g, chunk, batch_sample_bytes(c, w), budget);
+        const ChunkRange r = batch_of(g, chunk, batch_sample_bytes(c, w), budget, narrow);
         ASSERT_TRUE(r.first <= chunk && chunk < r.end && r.end <= g.chunk_count) << "chunk " << chunk;
         std::vector<std::vector<uint8_t>> made(r.end - r.first);
         for (uint64_t k = r.first; k < r.end; ++k) {
-            const ChunkRange again = batch_of(g, k, batch_sample_bytes(c, w), budget);
+            const ChunkRange again = batch_of(g, k, batch_sample_bytes(c, w), budget, narrow);
             ASSERT_TRUE(again.first == r.first && again.end == r.end) << "chunk " << k << " of batch at " << r.first;
             made[k - r.first].resize(chunk_object_size(c.format, chunk_box(g, k)));
             seen[k] = true;
@@ -108,7 +108,8 @@ void check_all(NcType type, Format format, float offset) {
     }
     // One chunk; groups of 3 chunks along x (4 = 3 + 1); groups of 2 x-y slabs along t; the whole layer.
     for (uint64_t budget : {uint64_t{1}, uint64_t{3} << 20, uint64_t{8} << 20, uint64_t{1} << 40})
-        for (int lod = 0; lod <= l.lod_levels; ++lod) check_layer(c, w, make_geometry(l, {0, 1, 2}, lod), budget);
+        for (int lod = 0; lod <= l.lod_levels; ++lod)
+            for (bool narrow : {false, true}) check_layer(c, w, make_geometry(l, {0, 1, 2}, lod), budget, nullptr, narrow);
 }
 
 // LODs 1 and 2 made from the samples LOD0 batches kept (LodStore), not from the source.
