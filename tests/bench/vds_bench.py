@@ -21,12 +21,14 @@ and prints:
       classic files, ~110 MB) and nc4/nc4.nca (6 deflated netCDF-4
       partitions of ua(time, level, lat, lon) float, ~62 MB); with
       NCAFS_BEFORE=ANOTHER_BINARY set, that binary is measured too, in the
-      same run (before/after a change)
+      same run (before/after a change); then 30 LOD0 bricks of each read at
+      random (pread at their offsets) in a fresh mount: time, daemon CPU
 
 usage: [NCAFS_BEFORE=OLD_BINARY] [VDS_BENCH_ONLY_VIEWS=1] vds_bench.py NCAFS_BINARY [WORK]
   VDS_BENCH_ONLY_VIEWS=1 runs (c) alone
 """
 import os
+import random
 import re
 import subprocess
 import sys
@@ -40,6 +42,7 @@ sys.path.insert(0, os.path.join(HERE, "..", "vds"))
 import fuse_bench  # noqa: E402  (generate_big, Mount, timed, drop_cache)
 import make_vds  # noqa: E402  (the independent OpenVDS container writer)
 import bench_cli  # noqa: E402
+import vds_decode  # noqa: E402  (the independent decoder: where the bricks lie)
 
 VDS_SHAPE = (160, 192, 256)  # C order: Inline, Crossline, Sample (30 MiB of float32)
 
@@ -221,6 +224,33 @@ def bench_vds_dataset(binaries, folder, stem, parts, what):
             log("    %-7s warm  %8.3f vs %8.3f s   ratio %.2f" % (label, vw, nc_warm, vw / nc_warm))
             log("    %-7s daemon CPU per warm cat %.3f vs %.3f s" % (label, v_cpu, nc_cpu))
             log("    %-7s daemon peak RSS %.0f MiB" % (label, m.peak_rss_kib() / 1024))
+        finally:
+            m.close()
+    random_bricks(binaries, folder, stem)
+
+
+def random_bricks(binaries, folder, stem, count=30):
+    """(c) `count` LOD0 bricks of NAME.vds read at random by pread, each binary in a fresh mount (warm partitions)."""
+    m = fuse_bench.Mount(binaries[-1][1], folder, "views=nc:vds")
+    try:
+        with open(os.path.join(m.mnt, stem + ".vds"), "rb") as f:
+            entries = [e for e in vds_decode.Vds(f.read()).layer(0, 0).entries if e.kind() == "data"]
+    finally:
+        m.close()
+    random.Random(1).shuffle(entries)
+    for label, ncafs in binaries:
+        m = fuse_bench.Mount(ncafs, folder, "views=nc:vds")
+        try:
+            path = os.path.join(m.mnt, stem + ".vds")
+            os.stat(path)
+            fd = os.open(path, os.O_RDONLY)
+            cpu, t = cpu_seconds(m.proc.pid), time.perf_counter()
+            for e in entries[:count]:
+                os.pread(fd, e.length, e.offset)
+            dt = time.perf_counter() - t
+            os.close(fd)
+            log("    %-7s %d random LOD0 bricks: %.3f s, daemon CPU %.3f s"
+                % (label, min(count, len(entries)), dt, cpu_seconds(m.proc.pid) - cpu))
         finally:
             m.close()
 
