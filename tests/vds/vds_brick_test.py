@@ -4,21 +4,22 @@ from the source files with netCDF4-python and numpy (not through any view).
 
 Datasets whose shape is no multiple of the brick size (edge bricks), with
 _FillValue cells (R32 keeps them as they are): a CF-1.13 aggregation of
-ta(time, y, x) float = (135, 70, 130) over three fragments (deflated
-chunked netCDF-4, classic CDF-2, contiguous netCDF-4), and a netCDF-4 file
-ua(level, time, y, x) float = (3, 70, 66, 129) (level outside the dimension
-group: one chunk per level). Each data brick read alone, in a random order,
-from a fresh mount (the writer makes bricks a batch at a time: batches
-started from any brick), must equal the same brick in the whole file read
-sequentially, and its samples must equal the source values sliced
-[lo:hi:2**lod] along the group dims. A uniform brick (constant or NoValue
-hash) must cover source values that are all that value.
+ta(time, y, x) float = (360, 70, 130), 13 MB (more than one batch), over
+three fragments (deflated chunked netCDF-4, classic CDF-2, contiguous
+netCDF-4), and a netCDF-4 file ua(level, time, y, x) float =
+(3, 70, 66, 129) (level outside the dimension group: one chunk per level).
+The whole file is read in order (LOD1 made from the samples the LOD0
+batches kept); then, from a fresh mount, each data brick alone in a random
+order (batches started from any brick, narrow ones for a reader that jumps,
+LOD1 read from the source when its LOD0 bricks were not made yet): both
+must give the same bytes, and each brick's samples must equal the source
+values sliced [lo:hi:2**lod] along the group dims. A uniform brick
+(constant or NoValue hash) must cover source values that are all that value.
 Environment: NCAFS_BIN; exit 77 = skipped (no FUSE).
 """
 import os
 import random
 import shutil
-import struct
 import subprocess
 import sys
 import tempfile
@@ -38,7 +39,7 @@ FILL = np.float32(-999.0)
 FRAGMENTS = (("frag_deflated.nc", "NETCDF4", {"zlib": True, "complevel": 1, "chunksizes": (5, 35, 65)}),
              ("frag_classic.nc", "NETCDF3_64BIT_OFFSET", {}),
              ("frag_contiguous.nc", "NETCDF4", {"contiguous": True}))
-PER_FRAGMENT, NY, NX = 45, 70, 130
+PER_FRAGMENT, NY, NX = 120, 70, 130
 
 
 def values(shape, seed):
