@@ -59,6 +59,8 @@ struct PairHash {
 };
 
 struct ObjectCache {
+    // Lock order: before the buffer pool's (an evicted object gives its
+    // buffer back under it); batches are made outside it.
     std::mutex mutex;
     LruCache<ObjectKey, Bytes, ObjectKeyHash, ByteWeight> objects{kObjectCacheBytes};
     // Batches being made: a reader of the same batch waits instead of making it again.
