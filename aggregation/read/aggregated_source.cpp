@@ -513,6 +513,9 @@ void AggregatedSource::read_fragment_part(size_t i, const std::vector<uint64_t>&
         const Fragment& as_read = r.completed ? *r.completed : f;
         if (whole) {
             read_piece(as_read, r, lo, len, out);
+        } else if (std::equal(len.begin() + 1, len.end(), req_count.begin() + 1)) {
+            // Only the slowest dim is cut: the piece is one run of `out`, read in place.
+            read_piece(as_read, r, lo, len, out + at[0] * (ncafs::element_count(len) / len[0]) * msize);
         } else {
             piece.resize(ncafs::element_count(len) * msize);
             read_piece(as_read, r, lo, len, piece.data());

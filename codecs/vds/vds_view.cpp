@@ -1,25 +1,92 @@
 #include "codecs/vds/vds_view.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <cstring>
+#include <future>
+#include <map>
 #include <mutex>
 
 #include "codecs/error.hpp"
 #include "io/lru_cache.hpp"
-#include "codecs/vds/vds_writer_chunks.hpp"
+#include "codecs/vds/vds_buffer_pool.hpp"
+#include "codecs/vds/vds_writer_batch.hpp"
 #include "codecs/vds/vds_writer_container.hpp"
 
 namespace ncafs {
 namespace {
 
-using Bytes = std::shared_ptr<const std::vector<uint8_t>>;
-// Sequential reads of a few KiB each hit the same chunk object many times.
-constexpr size_t kObjectCacheBytes = 16 << 20;
+// A chunk object's bytes (fill_batch writes every one), in a pooled buffer
+// given back when the object leaves the cache.
+class ObjectBytes {
+public:
+    explicit ObjectBytes(size_t n) : buffer_(vds::take_buffer(n)), length_(n) {}
+    ~ObjectBytes() { vds::give_buffer(std::move(buffer_)); }
+    ObjectBytes(const ObjectBytes&) = delete;
+    ObjectBytes& operator=(const ObjectBytes&) = delete;
+    size_t size() const { return length_; }
+    uint8_t* data() const { return buffer_.bytes.get(); }
+
+private:
+    vds::Buffer buffer_;
+    size_t length_;
+};
+using Bytes = std::shared_ptr<const ObjectBytes>;
+
+// Chunk objects of every .vds view, made a batch at a time: one process-wide
+// bound (views are many, each read a batch at a time) of two batches, so a
+// sequential reader finds the rest of its batch there while the next is made.
+constexpr size_t kObjectCacheBytes = 2 * vds::kBatchBytes;
+// Objects this close to the last one read continue a sequential read (the
+// kernel's readahead sends a few at once, out of order); after this many
+// bytes so read (more than the read path's 1 MiB block) it is one.
+constexpr size_t kNearObjects = 4;
+constexpr uint64_t kSequentialBytes = 2 << 20;
+
+struct ObjectKey {
+    uint64_t view = 0;
+    size_t index = 0;
+    bool operator==(const ObjectKey&) const = default;
+};
+struct ObjectKeyHash {
+    size_t operator()(const ObjectKey& k) const { return std::hash<uint64_t>{}(k.view * 0x9E3779B97F4A7C15ull ^ k.index); }
+};
+
+struct PairHash {
+    size_t operator()(const std::pair<uint64_t, uint64_t>& p) const {
+        return std::hash<uint64_t>{}(p.first * 0x9E3779B97F4A7C15ull ^ p.second);
+    }
+};
+
+struct ObjectCache {
+    // Lock order: before the buffer pool's (an evicted object gives its
+    // buffer back under it); batches are made outside it.
+    std::mutex mutex;
+    LruCache<ObjectKey, Bytes, ObjectKeyHash, ByteWeight> objects{kObjectCacheBytes};
+    // Batches being made: a reader of the same batch waits instead of making it again.
+    std::map<std::pair<uint64_t, uint64_t>, std::shared_future<void>> in_flight;  // (view, layer << 32 | batch)
+    // Batches that could not be read: their chunks are made one by one (bounded: oldest dropped).
+    LruCache<std::pair<uint64_t, uint64_t>, bool, PairHash> failed{1024};
+    std::atomic<uint64_t> next_view{1};
+};
+
+ObjectCache& object_cache() {
+    static ObjectCache* cache = new ObjectCache;  // never destroyed: FUSE threads may read until exit
+    return *cache;
+}
 
 class VdsView final : public VirtualFile {
 public:
     VdsView(std::shared_ptr<const Dataset> ds, vds::WriterPlan plan)
-        : ds_(std::move(ds)), plan_(std::move(plan)), layout_(vds::build_container(plan_)) {}
+        : ds_(std::move(ds)), plan_(std::move(plan)), layout_(vds::build_container(plan_)),
+          id_(object_cache().next_view++) {
+        for (size_t c = 0; c < plan_.channels.size(); ++c) {
+            std::vector<vds::LayerGeometry> lods;
+            for (const auto& l : layout_.layers)
+                if (l.channel == c) lods.push_back(l.geometry);  // LOD 0..N in order
+            stores_.push_back(vds::LodStore::make(std::move(lods), type_size(plan_.channels[c].source_type)));
+        }
+    }
 
     uint64_t size() const override { return layout_.size; }
 
@@ -44,27 +111,117 @@ public:
     }
 
 private:
+    // Object `index` from the cache, else made with the rest of its batch
+    // (by this thread, or by the one already making that batch).
     Bytes object(size_t index) const {
-        {
-            std::lock_guard lock(mutex_);
-            if (auto hit = cache_.get(index)) return *hit;
-        }
+        ObjectCache& cache = object_cache();
         const vds::DataObject& o = layout_.objects[index];
         const vds::WrittenLayer& l = layout_.layers[o.layer];
-        auto bytes = std::make_shared<std::vector<uint8_t>>(o.size);
-        const vds::WriterChannel& w = plan_.channels[l.channel];
-        vds::serialize_chunk(plan_.layout.channels[l.channel], w, *w.source, l.geometry,
-                             vds::chunk_box(l.geometry, o.chunk), bytes->data());
-        std::lock_guard lock(mutex_);
-        cache_.put(index, bytes);
-        return bytes;
+        const vds::ChunkRange batch =
+            vds::batch_of(l.geometry, o.chunk, sample_bytes(l.channel), vds::kBatchBytes, !sequential(index));
+        const std::pair<uint64_t, uint64_t> flight{id_, uint64_t{o.layer} << 32 | batch.first};
+        for (;;) {
+            std::unique_lock lock(cache.mutex);
+            if (auto hit = cache.objects.get({id_, index})) return *hit;
+            auto [it, mine] = cache.in_flight.try_emplace(flight);
+            if (!mine) {
+                const std::shared_future<void> other = it->second;
+                lock.unlock();
+                other.wait();  // then look again (made, or failed: made here)
+                continue;
+            }
+            std::promise<void> done;
+            it->second = done.get_future().share();
+            lock.unlock();
+            struct Landed {  // ends the flight however make() leaves
+                ObjectCache& cache;
+                std::pair<uint64_t, uint64_t> key;
+                std::promise<void>& done;
+                ~Landed() {
+                    {
+                        std::lock_guard guard(cache.mutex);
+                        cache.in_flight.erase(key);
+                    }
+                    done.set_value();
+                }
+            } landed{cache, flight, done};
+            return make(index, batch, flight);
+        }
+    }
+
+    // Makes the objects of the batch's data chunks and caches them; when the
+    // batch cannot be read (a bad partition), the chunk alone, so that one
+    // bad partition fails only the chunks that read it.
+    Bytes make(size_t index, vds::ChunkRange batch, const std::pair<uint64_t, uint64_t>& key) const {
+        const vds::DataObject& o = layout_.objects[index];
+        ObjectCache& cache = object_cache();
+        bool failed_before;
+        {
+            std::lock_guard lock(cache.mutex);
+            failed_before = cache.failed.get(key).has_value();
+        }
+        if (!failed_before && batch.end - batch.first > 1) {
+            try {
+                return make_objects(o.layer, batch, index);
+            } catch (const std::exception&) {
+                std::lock_guard lock(cache.mutex);
+                cache.failed.put(key, true);
+            }
+        }
+        return make_objects(o.layer, {o.chunk, o.chunk + 1}, index);
+    }
+
+    Bytes make_objects(uint32_t layer, vds::ChunkRange range, size_t wanted) const {
+        auto by_chunk = [](const vds::DataObject& o, std::pair<uint32_t, uint64_t> at) {
+            return std::make_pair(o.layer, o.chunk) < at;
+        };
+        const auto& objects = layout_.objects;
+        const size_t first = static_cast<size_t>(
+            std::lower_bound(objects.begin(), objects.end(), std::make_pair(layer, range.first), by_chunk) - objects.begin());
+        const size_t end = static_cast<size_t>(
+            std::lower_bound(objects.begin(), objects.end(), std::make_pair(layer, range.end), by_chunk) - objects.begin());
+        std::vector<std::shared_ptr<ObjectBytes>> made;
+        for (size_t i = first; i < end; ++i) made.push_back(std::make_shared<ObjectBytes>(objects[i].size));
+        const vds::WrittenLayer& l = layout_.layers[layer];
+        vds::fill_batch(plan_.layout.channels[l.channel], plan_.channels[l.channel], l.geometry, range,
+                        [&](uint64_t chunk) -> uint8_t* {
+                            const auto it = std::lower_bound(objects.begin() + first, objects.begin() + end,
+                                                             std::make_pair(layer, chunk), by_chunk);
+                            if (it == objects.begin() + end || it->chunk != chunk) return nullptr;  // uniform
+                            return made[static_cast<size_t>(it - objects.begin()) - first]->data();
+                        }, stores_[l.channel].get());
+        ObjectCache& cache = object_cache();
+        std::lock_guard lock(cache.mutex);
+        for (size_t i = first; i < end; ++i)
+            if (i != wanted) cache.objects.put({id_, i}, made[i - first]);
+        cache.objects.put({id_, wanted}, made[wanted - first]);  // last: the most recent
+        return made[wanted - first];
+    }
+
+    // Whether the reader has read on from object to object for a while: it
+    // gets whole batches; one that jumps gets narrow ones (a netCDF-4 source
+    // decompresses all of a batch; the read path asks 1 MiB at a time).
+    bool sequential(size_t index) const {
+        const vds::DataObject& o = layout_.objects[index];
+        const size_t last = last_read_.exchange(index);
+        if (index > last + kNearObjects || index + kNearObjects < last) {
+            streak_.store(0);
+            return false;
+        }
+        return streak_.fetch_add(o.size) + o.size >= kSequentialBytes;
+    }
+
+    uint64_t sample_bytes(size_t channel) const {
+        return vds::batch_sample_bytes(plan_.layout.channels[channel], plan_.channels[channel]);
     }
 
     std::shared_ptr<const Dataset> ds_;
     vds::WriterPlan plan_;
     vds::ContainerLayout layout_;
-    mutable std::mutex mutex_;  // guards cache_; lock order: a leaf (chunks are computed outside it)
-    mutable LruCache<size_t, Bytes, std::hash<size_t>, ByteWeight> cache_{kObjectCacheBytes};
+    uint64_t id_;  // this view's objects in the shared cache
+    mutable std::atomic<size_t> last_read_{0};  // the object a read last asked for
+    mutable std::atomic<uint64_t> streak_{0};    // bytes of objects read since the last jump
+    std::vector<std::unique_ptr<vds::LodStore>> stores_;  // per channel; null: LODs read from the source
 };
 
 }  // namespace
