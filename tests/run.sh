@@ -55,6 +55,14 @@ phase "build (Release, for the .deb)" env "${launcher_env[@]}" /usr/bin/python3 
 # what these runs look for, memory errors and undefined behaviour are.
 export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=0:abort_on_error=1}"
 export UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}"
+# ctest starts the longest tests first when it knows their times (its cost
+# file, rewritten after every run); a fresh tree starts from the times of a
+# recent run, so the last long test does not start late and end the run alone.
+costs=$build/Testing/Temporary/CTestCostData.txt
+if [ ! -e "$costs" ]; then
+    mkdir -p "$(dirname "$costs")"
+    cp tests/ctest_costs.txt "$costs"
+fi
 # The fuzz targets (label fuzz, 15 s each, one at a time) run beside the
 # other tests, which spend about half their time waiting on mounts and child
 # programs (ctest -j2 keeps about one core busy): the fuzzer takes the other.

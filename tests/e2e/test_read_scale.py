@@ -21,7 +21,6 @@ import os
 import resource
 import shutil
 import sys
-import tempfile
 import time
 
 import netCDF4
@@ -108,7 +107,7 @@ def main():
     kind = sys.argv[1] if len(sys.argv) > 1 else "nca"
     require_fuse()
     os.environ["ASAN_OPTIONS"] = os.environ.get("ASAN_OPTIONS", "") + ":quarantine_size_mb=0:thread_local_quarantine_size_kb=0"
-    work = tempfile.mkdtemp(prefix="ncafs-read-scale-")
+    work = tp.scratch_folder("ncafs-read-scale-", N * tp.FILE_BYTES)
     try:
         names = build(work, kind)
         want = expected()

@@ -20,7 +20,6 @@ import os
 import shutil
 import subprocess
 import sys
-import tempfile
 
 import netCDF4
 import numpy as np
@@ -87,9 +86,9 @@ def main():
             sys.exit(SKIP)
         check(False, reason + " (this test mounts real file systems; set NCAFS_SKIP_FUSE=1 to skip it)")
     os.environ["ASAN_OPTIONS"] = os.environ.get("ASAN_OPTIONS", "") + ":quarantine_size_mb=0:thread_local_quarantine_size_kb=0"
-    work = tempfile.mkdtemp(prefix="ncafs-scale-mem-")
+    small_n, big_n = COUNTS[kind]
+    work = tp.scratch_folder("ncafs-scale-mem-", big_n * tp.FILE_BYTES)
     try:
-        small_n, big_n = COUNTS[kind]
         peaks = {}
         for n in (small_n, big_n):
             folder, name = build(work, kind, n)
