@@ -27,7 +27,6 @@ import shutil
 import struct
 import subprocess
 import sys
-import tempfile
 import threading
 
 import numpy as np
@@ -236,7 +235,8 @@ def main():
             return SKIP
         check(False, reason + " (this test mounts real file systems; set NCAFS_SKIP_FUSE=1 to skip it)")
     resource.setrlimit(resource.RLIMIT_NOFILE, (FD_LIMIT, FD_LIMIT))
-    work = tempfile.mkdtemp(prefix="ncafs-fds-")
+    # 22,000 small files: in memory when /dev/shm has room (tiny_partitions.scratch_folder).
+    work = tp.scratch_folder("ncafs-fds-", 22_000 * 4096)
     try:
         for collection in (FIXED, RECORDS):
             run_case(collection, work)
