@@ -25,8 +25,8 @@ RemoteStore::Probe RemoteStore::probe(const std::string& url) {
         ObjectAddress address = impl_->address(url);
         // The same first request as open() makes: some S3-compatible stores
         // (s3rver) answer a one-byte range with the whole object.
-        std::vector<char> first(kBlockSize);
-        std::vector<RangeRequest> request{{&address, 0, kBlockSize, "", first.data()}};
+        std::vector<char> first(kFetchBlockSize);
+        std::vector<RangeRequest> request{{&address, 0, kFetchBlockSize, "", first.data()}};
         std::vector<RangeResponse> responses;
         fetch_ranges(core.fetch_context(), url, Expected{}, request, &responses);  // the caller reports it
         std::optional<uint64_t> size = revealed_size(responses.front());

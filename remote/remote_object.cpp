@@ -26,7 +26,7 @@ RemoteObject::RemoteObject(std::shared_ptr<StoreCore> core, ObjectMeta meta, Obj
 }
 
 uint64_t RemoteObject::block_length(uint64_t index) const {
-    return std::min(kBlockSize, meta_.size - index * kBlockSize);
+    return std::min(kFetchBlockSize, meta_.size - index * kFetchBlockSize);
 }
 
 void RemoteObject::check_inside(uint64_t n, uint64_t offset) const {
@@ -78,8 +78,8 @@ std::vector<uint64_t> RemoteObject::readahead_after(uint64_t n, uint64_t offset)
     readahead_ = sequential ? std::min(kMaxReadaheadBlocks, std::max(1u, readahead_ * 2)) : 0;
     expected_next_ = offset + n;
     std::vector<uint64_t> extra;
-    uint64_t last = (offset + n - 1) / kBlockSize;
-    uint64_t blocks = (meta_.size + kBlockSize - 1) / kBlockSize;
+    uint64_t last = (offset + n - 1) / kFetchBlockSize;
+    uint64_t blocks = (meta_.size + kFetchBlockSize - 1) / kFetchBlockSize;
     // Only when the next block is not held yet: a window that slid one block
     // at a time would cost one GET per block.
     if (last + 1 < blocks && readahead_ > 0 && core_->memory.get(BlockKey{key_, last + 1})) return extra;
@@ -91,14 +91,14 @@ void RemoteObject::serve(std::span<const Range> ranges, std::vector<uint64_t> wa
     std::set<uint64_t> indices(wanted.begin(), wanted.end());
     for (const Range& r : ranges)
         if (r.n > 0)
-            for (uint64_t i = r.offset / kBlockSize; i <= (r.offset + r.n - 1) / kBlockSize; ++i) indices.insert(i);
+            for (uint64_t i = r.offset / kFetchBlockSize; i <= (r.offset + r.n - 1) / kFetchBlockSize; ++i) indices.insert(i);
     std::vector<uint64_t> all(indices.begin(), indices.end());
     for (size_t start = 0; start < all.size(); start += kBlocksPerBatch) {
         std::vector<uint64_t> batch(all.begin() + start, all.begin() + std::min(all.size(), start + kBlocksPerBatch));
         Blocks blocks = load_blocks(batch);
         for (const Range& r : ranges) {
             for (const auto& [index, block] : blocks) {
-                uint64_t b0 = index * kBlockSize, b1 = b0 + block->size();
+                uint64_t b0 = index * kFetchBlockSize, b1 = b0 + block->size();
                 uint64_t from = std::max(b0, r.offset), to = std::min(b1, r.offset + r.n);
                 if (from < to)
                     std::memcpy(static_cast<char*>(r.buffer) + (from - r.offset), block->data() + (from - b0), to - from);
@@ -140,17 +140,17 @@ void RemoteObject::fetch_blocks(const std::vector<uint64_t>& missing, Blocks& in
     std::vector<RangeRequest> requests;
     std::string if_match = if_match_value(meta_.etag);
     for (Run& run : runs) {
-        uint64_t offset = run.first * kBlockSize;
-        uint64_t length = std::min(run.count * kBlockSize, meta_.size - offset);
+        uint64_t offset = run.first * kFetchBlockSize;
+        uint64_t length = std::min(run.count * kFetchBlockSize, meta_.size - offset);
         run.bytes.resize(length);
         requests.push_back({&address_, offset, length, if_match, run.bytes.data()});
     }
     fetch_checked(requests);
     for (const Run& run : runs) {
         for (uint64_t k = 0; k < run.count; ++k) {
-            uint64_t at = k * kBlockSize;
+            uint64_t at = k * kFetchBlockSize;
             auto block = std::make_shared<const std::vector<char>>(
-                run.bytes.begin() + at, run.bytes.begin() + std::min<uint64_t>(at + kBlockSize, run.bytes.size()));
+                run.bytes.begin() + at, run.bytes.begin() + std::min<uint64_t>(at + kFetchBlockSize, run.bytes.size()));
             keep_block(run.first + k, block);
             into.emplace(run.first + k, std::move(block));
         }

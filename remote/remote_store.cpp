@@ -66,8 +66,8 @@ const AwsCredentials& StoreCore::credentials() {
 // One range GET of the first block tells the size (Content-Range) and the
 // version (ETag, Last-Modified); the block itself is kept (headers live there).
 std::shared_ptr<const RemoteBytes> RemoteStore::Impl::open_online(const std::string& url, ObjectAddress address) {
-    auto first = std::make_shared<std::vector<char>>(kBlockSize);
-    std::vector<RangeRequest> request{{&address, 0, kBlockSize, "", first->data()}};
+    auto first = std::make_shared<std::vector<char>>(kFetchBlockSize);
+    std::vector<RangeRequest> request{{&address, 0, kFetchBlockSize, "", first->data()}};
     std::vector<RangeResponse> responses;
     fetch_ranges(core->fetch_context(), url, Expected{}, request, &responses);
     const RangeResponse& r = responses.front();
@@ -76,7 +76,7 @@ std::shared_ptr<const RemoteBytes> RemoteStore::Impl::open_online(const std::str
     ObjectMeta meta{url, *size, r.etag, r.last_modified};
     if (core->disk) core->disk->store_meta(meta);
     auto object = std::make_shared<RemoteObject>(core, meta, std::move(address));
-    first->resize(std::min(kBlockSize, *size));
+    first->resize(std::min(kFetchBlockSize, *size));
     if (*size > 0) object->keep_block(0, std::move(first));
     return object;
 }

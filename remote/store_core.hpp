@@ -18,8 +18,9 @@
 
 namespace ncafs::remote {
 
-// Blocks are the unit of both caches; the first one comes with open().
-constexpr uint64_t kBlockSize = 256 * 1024;
+// Fetch blocks (a range GET asks for whole ones) are the unit of both caches;
+// the first one comes with open().
+constexpr uint64_t kFetchBlockSize = 256 * 1024;
 constexpr uint64_t kMaxBlocksPerRequest = 32;  // 8 MiB per range GET
 constexpr unsigned kMaxReadaheadBlocks = 8;
 

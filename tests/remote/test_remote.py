@@ -21,7 +21,7 @@ import servers  # noqa: E402
 from test_mount import SKIP, check, fail  # noqa: E402
 
 FETCH = os.environ.get("REMOTE_FETCH", "remote_fetch")
-BLOCK = 256 * 1024  # remote/store_core.hpp kBlockSize
+BLOCK = 256 * 1024  # remote/store_core.hpp kFetchBlockSize
 
 
 def skip(reason):
