@@ -291,7 +291,7 @@ std::string usage_text(const std::string& program) {
       << "       " << program << " export FILE [--format " << formats << "|kerchunk] [--values raw|cf]\n"
       << "                    [--deflate[=LEVEL]] [--inline-converted]\n"
       << "                    [-o OUT] [-o opt[,opt...]]\n"
-      << "       " << program << " inspect [--root DIR] [--rewrite OLD=NEW] [--all]\n"
+      << "       " << program << " inspect [--root DIR] [--rewrite OLD=NEW] [--all] [--json]\n"
       << "                    [-o remote-opt[,remote-opt...]] FILE\n"
       << "       " << program << " check [--root DIR] [--rewrite OLD=NEW] [--verify-coordinates]\n"
       << "                    [-o remote-opt[,remote-opt...]] FILE...\n"
