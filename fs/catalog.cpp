@@ -73,6 +73,7 @@ Catalog::Catalog(std::string source_root, ViewOptions options, Backend backend)
     view_sizes_.set_capacity(kClassificationCapacity);
     view_verdicts_.set_capacity(kClassificationCapacity);
     lod_datasets_.set_capacity(kClassificationCapacity);
+    remote_datasets_.set_capacity(kClassificationCapacity);
     unreadable_.set_capacity(kClassificationCapacity);
     // Opened datasets hold descriptors: open_files bounds them, and so does RLIMIT_NOFILE.
     datasets_.set_capacity(std::min(options_.open_files, agg::descriptor_budget()));
@@ -694,7 +695,17 @@ std::optional<std::string> Catalog::absent_partition(const Entry& entry) {
 
 bool Catalog::draws_on_remote(const Entry& entry) {
     if (entry.kind != EntryKind::View || !entry.aggregation || !backend_.draws_on_remote) return false;
-    return backend_.draws_on_remote(*dataset(entry.real_path, entry.st, true));
+    // Asked at every open of a view (twice): the answer walks every partition,
+    // and only the aggregation file (its identity is in the key) decides it.
+    const DatasetKey key{file_key(entry.real_path, entry.st), true};
+    {
+        std::lock_guard lock(mutex_);
+        if (auto hit = remote_datasets_.get(key)) return *hit;
+    }
+    const bool remote = backend_.draws_on_remote(*dataset(entry.real_path, entry.st, true));
+    std::lock_guard lock(mutex_);
+    remote_datasets_.put(key, remote);
+    return remote;
 }
 
 std::shared_ptr<const std::vector<std::string>> Catalog::source_files(const Entry& entry) {

@@ -208,6 +208,7 @@ private:
     Lru<ViewKey, uint64_t> view_sizes_;
     Lru<ViewKey, bool> view_verdicts_;  // false: cannot be built (never listed); true: a cheap verdict said it can
     Lru<DatasetKey, bool> lod_datasets_;  // dataset_has_lods
+    Lru<DatasetKey, bool> remote_datasets_;  // draws_on_remote
     Lru<DatasetKey, bool> unreadable_;    // datasets that do not parse
     Lru<DatasetKey, std::shared_ptr<const Dataset>> datasets_;
     Lru<ViewKey, std::shared_ptr<const VirtualFile>> views_;
