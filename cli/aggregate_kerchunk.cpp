@@ -2,6 +2,10 @@
 
 #include <unistd.h>
 
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+
 #include <filesystem>
 #include <fstream>
 
@@ -14,22 +18,28 @@ namespace ncafs::cli {
 
 namespace {
 
-// A name beside `output` that nothing uses: ".NAME.kerchunk-PID[-N].nc".
-std::string hidden_sibling(const std::string& output) {
-    const std::filesystem::path out(output);
-    const std::string stem = (out.parent_path() / ("." + out.filename().string() + ".kerchunk-" +
-                                                   std::to_string(::getpid()))).string();
-    for (int n = 0;; ++n) {
-        std::string candidate = stem + (n ? "-" + std::to_string(n) : "") + ".nc";
-        std::error_code ec;
-        if (!std::filesystem::exists(std::filesystem::symlink_status(candidate, ec))) return candidate;
+// A private folder beside `output` (mkdtemp: made at once, mode 0700), removed
+// with what it holds at the end: no other user can plant a link at the names
+// the CF-1.13 file and its temporary are written under.
+class PrivateFolder {
+public:
+    explicit PrivateFolder(const std::string& output) {
+        const std::filesystem::path out(output);
+        std::string pattern = (out.parent_path() / ("." + out.filename().string() + ".kerchunk-XXXXXX")).string();
+        if (!::mkdtemp(pattern.data()))
+            throw SourceError(output, std::string("cannot make a private folder beside it: ") + std::strerror(errno));
+        path_ = pattern;
     }
-}
+    ~PrivateFolder() {
+        std::error_code ec;
+        std::filesystem::remove_all(path_, ec);
+    }
+    PrivateFolder(const PrivateFolder&) = delete;
+    PrivateFolder& operator=(const PrivateFolder&) = delete;
+    const std::string& path() const { return path_; }
 
-// Removes the file when it goes out of scope.
-struct RemovedAtEnd {
-    std::string path;
-    ~RemovedAtEnd() { ::unlink(path.c_str()); }
+private:
+    std::string path_;
 };
 
 }  // namespace
@@ -38,15 +48,16 @@ agg::AggregateSummary write_kerchunk_aggregation(const std::vector<std::string>&
                                                  agg::AggregateWriterOptions options, bool inline_converted,
                                                  std::ostream& err) {
     const std::string output = options.output;
-    RemovedAtEnd hidden{hidden_sibling(output)};
-    options.output = hidden.path;
+    const PrivateFolder folder(output);
+    const std::string cf_file = folder.path() + "/aggregation.nc";
+    options.output = cf_file;
     options.absolute_uris = true;  // the references name every partition by its absolute path
     agg::AggregateSummary summary = agg::write_cf_aggregation(files, options);
     // The files were named by the caller, who reads them: no root confines them.
     fs::Backend backend = fs::make_backend(fs::ViewOptions{}, {"/"});
     agg::kerchunk::ExportOptions export_options;
     export_options.inline_converted = inline_converted;
-    const auto result = agg::kerchunk::kerchunk_references(*backend.open_dataset(hidden.path, true),
+    const auto result = agg::kerchunk::kerchunk_references(*backend.open_dataset(cf_file, true),
                                                           {true, nullptr}, export_options);
     for (const auto& line : result.notes) err << "ncafs aggregate: " << line << "\n";
     std::ofstream out(output, std::ios::binary | std::ios::trunc);
