@@ -2,53 +2,21 @@
 
 #include <unistd.h>
 
-#include <cerrno>
-#include <cstdlib>
-#include <cstring>
-
-#include <filesystem>
 #include <fstream>
 
 #include "aggregation/kerchunk_export/kerchunk_writer.hpp"
 #include "codecs/error.hpp"
 #include "fs/backend.hpp"
 #include "fs/options.hpp"
+#include "io/private_folder.hpp"
 
 namespace ncafs::cli {
-
-namespace {
-
-// A private folder beside `output` (mkdtemp: made at once, mode 0700), removed
-// with what it holds at the end: no other user can plant a link at the names
-// the CF-1.13 file and its temporary are written under.
-class PrivateFolder {
-public:
-    explicit PrivateFolder(const std::string& output) {
-        const std::filesystem::path out(output);
-        std::string pattern = (out.parent_path() / ("." + out.filename().string() + ".kerchunk-XXXXXX")).string();
-        if (!::mkdtemp(pattern.data()))
-            throw SourceError(output, std::string("cannot make a private folder beside it: ") + std::strerror(errno));
-        path_ = pattern;
-    }
-    ~PrivateFolder() {
-        std::error_code ec;
-        std::filesystem::remove_all(path_, ec);
-    }
-    PrivateFolder(const PrivateFolder&) = delete;
-    PrivateFolder& operator=(const PrivateFolder&) = delete;
-    const std::string& path() const { return path_; }
-
-private:
-    std::string path_;
-};
-
-}  // namespace
 
 agg::AggregateSummary write_kerchunk_aggregation(const std::vector<std::string>& files,
                                                  agg::AggregateWriterOptions options, bool inline_converted,
                                                  std::ostream& err) {
     const std::string output = options.output;
-    const PrivateFolder folder(output);
+    const PrivateFolder folder(output);  // no other user can plant a link at the names written there
     const std::string cf_file = folder.path() + "/aggregation.nc";
     options.output = cf_file;
     options.absolute_uris = true;  // the references name every partition by its absolute path

@@ -24,6 +24,7 @@
 #include "codecs/dataset.hpp"
 #include "codecs/netcdf/netcdf_library.hpp"
 #include "codecs/open_dataset.hpp"
+#include "io/private_folder.hpp"
 #include "io/percent_encode.hpp"
 
 namespace ncafs::agg {
@@ -1045,7 +1046,10 @@ void write_output(WriterState& st) {
     // The first fragment in aggregation order lends its attributes (its own metadata was released when read).
     const FileInfo& lead_file = st.files[static_cast<size_t>(st.grid[0])];
     const std::vector<VarInfo> lead_vars = st.grid[0] == 0 ? st.files[0].vars : var_infos(*open_metadata(lead_file.path));
-    const std::string tmp = st.out_path + ".tmp" + std::to_string(::getpid());
+    // Written in a private folder beside OUT, so no planted link can redirect
+    // it; renamed into place at the end (the folder goes with its destructor).
+    const PrivateFolder folder(st.out_path);
+    const std::string tmp = folder.path() + "/" + fs::path(st.out_path).filename().string();
     NcOutput out{st};
     const int mode = output_mode(st, out.map_type);
     {
@@ -1055,16 +1059,12 @@ void write_output(WriterState& st) {
             write_definitions_and_values(out, lead_vars);
         } catch (...) {
             nc_close(out.ncid);
-            ::unlink(tmp.c_str());
             throw;
         }
     }
     std::error_code ec;
     fs::rename(tmp, st.out_path, ec);
-    if (ec) {
-        ::unlink(tmp.c_str());
-        throw SourceError(st.opt.output, "cannot rename the finished file into place: " + ec.message());
-    }
+    if (ec) throw SourceError(st.opt.output, "cannot rename the finished file into place: " + ec.message());
 }
 
 }  // namespace
