@@ -20,9 +20,13 @@ const Aggregate* aggregate_of(const ArraySource* source) {
 }  // namespace
 
 bool draws_on_remote_objects(const ArraySource& source) {
-    if (const Aggregate* aggregate = aggregate_of(&source))
-        for (const auto& fragment : aggregate->fragments)
-            if (fragment.kind == FragmentKind::File && remote::is_remote_url(fragment.path)) return true;
+    // By the table's columns: a whole Fragment per partition (start, count,
+    // the `where` text) would cost a million of them for two fields.
+    if (const Aggregate* aggregate = aggregate_of(&source)) {
+        const PartitionTable& table = aggregate->fragments;
+        for (size_t i = 0; i < table.size(); ++i)
+            if (table.kind(i) == FragmentKind::File && remote::is_remote_url(table.path(i))) return true;
+    }
     return reference_names_remote(source);
 }
 

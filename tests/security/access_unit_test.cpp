@@ -216,16 +216,20 @@ TEST(PartitionWatch, UnwatchedFilesAreComparedOnOpen) {
     EXPECT_FALSE(watch.unwatched_changed(9));
 }
 
-TEST(FilesDrawnOn, OriginThenEachPartitionOnce) {
+namespace {
+
+// A dataset of one aggregated variable over `paths` (one File partition of two
+// values each), then a Missing partition naming `missing_path`, and a plain variable.
+Dataset dataset_over(const std::vector<std::string>& paths, const std::string& missing_path,
+                     agg::DatasetCache& cache) {
     auto aggregate = std::make_shared<agg::Aggregate>();
     aggregate->file = "/data/a.nca";
     aggregate->name = "tas";
     aggregate->type = NcType::Float;
     aggregate->dims = {"t"};
-    aggregate->shape = {8};
+    aggregate->shape = {2 * paths.size() + 2};
     aggregate->fill.resize(4);
-    const char* paths[] = {"/data/p1.nc", "/data/p2.nc", "/data/p1.nc"};
-    for (uint64_t i = 0; i < 3; ++i) {
+    for (uint64_t i = 0; i < paths.size(); ++i) {
         agg::Fragment f;
         f.start = {2 * i};
         f.count = {2};
@@ -236,11 +240,10 @@ TEST(FilesDrawnOn, OriginThenEachPartitionOnce) {
     }
     agg::Fragment missing;
     missing.kind = agg::FragmentKind::Missing;
-    missing.path = "/data/never.nc";
-    missing.start = {6};
+    missing.path = missing_path;
+    missing.start = {2 * paths.size()};
     missing.count = {2};
     aggregate->fragments.push_back(missing);  // names no file it draws on
-    agg::DatasetCache cache;
     auto policy = std::make_shared<const agg::PathPolicy>("/data/a.nca", std::vector<std::string>{},
                                                           std::vector<std::pair<std::string, std::string>>{});
     Dataset ds;
@@ -248,5 +251,24 @@ TEST(FilesDrawnOn, OriginThenEachPartitionOnce) {
     ds.variables.push_back(Variable{"tas", NcType::Float, {}, {},
                                     std::make_shared<const agg::AggregatedSource>(aggregate, policy, cache)});
     ds.variables.push_back(Variable{"plain", NcType::Float, {}, {}, nullptr});
+    return ds;
+}
+
+}  // namespace
+
+TEST(FilesDrawnOn, OriginThenEachPartitionOnce) {
+    agg::DatasetCache cache;
+    Dataset ds = dataset_over({"/data/p1.nc", "/data/p2.nc", "/data/p1.nc"}, "/data/never.nc", cache);
     EXPECT_EQ(agg::files_drawn_on(ds), (std::vector<std::string>{"/data/a.nca", "/data/p1.nc", "/data/p2.nc"}));
+}
+
+TEST(DrawsOnRemoteObjects, OnlyAFilePartitionAtAUrlCounts) {
+    agg::DatasetCache cache;
+    // A missing partition is never fetched, wherever its path points.
+    EXPECT_FALSE(agg::draws_on_remote_objects(
+        dataset_over({"/data/p1.nc", "/data/p2.nc"}, "https://example.org/never.nc", cache)));
+    Dataset remote = dataset_over({"/data/p1.nc", "https://example.org/p2.nc"}, "/data/never.nc", cache);
+    EXPECT_TRUE(agg::draws_on_remote_objects(remote));
+    EXPECT_TRUE(agg::draws_on_remote_objects(*remote.variables[0].source));
+    EXPECT_EQ(agg::files_drawn_on(remote), (std::vector<std::string>{"/data/a.nca", "/data/p1.nc"}));
 }
