@@ -100,6 +100,58 @@ std::shared_ptr<const OpenFile> OpenFile::adopt(int fd, const std::string& path,
     return std::shared_ptr<const OpenFile>(new OpenFile(fd, path, identity_from_stat(st)));
 }
 
+namespace {
+// One pread of bytes [offset, offset + n) (again on EINTR): a regular file
+// gives them all but at its end. -1, errno set, on error.
+ssize_t pread_once(int fd, uint8_t* buffer, size_t n, uint64_t offset) {
+    ssize_t r;
+    do r = ::pread(fd, buffer, n, static_cast<off_t>(offset));
+    while (r < 0 && errno == EINTR);
+    return r;
+}
+}  // namespace
+
+std::shared_ptr<const OpenFile> OpenFile::open_with_head(int fd, const std::string& path, size_t head_limit) {
+    UniqueFd owned(fd);
+    thread_local std::vector<uint8_t> buffer;  // the largest head wanted, once per thread
+    if (buffer.size() < head_limit) buffer.resize(head_limit);
+    const ssize_t n = pread_once(fd, buffer.data(), head_limit, 0);
+    const int read_error = errno;
+    struct stat st{};
+    if (::fstat(fd, &st) != 0) throw SourceError(path, std::string("cannot stat: ") + std::strerror(errno));
+    if (std::string refusal = refusal_of_non_regular(st); !refusal.empty()) throw SourceError(path, refusal);
+    if (n < 0)
+        throw SourceError(path, "read of the first " + std::to_string(head_limit) +
+                                    " bytes failed: " + std::strerror(read_error));
+    auto file = std::shared_ptr<OpenFile>(new OpenFile(owned.release(), path, identity_from_stat(st)));
+    const size_t expected = static_cast<size_t>(std::min<uint64_t>(file->size(), head_limit));
+    std::vector<uint8_t> head(buffer.begin(), buffer.begin() + std::min<size_t>(static_cast<size_t>(n), expected));
+    if (head.size() < expected) {
+        // Short of the size the fstat gives: it grew since the read (or the
+        // read stopped early). The rest by pread_exact, which checks again.
+        head.resize(expected);
+        file->pread_exact(head.data() + n, expected - static_cast<size_t>(n), static_cast<uint64_t>(n));
+        file->check_unchanged();
+    } else if (static_cast<size_t>(n) > expected) {
+        throw SourceError(path, "changed while being opened (" + std::to_string(n) + " bytes read, size now " +
+                                    std::to_string(file->size()) + "): not served");
+    }
+    // The fstat above came after the read: a change during it moved mtime or
+    // ctime within the settling window, and then the bytes are read again.
+    if (!head.empty() && changed_within_last_second(st))
+        file->confirm_by_second_read(head.data(), head.size(),
+                                     [&](void* again) { file->pread_unchecked(again, head.size(), 0); });
+    file->head_ = std::move(head);
+    return file;
+}
+
+std::vector<uint8_t> OpenFile::take_head() const {
+    std::vector<uint8_t> head;
+    std::lock_guard lock(first_read_mutex_);
+    head.swap(head_);
+    return head;
+}
+
 OpenFile::~OpenFile() {
     if (fd_ >= 0) ::close(fd_);
 }

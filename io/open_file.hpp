@@ -64,6 +64,17 @@ public:
     static std::shared_ptr<const OpenFile> adopt(int fd, const std::string& path);
     // adopt() with the fstat the caller already made of fd (open_regular_file's).
     static std::shared_ptr<const OpenFile> adopt(int fd, const std::string& path, const struct stat& st);
+    // Takes ownership of fd (open_for_reading's, not yet fstat'ed) and
+    // reads its first min(size, head_limit) bytes in one pread BEFORE the
+    // one fstat: that fstat refuses what is not a regular file (nothing read
+    // is used then), gives the identity, and, the read lying before it, is
+    // also the check after the read (a file changed within the last second
+    // is read again and compared, as pread_exact does). A fresh small file
+    // thus costs open, pread, fstat. The bytes wait for take_head().
+    // Throws SourceError naming the path.
+    static std::shared_ptr<const OpenFile> open_with_head(int fd, const std::string& path, size_t head_limit);
+    // The first bytes open_with_head read (moved out: once); empty otherwise.
+    std::vector<uint8_t> take_head() const;
     // An object read by byte range: fd() is -1, path() the URL.
     static std::shared_ptr<const OpenFile> remote(std::shared_ptr<const RemoteBytes> object);
     ~OpenFile();
@@ -133,6 +144,7 @@ private:
     mutable std::atomic<bool> has_first_read_{false};
     mutable std::mutex first_read_mutex_;
     mutable std::vector<uint8_t> first_read_;
+    mutable std::vector<uint8_t> head_;  // open_with_head's bytes, until take_head (under first_read_mutex_)
     std::shared_ptr<const RemoteBytes> remote_;
 };
 

@@ -33,13 +33,17 @@ DatasetCache& DatasetCache::shared() {
     return cache;
 }
 
-std::shared_ptr<const OpenFile> DatasetCache::open_file(const std::string& path, const ConfinedRoots* within) {
-    OpenResult r = open_regular_file(path, within);
-    if (!r.fd && (r.error == EMFILE || r.error == ENFILE) && drop_idle() > 0) r = open_regular_file(path, within);
+std::shared_ptr<const OpenFile> DatasetCache::open_file(const std::string& path, const ConfinedRoots* within,
+                                                        bool with_head) {
+    // With the head: open, pread, then the one fstat (OpenFile::open_with_head).
+    auto open = [&] { return with_head ? open_for_reading(path, within) : open_regular_file(path, within); };
+    OpenResult r = open();
+    if (!r.fd && (r.error == EMFILE || r.error == ENFILE) && drop_idle() > 0) r = open();
     if (!r.fd) {
         if (r.error == ENOENT) throw SourceError(path, "does not exist or cannot be accessed");
         throw SourceError(path, r.reason);
     }
+    if (with_head) return OpenFile::open_with_head(r.fd.release(), path, kDatasetHeadBytes);
     return OpenFile::adopt(r.fd.release(), path, r.st);
 }
 
@@ -53,7 +57,9 @@ DatasetCache::Opened DatasetCache::get_opened(const std::string& path, const std
     if (remote::is_remote_url(path)) return get_remote(path, group);
     // The identity comes from the fd that will be read: a swap between a
     // stat and an open cannot give one file's bytes under another's key.
-    auto file = open_file(path, within);
+    // A dataset of the whole file reads the file's first bytes first (a
+    // group goes to netcdf-c, which reads its own).
+    auto file = open_file(path, within, group.empty());
     const Key key{file->identity(), group};
     return get_or_open(key, std::move(file));
 }

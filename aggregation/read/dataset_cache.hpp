@@ -82,7 +82,8 @@ private:
     struct KeyHash {
         size_t operator()(const Key& k) const;
     };
-    std::shared_ptr<const OpenFile> open_file(const std::string& path, const ConfinedRoots* within);
+    // with_head: the file's first kDatasetHeadBytes read at the open, for open_dataset.
+    std::shared_ptr<const OpenFile> open_file(const std::string& path, const ConfinedRoots* within, bool with_head);
     Opened get_remote(const std::string& url, const std::string& group);
     // The dataset under key, opened from file on a miss.
     Opened get_or_open(const Key& key, std::shared_ptr<const OpenFile> file);

@@ -10,9 +10,8 @@ Dataset open_cdf_dataset(const std::string& path) { return open_cdf_dataset(Open
 
 Dataset open_cdf_dataset(std::shared_ptr<const OpenFile> file, std::vector<uint8_t> head) {
     const std::string& path = file->path();
-    auto computed = std::make_shared<CdfLayout>();
-    CdfHeader header = read_cdf_header(*file, computed.get(), AttributeValues::Read, std::move(head));
-    std::shared_ptr<const CdfLayout> layout = std::move(computed);
+    std::shared_ptr<const CdfLayout> layout;
+    CdfHeader header = read_cdf_header(*file, layout, std::move(head));
     Dataset ds;
     ds.origin = path;
     ds.dimensions = std::move(header.dimensions);
