@@ -29,10 +29,14 @@ Dataset open_dataset(std::shared_ptr<const OpenFile> file, const std::string& gr
         head.resize(head_size);
         file->pread_exact(head.data(), head.size(), 0);
     }
-    if (!head.empty()) file->keep_first_read(head);  // a small file whole: its data read next comes from here
-    switch (file->is_remote() ? sniff_file(*file) : sniff_format(head)) {
-        case FileFormat::Cdf:  // by pread: no netcdf-c mutex, file extents for splicing
-            return cdf::open_cdf_dataset(std::move(file), std::move(head));
+    const FileFormat format = file->is_remote() ? sniff_file(*file) : sniff_format(head);
+    if (format == FileFormat::Cdf) {  // by pread: no netcdf-c mutex, file extents for splicing
+        Dataset ds = cdf::open_cdf_dataset(file, head);
+        file->keep_first_read(std::move(head));  // a small file whole: its data read next comes from here
+        return ds;
+    }
+    if (!head.empty()) file->keep_first_read(std::move(head));
+    switch (format) {
         case FileFormat::Ds:
             return ds::open_ds_dataset(std::move(file));
         case FileFormat::Vds:

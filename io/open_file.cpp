@@ -71,7 +71,7 @@ FileIdentity identity_of_remote(const RemoteBytes& object) {
 
 std::shared_ptr<const OpenFile> OpenFile::remote(std::shared_ptr<const RemoteBytes> object) {
     if (!object) throw UsageError("OpenFile::remote of no object");
-    auto file = std::shared_ptr<OpenFile>(new OpenFile(-1, object->url(), identity_of_remote(*object)));
+    auto file = std::make_shared<OpenFile>(Private{}, -1, object->url(), identity_of_remote(*object));
     file->remote_ = std::move(object);
     return file;
 }
@@ -97,7 +97,7 @@ std::shared_ptr<const OpenFile> OpenFile::adopt(int fd, const std::string& path,
         ::close(fd);
         throw SourceError(path, "not a regular file");
     }
-    return std::shared_ptr<const OpenFile>(new OpenFile(fd, path, identity_from_stat(st)));
+    return std::make_shared<const OpenFile>(Private{}, fd, path, identity_from_stat(st));
 }
 
 namespace {
@@ -123,7 +123,7 @@ std::shared_ptr<const OpenFile> OpenFile::open_with_head(int fd, const std::stri
     if (n < 0)
         throw SourceError(path, "read of the first " + std::to_string(head_limit) +
                                     " bytes failed: " + std::strerror(read_error));
-    auto file = std::shared_ptr<OpenFile>(new OpenFile(owned.release(), path, identity_from_stat(st)));
+    auto file = std::make_shared<OpenFile>(Private{}, owned.release(), path, identity_from_stat(st));
     const size_t expected = static_cast<size_t>(std::min<uint64_t>(file->size(), head_limit));
     std::vector<uint8_t> head(buffer.begin(), buffer.begin() + std::min<size_t>(static_cast<size_t>(n), expected));
     if (head.size() < expected) {
@@ -182,15 +182,19 @@ void OpenFile::keep_first_read(std::vector<uint8_t> bytes) const {
     has_first_read_.store(true, std::memory_order_release);
 }
 
-bool OpenFile::take_first_read(void* buffer, size_t n, uint64_t offset) const {
-    if (!has_first_read_.load(std::memory_order_acquire)) return false;
+std::vector<uint8_t> OpenFile::take_kept_file() const {
     std::vector<uint8_t> bytes;
-    {
-        std::lock_guard lock(first_read_mutex_);
-        if (!has_first_read_.load(std::memory_order_relaxed)) return false;
-        has_first_read_.store(false, std::memory_order_relaxed);
-        bytes.swap(first_read_);
-    }
+    if (!has_first_read_.load(std::memory_order_acquire)) return bytes;
+    std::lock_guard lock(first_read_mutex_);
+    if (!has_first_read_.load(std::memory_order_relaxed)) return bytes;
+    has_first_read_.store(false, std::memory_order_relaxed);
+    bytes.swap(first_read_);
+    return bytes;
+}
+
+bool OpenFile::take_first_read(void* buffer, size_t n, uint64_t offset) const {
+    const std::vector<uint8_t> bytes = take_kept_file();
+    if (bytes.empty()) return false;
     if (offset > bytes.size() || n > bytes.size() - offset) return false;  // gone all the same: served once
     std::memcpy(buffer, bytes.data() + offset, n);
     return true;

@@ -77,6 +77,13 @@ public:
     std::vector<uint8_t> take_head() const;
     // An object read by byte range: fd() is -1, path() the URL.
     static std::shared_ptr<const OpenFile> remote(std::shared_ptr<const RemoteBytes> object);
+    // For the factories above only (Private is theirs): one allocation with
+    // its shared_ptr's count (make_shared).
+    struct Private {
+        explicit Private() = default;
+    };
+    OpenFile(Private, int fd, std::string path, FileIdentity identity)
+        : fd_(fd), path_(std::move(path)), identity_(identity) {}
     ~OpenFile();
     OpenFile(const OpenFile&) = delete;
     OpenFile& operator=(const OpenFile&) = delete;
@@ -101,6 +108,9 @@ public:
     // call, so that a fresh partition costs one open and one read. Later
     // reads go to the fd and its checks (a change in place is seen there).
     void keep_first_read(std::vector<uint8_t> bytes) const;
+    // The whole file's bytes kept by keep_first_read, moved out (once; the
+    // same bytes pread_exact would serve); empty when none are kept.
+    std::vector<uint8_t> take_kept_file() const;
     // pread_exact without the checks: for a loop of reads followed by one
     // check_after_read().
     void pread_unchecked(void* buffer, size_t n, uint64_t offset) const;
@@ -133,8 +143,6 @@ private:
     bool needs_second_read(size_t n) const;
     void confirm_by_second_read(const void* first, size_t n, const std::function<void(void*)>& read_again) const;
     void wait_for_writers() const;
-    OpenFile(int fd, std::string path, FileIdentity identity)
-        : fd_(fd), path_(std::move(path)), identity_(identity) {}
     int fd_;
     std::string path_;
     FileIdentity identity_;

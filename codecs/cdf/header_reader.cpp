@@ -47,14 +47,16 @@ class ByteWindow {
 public:
     ByteWindow(std::span<const uint8_t> bytes, const std::string& name)
         : name_(name), data_(bytes.data()), loaded_(bytes.size()), total_(bytes.size()) {}
-    ByteWindow(const OpenFile& file, std::vector<uint8_t> head) : name_(file.path()), file_(&file), total_(file.size()) {
+    // `head`: the file's first bytes, read already; borrowed (the caller
+    // keeps them) until the parser reads beyond them.
+    ByteWindow(const OpenFile& file, std::span<const uint8_t> head)
+        : name_(file.path()), file_(&file), total_(file.size()) {
         if (head.empty() || head.size() > total_) {
             load(0, std::min<uint64_t>(total_, kHeaderFirstRead));
             return;
         }
-        storage_ = std::move(head);
-        data_ = storage_.data();
-        loaded_ = storage_.size();
+        data_ = head.data();
+        loaded_ = head.size();
     }
 
     const std::string& name() const { return name_; }
@@ -428,16 +430,18 @@ CdfHeader parse_cdf_header(std::span<const uint8_t> bytes, const std::string& fi
     return h;
 }
 
-CdfHeader read_cdf_header(const OpenFile& file, CdfLayout* layout, AttributeValues values, std::vector<uint8_t> head) {
-    ByteWindow w(file, std::move(head));
+CdfHeader read_cdf_header(const OpenFile& file, CdfLayout* layout, AttributeValues values,
+                          std::span<const uint8_t> head) {
+    ByteWindow w(file, head);
     CdfHeader h = parse_or_share(w, values, nullptr);
     Placement p = check_data_placement(h, file.path(), file.size());
     if (layout) *layout = std::move(p.layout);
     return h;
 }
 
-CdfHeader read_cdf_header(const OpenFile& file, std::shared_ptr<const CdfLayout>& layout, std::vector<uint8_t> head) {
-    ByteWindow w(file, std::move(head));
+CdfHeader read_cdf_header(const OpenFile& file, std::shared_ptr<const CdfLayout>& layout,
+                          std::span<const uint8_t> head) {
+    ByteWindow w(file, head);
     std::shared_ptr<RememberedHeader> entry;
     CdfHeader h = parse_or_share(w, AttributeValues::Read, &entry);
     // STREAMING takes numrecs from the file size: never shared.
