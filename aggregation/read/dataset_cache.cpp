@@ -57,11 +57,18 @@ DatasetCache::Opened DatasetCache::get_opened(const std::string& path, const std
     if (remote::is_remote_url(path)) return get_remote(path, group);
     // The identity comes from the fd that will be read: a swap between a
     // stat and an open cannot give one file's bytes under another's key.
-    // A dataset of the whole file reads the file's first bytes first (a
-    // group goes to netcdf-c, which reads its own).
-    auto file = open_file(path, within, group.empty());
+    // A dataset of the whole file not opened lately reads the file's first
+    // bytes first (a group goes to netcdf-c, which reads its own).
+    const bool likely_cached = recent_paths_.seen_again(path);
+    auto file = open_file(path, within, group.empty() && !likely_cached);
     const Key key{file->identity(), group};
     return get_or_open(key, std::move(file));
+}
+
+bool DatasetCache::RecentPaths::seen_again(const std::string& path) {
+    const uint64_t hash = std::hash<std::string>{}(path) | 1;  // 0: an empty slot
+    auto& slot = slots_[hash % kSlots];
+    return slot.exchange(hash, std::memory_order_relaxed) == hash;
 }
 
 namespace {

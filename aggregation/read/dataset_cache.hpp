@@ -11,6 +11,7 @@
 // after a read found it replaced: never bytes of two versions. Thread-safe.
 #pragma once
 
+#include <array>
 #include <atomic>
 #include <chrono>
 #include <cstddef>
@@ -84,6 +85,20 @@ private:
     };
     // with_head: the file's first kDatasetHeadBytes read at the open, for open_dataset.
     std::shared_ptr<const OpenFile> open_file(const std::string& path, const ConfinedRoots* within, bool with_head);
+    // Paths opened lately, one hash per slot: a path seen again is likely
+    // cached, and a cached file is better opened and fstat'ed alone (no
+    // read); a fresh one is read before its one fstat (open_with_head). A
+    // wrong guess costs a system call, never a wrong byte.
+    class RecentPaths {
+    public:
+        // True when path was noted lately (its slot holds its hash); notes it.
+        bool seen_again(const std::string& path);
+
+    private:
+        static constexpr size_t kSlots = 4096;
+        std::array<std::atomic<uint64_t>, kSlots> slots_{};
+    };
+    RecentPaths recent_paths_;
     Opened get_remote(const std::string& url, const std::string& group);
     // The dataset under key, opened from file on a miss.
     Opened get_or_open(const Key& key, std::shared_ptr<const OpenFile> file);
