@@ -123,7 +123,8 @@ std::shared_ptr<const OpenFile> OpenFile::open_with_head(int fd, const std::stri
     if (n < 0)
         throw SourceError(path, "read of the first " + std::to_string(head_limit) +
                                     " bytes failed: " + std::strerror(read_error));
-    auto file = std::make_shared<OpenFile>(Private{}, owned.release(), path, identity_from_stat(st));
+    auto file = std::make_shared<OpenFile>(Private{}, owned.get(), path, identity_from_stat(st));
+    owned.release();  // the OpenFile closes it now
     const size_t expected = static_cast<size_t>(std::min<uint64_t>(file->size(), head_limit));
     std::vector<uint8_t> head(buffer.begin(), buffer.begin() + std::min<size_t>(static_cast<size_t>(n), expected));
     if (head.size() < expected) {
@@ -131,7 +132,6 @@ std::shared_ptr<const OpenFile> OpenFile::open_with_head(int fd, const std::stri
         // read stopped early). The rest by pread_exact, which checks again.
         head.resize(expected);
         file->pread_exact(head.data() + n, expected - static_cast<size_t>(n), static_cast<uint64_t>(n));
-        file->check_unchanged();
     } else if (static_cast<size_t>(n) > expected) {
         throw SourceError(path, "changed while being opened (" + std::to_string(n) + " bytes read, size now " +
                                     std::to_string(file->size()) + "): not served");
