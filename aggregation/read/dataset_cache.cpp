@@ -18,7 +18,8 @@ size_t descriptor_budget() {
     return std::max<size_t>(4, static_cast<size_t>(limit.rlim_cur) / 4);
 }
 
-DatasetCache::DatasetCache(size_t capacity) : entries_(capacity == 0 ? 1 : capacity) {}
+DatasetCache::DatasetCache(size_t capacity)
+    : entries_(capacity == 0 ? 1 : capacity), capacity_(capacity == 0 ? 1 : capacity) {}
 
 size_t DatasetCache::KeyHash::operator()(const Key& k) const {
     size_t h = std::hash<std::string>{}(k.group);
@@ -130,14 +131,12 @@ size_t DatasetCache::opens() const {
     return opens_;
 }
 
-size_t DatasetCache::capacity() const {
-    std::lock_guard lock(mutex_);
-    return entries_.capacity();
-}
+size_t DatasetCache::capacity() const { return capacity_.load(std::memory_order_relaxed); }
 
 void DatasetCache::set_capacity(size_t capacity) {
     std::lock_guard lock(mutex_);
     entries_.set_capacity(capacity == 0 ? 1 : capacity);
+    capacity_.store(entries_.capacity(), std::memory_order_relaxed);
 }
 
 }  // namespace ncafs::agg

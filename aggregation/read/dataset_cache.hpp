@@ -57,7 +57,7 @@ public:
 
     size_t size() const;
     size_t opens() const;  // number of files opened so far (for tests and benchmarks)
-    size_t capacity() const;
+    size_t capacity() const;  // no lock: asked on every partition resolved
     // Drops entries no reader holds (their files close); returns how many.
     size_t drop_idle();
 
@@ -112,6 +112,7 @@ private:
     LruCache<Key, Opened, KeyHash> entries_;
     std::unordered_map<std::string, RemoteSeen> remote_seen_;  // URL -> identity at its last open
     size_t opens_ = 0;
+    std::atomic<size_t> capacity_;  // entries_.capacity(), readable without mutex_
     std::atomic<uint64_t> generation_{0};
 };
 
