@@ -11,6 +11,8 @@
 
 namespace ncafs {
 
+static_assert(kDatasetHeadBytes == cdf::kHeaderFirstRead, "one read serves the sniff and a classic header");
+
 Dataset open_dataset(const std::string& path) {
     // Fail here with the real reason (ENOENT, EACCES, EMFILE, a FIFO...)
     // rather than let netcdf-c guess at a file we could not even open.
@@ -21,15 +23,20 @@ Dataset open_dataset(std::shared_ptr<const OpenFile> file, const std::string& gr
     if (!group.empty()) return netcdf::open_netcdf_dataset(std::move(file), nullptr, group);
     // A local file's first bytes serve both the sniff and a classic header
     // (one pread, checked, where a sniff and a header read were two).
-    std::vector<uint8_t> head;
-    if (!file->is_remote() && file->size() > 0) {
-        head.resize(static_cast<size_t>(std::min<uint64_t>(file->size(), cdf::kHeaderFirstRead)));
+    const size_t head_size = static_cast<size_t>(std::min<uint64_t>(file->size(), kDatasetHeadBytes));
+    std::vector<uint8_t> head = file->take_head();  // read and checked at the open (open_with_head)
+    if (!file->is_remote() && head.size() != head_size) {
+        head.resize(head_size);
         file->pread_exact(head.data(), head.size(), 0);
-        file->keep_first_read(head);  // a small file whole: its data read next comes from here
     }
-    switch (file->is_remote() ? sniff_file(*file) : sniff_format(head)) {
-        case FileFormat::Cdf:  // by pread: no netcdf-c mutex, file extents for splicing
-            return cdf::open_cdf_dataset(std::move(file), std::move(head));
+    const FileFormat format = file->is_remote() ? sniff_file(*file) : sniff_format(head);
+    if (format == FileFormat::Cdf) {  // by pread: no netcdf-c mutex, file extents for splicing
+        Dataset ds = cdf::open_cdf_dataset(file, head);
+        file->keep_first_read(std::move(head));  // a small file whole: its data read next comes from here
+        return ds;
+    }
+    if (!head.empty()) file->keep_first_read(std::move(head));
+    switch (format) {
         case FileFormat::Ds:
             return ds::open_ds_dataset(std::move(file));
         case FileFormat::Vds:

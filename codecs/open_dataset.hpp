@@ -4,6 +4,7 @@
 // OpenVDS (.vds, "HueDataStore") files by signature to their own readers.
 #pragma once
 
+#include <cstddef>
 #include <memory>
 #include <string>
 
@@ -11,6 +12,11 @@
 #include "io/open_file.hpp"
 
 namespace ncafs {
+
+// The first bytes open_dataset reads of a local file (the sniff and a
+// classic header in one read). A file opened by OpenFile::open_with_head
+// with this limit is not read again: its head is taken instead.
+inline constexpr size_t kDatasetHeadBytes = 64 * 1024;
 
 // Throws SourceError (missing/unreadable) or FormatError (bad header).
 Dataset open_dataset(const std::string& path);

@@ -15,6 +15,7 @@
 #include <filesystem>
 #include <memory>
 #include <mutex>
+#include <string_view>
 #include <unordered_map>
 
 namespace ncafs {
@@ -31,7 +32,22 @@ UniqueFd::~UniqueFd() {
     if (fd_ >= 0) ::close(fd_);
 }
 
+bool is_lexically_normal_absolute(std::string_view path) {
+    if (path.empty() || path[0] != '/') return false;
+    if (path.size() == 1) return true;
+    if (path.back() == '/') return false;
+    // Every component after a '/' must be non-empty and neither "." nor "..".
+    for (size_t at = 0; at < path.size();) {
+        const size_t next = std::min(path.find('/', at + 1), path.size());
+        const std::string_view name = path.substr(at + 1, next - at - 1);
+        if (name.empty() || name == "." || name == "..") return false;
+        at = next;
+    }
+    return true;
+}
+
 std::string lexically_normal_absolute(const std::string& path) {
+    if (is_lexically_normal_absolute(path)) return path;  // the common case: no std::filesystem::path to build
     std::filesystem::path p(path);
     if (p.is_relative()) p = std::filesystem::current_path() / p;
     std::string s = p.lexically_normal().string();
@@ -165,7 +181,9 @@ ConfinedRoots::ConfinedRoots(const std::vector<std::string>& roots) {
 }
 
 OpenResult ConfinedRoots::open(const std::string& path, int flags) const {
-    const std::string normal = lexically_normal_absolute(path);
+    std::string normalized;
+    if (!is_lexically_normal_absolute(path)) normalized = lexically_normal_absolute(path);
+    const std::string& normal = normalized.empty() ? path : normalized;
     for (const auto& root : roots_) {
         for (const std::string* prefix : {&root.lexical, &root.canonical}) {
             if (!path_is_under(normal, *prefix)) continue;
@@ -264,26 +282,28 @@ bool ConfinedRoots::stat(const std::string& path, struct stat& st) const {
     return ::fstat(r.fd.get(), &st) == 0;
 }
 
+OpenResult open_for_reading(const std::string& path, const ConfinedRoots* within) {
+    if (within) return within->open(path, O_RDONLY);
+    int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+    if (fd < 0) return failure(errno);
+    return success(fd);
+}
+
+std::string refusal_of_non_regular(const struct stat& st) {
+    if (S_ISREG(st.st_mode)) return {};
+    const char* what = S_ISFIFO(st.st_mode)                           ? "a FIFO"
+                       : S_ISDIR(st.st_mode)                          ? "a directory"
+                       : S_ISSOCK(st.st_mode)                         ? "a socket"
+                       : (S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode)) ? "a device"
+                                                                      : "of an unknown type";
+    return std::string("not a regular file (") + what + "): refused";
+}
+
 OpenResult open_regular_file(const std::string& path, const ConfinedRoots* within) {
-    OpenResult r;
-    if (within) {
-        r = within->open(path, O_RDONLY);
-    } else {
-        int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-        if (fd < 0) return failure(errno);
-        r = success(fd);
-    }
+    OpenResult r = open_for_reading(path, within);
     if (!r.fd) return r;
-    struct stat& st = r.st;
-    if (::fstat(r.fd.get(), &st) != 0) return failure(errno);
-    if (!S_ISREG(st.st_mode)) {
-        const char* what = S_ISFIFO(st.st_mode)                        ? "a FIFO"
-                           : S_ISDIR(st.st_mode)                       ? "a directory"
-                           : S_ISSOCK(st.st_mode)                      ? "a socket"
-                           : (S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode)) ? "a device"
-                                                                          : "of an unknown type";
-        return failure(EINVAL, std::string("not a regular file (") + what + "): refused");
-    }
+    if (::fstat(r.fd.get(), &r.st) != 0) return failure(errno);
+    if (std::string refusal = refusal_of_non_regular(r.st); !refusal.empty()) return failure(EINVAL, std::move(refusal));
     return r;
 }
 

@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace ncafs {
@@ -81,6 +82,9 @@ private:
 // "a/./b/../c" -> "a/c"; relative paths are made absolute (current
 // directory); never touches the disk.
 std::string lexically_normal_absolute(const std::string& path);
+// True when lexically_normal_absolute(path) == path: absolute, no empty,
+// "." or ".." component, no trailing '/' (a check, no allocation).
+bool is_lexically_normal_absolute(std::string_view path);
 // True when path equals root or lies below it (component-wise).
 bool path_is_under(const std::string& path, const std::string& root);
 
@@ -89,5 +93,12 @@ bool path_is_under(const std::string& path, const std::string& root);
 // trusted command-line names). FIFOs, devices and sockets are refused
 // (error EINVAL, reason "not a regular file (...)").
 OpenResult open_regular_file(const std::string& path, const ConfinedRoots* within);
+// open_regular_file without its fstat and type check (r.st unset): for
+// OpenFile::open_with_head, which reads first and then makes the one fstat
+// that both refuses what is not a regular file and gives the identity.
+OpenResult open_for_reading(const std::string& path, const ConfinedRoots* within);
+// "not a regular file (a FIFO): refused" (a directory, a socket, a device),
+// or "" for a regular file.
+std::string refusal_of_non_regular(const struct stat& st);
 
 }  // namespace ncafs

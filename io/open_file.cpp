@@ -71,7 +71,7 @@ FileIdentity identity_of_remote(const RemoteBytes& object) {
 
 std::shared_ptr<const OpenFile> OpenFile::remote(std::shared_ptr<const RemoteBytes> object) {
     if (!object) throw UsageError("OpenFile::remote of no object");
-    auto file = std::shared_ptr<OpenFile>(new OpenFile(-1, object->url(), identity_of_remote(*object)));
+    auto file = std::make_shared<OpenFile>(Private{}, -1, object->url(), identity_of_remote(*object));
     file->remote_ = std::move(object);
     return file;
 }
@@ -97,7 +97,59 @@ std::shared_ptr<const OpenFile> OpenFile::adopt(int fd, const std::string& path,
         ::close(fd);
         throw SourceError(path, "not a regular file");
     }
-    return std::shared_ptr<const OpenFile>(new OpenFile(fd, path, identity_from_stat(st)));
+    return std::make_shared<const OpenFile>(Private{}, fd, path, identity_from_stat(st));
+}
+
+namespace {
+// One pread of bytes [offset, offset + n) (again on EINTR): a regular file
+// gives them all but at its end. -1, errno set, on error.
+ssize_t pread_once(int fd, uint8_t* buffer, size_t n, uint64_t offset) {
+    ssize_t r;
+    do r = ::pread(fd, buffer, n, static_cast<off_t>(offset));
+    while (r < 0 && errno == EINTR);
+    return r;
+}
+}  // namespace
+
+std::shared_ptr<const OpenFile> OpenFile::open_with_head(int fd, const std::string& path, size_t head_limit) {
+    UniqueFd owned(fd);
+    thread_local std::vector<uint8_t> buffer;  // the largest head wanted, once per thread
+    if (buffer.size() < head_limit) buffer.resize(head_limit);
+    const ssize_t n = pread_once(fd, buffer.data(), head_limit, 0);
+    const int read_error = errno;
+    struct stat st{};
+    if (::fstat(fd, &st) != 0) throw SourceError(path, std::string("cannot stat: ") + std::strerror(errno));
+    if (std::string refusal = refusal_of_non_regular(st); !refusal.empty()) throw SourceError(path, refusal);
+    if (n < 0)
+        throw SourceError(path, "read of the first " + std::to_string(head_limit) +
+                                    " bytes failed: " + std::strerror(read_error));
+    auto file = std::make_shared<OpenFile>(Private{}, owned.get(), path, identity_from_stat(st));
+    owned.release();  // the OpenFile closes it now
+    const size_t expected = static_cast<size_t>(std::min<uint64_t>(file->size(), head_limit));
+    std::vector<uint8_t> head(buffer.begin(), buffer.begin() + std::min<size_t>(static_cast<size_t>(n), expected));
+    if (head.size() < expected) {
+        // Short of the size the fstat gives: it grew since the read (or the
+        // read stopped early). The rest by pread_exact, which checks again.
+        head.resize(expected);
+        file->pread_exact(head.data() + n, expected - static_cast<size_t>(n), static_cast<uint64_t>(n));
+    } else if (static_cast<size_t>(n) > expected) {
+        throw SourceError(path, "changed while being opened (" + std::to_string(n) + " bytes read, size now " +
+                                    std::to_string(file->size()) + "): not served");
+    }
+    // The fstat above came after the read: a change during it moved mtime or
+    // ctime within the settling window, and then the bytes are read again.
+    if (!head.empty() && changed_within_last_second(st))
+        file->confirm_by_second_read(head.data(), head.size(),
+                                     [&](void* again) { file->pread_unchecked(again, head.size(), 0); });
+    file->head_ = std::move(head);
+    return file;
+}
+
+std::vector<uint8_t> OpenFile::take_head() const {
+    std::vector<uint8_t> head;
+    std::lock_guard lock(first_read_mutex_);
+    head.swap(head_);
+    return head;
 }
 
 OpenFile::~OpenFile() {
@@ -130,15 +182,19 @@ void OpenFile::keep_first_read(std::vector<uint8_t> bytes) const {
     has_first_read_.store(true, std::memory_order_release);
 }
 
-bool OpenFile::take_first_read(void* buffer, size_t n, uint64_t offset) const {
-    if (!has_first_read_.load(std::memory_order_acquire)) return false;
+std::vector<uint8_t> OpenFile::take_kept_file() const {
     std::vector<uint8_t> bytes;
-    {
-        std::lock_guard lock(first_read_mutex_);
-        if (!has_first_read_.load(std::memory_order_relaxed)) return false;
-        has_first_read_.store(false, std::memory_order_relaxed);
-        bytes.swap(first_read_);
-    }
+    if (!has_first_read_.load(std::memory_order_acquire)) return bytes;
+    std::lock_guard lock(first_read_mutex_);
+    if (!has_first_read_.load(std::memory_order_relaxed)) return bytes;
+    has_first_read_.store(false, std::memory_order_relaxed);
+    bytes.swap(first_read_);
+    return bytes;
+}
+
+bool OpenFile::take_first_read(void* buffer, size_t n, uint64_t offset) const {
+    const std::vector<uint8_t> bytes = take_kept_file();
+    if (bytes.empty()) return false;
     if (offset > bytes.size() || n > bytes.size() - offset) return false;  // gone all the same: served once
     std::memcpy(buffer, bytes.data() + offset, n);
     return true;

@@ -64,8 +64,26 @@ public:
     static std::shared_ptr<const OpenFile> adopt(int fd, const std::string& path);
     // adopt() with the fstat the caller already made of fd (open_regular_file's).
     static std::shared_ptr<const OpenFile> adopt(int fd, const std::string& path, const struct stat& st);
+    // Takes ownership of fd (open_for_reading's, not yet fstat'ed) and
+    // reads its first min(size, head_limit) bytes in one pread BEFORE the
+    // one fstat: that fstat refuses what is not a regular file (nothing read
+    // is used then), gives the identity, and, the read lying before it, is
+    // also the check after the read (a file changed within the last second
+    // is read again and compared, as pread_exact does). A fresh small file
+    // thus costs open, pread, fstat. The bytes wait for take_head().
+    // Throws SourceError naming the path.
+    static std::shared_ptr<const OpenFile> open_with_head(int fd, const std::string& path, size_t head_limit);
+    // The first bytes open_with_head read (moved out: once); empty otherwise.
+    std::vector<uint8_t> take_head() const;
     // An object read by byte range: fd() is -1, path() the URL.
     static std::shared_ptr<const OpenFile> remote(std::shared_ptr<const RemoteBytes> object);
+    // For the factories above only (Private is theirs): one allocation with
+    // its shared_ptr's count (make_shared).
+    struct Private {
+        explicit Private() = default;
+    };
+    OpenFile(Private, int fd, std::string path, FileIdentity identity)
+        : fd_(fd), path_(std::move(path)), identity_(identity) {}
     ~OpenFile();
     OpenFile(const OpenFile&) = delete;
     OpenFile& operator=(const OpenFile&) = delete;
@@ -90,6 +108,9 @@ public:
     // call, so that a fresh partition costs one open and one read. Later
     // reads go to the fd and its checks (a change in place is seen there).
     void keep_first_read(std::vector<uint8_t> bytes) const;
+    // The whole file's bytes kept by keep_first_read, moved out (once; the
+    // same bytes pread_exact would serve); empty when none are kept.
+    std::vector<uint8_t> take_kept_file() const;
     // pread_exact without the checks: for a loop of reads followed by one
     // check_after_read().
     void pread_unchecked(void* buffer, size_t n, uint64_t offset) const;
@@ -122,8 +143,6 @@ private:
     bool needs_second_read(size_t n) const;
     void confirm_by_second_read(const void* first, size_t n, const std::function<void(void*)>& read_again) const;
     void wait_for_writers() const;
-    OpenFile(int fd, std::string path, FileIdentity identity)
-        : fd_(fd), path_(std::move(path)), identity_(identity) {}
     int fd_;
     std::string path_;
     FileIdentity identity_;
@@ -133,6 +152,7 @@ private:
     mutable std::atomic<bool> has_first_read_{false};
     mutable std::mutex first_read_mutex_;
     mutable std::vector<uint8_t> first_read_;
+    mutable std::vector<uint8_t> head_;  // open_with_head's bytes, until take_head (under first_read_mutex_)
     std::shared_ptr<const RemoteBytes> remote_;
 };
 

@@ -18,7 +18,8 @@ size_t descriptor_budget() {
     return std::max<size_t>(4, static_cast<size_t>(limit.rlim_cur) / 4);
 }
 
-DatasetCache::DatasetCache(size_t capacity) : entries_(capacity == 0 ? 1 : capacity) {}
+DatasetCache::DatasetCache(size_t capacity)
+    : entries_(capacity == 0 ? 1 : capacity), capacity_(capacity == 0 ? 1 : capacity) {}
 
 size_t DatasetCache::KeyHash::operator()(const Key& k) const {
     size_t h = std::hash<std::string>{}(k.group);
@@ -33,13 +34,17 @@ DatasetCache& DatasetCache::shared() {
     return cache;
 }
 
-std::shared_ptr<const OpenFile> DatasetCache::open_file(const std::string& path, const ConfinedRoots* within) {
-    OpenResult r = open_regular_file(path, within);
-    if (!r.fd && (r.error == EMFILE || r.error == ENFILE) && drop_idle() > 0) r = open_regular_file(path, within);
+std::shared_ptr<const OpenFile> DatasetCache::open_file(const std::string& path, const ConfinedRoots* within,
+                                                        bool with_head) {
+    // With the head: open, pread, then the one fstat (OpenFile::open_with_head).
+    auto open = [&] { return with_head ? open_for_reading(path, within) : open_regular_file(path, within); };
+    OpenResult r = open();
+    if (!r.fd && (r.error == EMFILE || r.error == ENFILE) && drop_idle() > 0) r = open();
     if (!r.fd) {
         if (r.error == ENOENT) throw SourceError(path, "does not exist or cannot be accessed");
         throw SourceError(path, r.reason);
     }
+    if (with_head) return OpenFile::open_with_head(r.fd.release(), path, kDatasetHeadBytes);
     return OpenFile::adopt(r.fd.release(), path, r.st);
 }
 
@@ -53,9 +58,18 @@ DatasetCache::Opened DatasetCache::get_opened(const std::string& path, const std
     if (remote::is_remote_url(path)) return get_remote(path, group);
     // The identity comes from the fd that will be read: a swap between a
     // stat and an open cannot give one file's bytes under another's key.
-    auto file = open_file(path, within);
+    // A dataset of the whole file not opened lately reads the file's first
+    // bytes first (a group goes to netcdf-c, which reads its own).
+    const bool likely_cached = recent_paths_.seen_again(path);
+    auto file = open_file(path, within, group.empty() && !likely_cached);
     const Key key{file->identity(), group};
     return get_or_open(key, std::move(file));
+}
+
+bool DatasetCache::RecentPaths::seen_again(const std::string& path) {
+    const uint64_t hash = std::hash<std::string>{}(path) | 1;  // 0: an empty slot
+    auto& slot = slots_[hash % kSlots];
+    return slot.exchange(hash, std::memory_order_relaxed) == hash;
 }
 
 namespace {
@@ -117,14 +131,12 @@ size_t DatasetCache::opens() const {
     return opens_;
 }
 
-size_t DatasetCache::capacity() const {
-    std::lock_guard lock(mutex_);
-    return entries_.capacity();
-}
+size_t DatasetCache::capacity() const { return capacity_.load(std::memory_order_relaxed); }
 
 void DatasetCache::set_capacity(size_t capacity) {
     std::lock_guard lock(mutex_);
     entries_.set_capacity(capacity == 0 ? 1 : capacity);
+    capacity_.store(entries_.capacity(), std::memory_order_relaxed);
 }
 
 }  // namespace ncafs::agg

@@ -11,6 +11,7 @@
 // after a read found it replaced: never bytes of two versions. Thread-safe.
 #pragma once
 
+#include <array>
 #include <atomic>
 #include <chrono>
 #include <cstddef>
@@ -56,7 +57,7 @@ public:
 
     size_t size() const;
     size_t opens() const;  // number of files opened so far (for tests and benchmarks)
-    size_t capacity() const;
+    size_t capacity() const;  // no lock: asked on every partition resolved
     // Drops entries no reader holds (their files close); returns how many.
     size_t drop_idle();
 
@@ -82,7 +83,22 @@ private:
     struct KeyHash {
         size_t operator()(const Key& k) const;
     };
-    std::shared_ptr<const OpenFile> open_file(const std::string& path, const ConfinedRoots* within);
+    // with_head: the file's first kDatasetHeadBytes read at the open, for open_dataset.
+    std::shared_ptr<const OpenFile> open_file(const std::string& path, const ConfinedRoots* within, bool with_head);
+    // Paths opened lately, one hash per slot: a path seen again is likely
+    // cached, and a cached file is better opened and fstat'ed alone (no
+    // read); a fresh one is read before its one fstat (open_with_head). A
+    // wrong guess costs a system call, never a wrong byte.
+    class RecentPaths {
+    public:
+        // True when path was noted lately (its slot holds its hash); notes it.
+        bool seen_again(const std::string& path);
+
+    private:
+        static constexpr size_t kSlots = 4096;
+        std::array<std::atomic<uint64_t>, kSlots> slots_{};
+    };
+    RecentPaths recent_paths_;
     Opened get_remote(const std::string& url, const std::string& group);
     // The dataset under key, opened from file on a miss.
     Opened get_or_open(const Key& key, std::shared_ptr<const OpenFile> file);
@@ -96,6 +112,7 @@ private:
     LruCache<Key, Opened, KeyHash> entries_;
     std::unordered_map<std::string, RemoteSeen> remote_seen_;  // URL -> identity at its last open
     size_t opens_ = 0;
+    std::atomic<size_t> capacity_;  // entries_.capacity(), readable without mutex_
     std::atomic<uint64_t> generation_{0};
 };
 

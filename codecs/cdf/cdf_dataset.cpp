@@ -8,11 +8,10 @@ namespace ncafs::cdf {
 
 Dataset open_cdf_dataset(const std::string& path) { return open_cdf_dataset(OpenFile::open(path)); }
 
-Dataset open_cdf_dataset(std::shared_ptr<const OpenFile> file, std::vector<uint8_t> head) {
+Dataset open_cdf_dataset(std::shared_ptr<const OpenFile> file, std::span<const uint8_t> head) {
     const std::string& path = file->path();
-    auto computed = std::make_shared<CdfLayout>();
-    CdfHeader header = read_cdf_header(*file, computed.get(), AttributeValues::Read, std::move(head));
-    std::shared_ptr<const CdfLayout> layout = std::move(computed);
+    std::shared_ptr<const CdfLayout> layout;
+    CdfHeader header = read_cdf_header(*file, layout, head);
     Dataset ds;
     ds.origin = path;
     ds.dimensions = std::move(header.dimensions);

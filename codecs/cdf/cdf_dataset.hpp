@@ -17,7 +17,7 @@ namespace ncafs::cdf {
 // throw SourceError if it changes afterwards. Throws FormatError, SourceError.
 Dataset open_cdf_dataset(const std::string& path);
 // The same for a file already opened (confined, regular); `head`: its first
-// bytes when read already (read_cdf_header).
-Dataset open_cdf_dataset(std::shared_ptr<const OpenFile> file, std::vector<uint8_t> head = {});
+// bytes when read already (read_cdf_header; only read during the call).
+Dataset open_cdf_dataset(std::shared_ptr<const OpenFile> file, std::span<const uint8_t> head = {});
 
 }  // namespace ncafs::cdf

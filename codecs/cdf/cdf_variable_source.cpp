@@ -52,14 +52,17 @@ void CdfVariableSource::read(std::span<const uint64_t> start, std::span<const ui
 bool CdfVariableSource::read_whole(std::span<const uint64_t> start, std::span<const uint64_t> count,
                                    void* out) const {
     if (file_->is_remote() || file_->size() > kReadWholeBelow) return false;
-    std::vector<uint8_t> whole(static_cast<size_t>(file_->size()));
     if (file_->seen_changed())
         throw SourceError(file_->path(), "file changed since it was opened: variable '" + name_ + "' not read");
-    try {
-        file_->pread_exact(whole.data(), whole.size(), 0);  // checked after reading, like the runs
-    } catch (const SourceError&) {
-        check_unchanged(nullptr, 0, [](void*) {});  // a file that shrank: say so (and mark it changed)
-        throw;
+    std::vector<uint8_t> whole = file_->take_kept_file();  // the opener's read, checked: no system call
+    if (whole.size() != file_->size()) {
+        whole.assign(static_cast<size_t>(file_->size()), 0);
+        try {
+            file_->pread_exact(whole.data(), whole.size(), 0);  // checked after reading, like the runs
+        } catch (const SourceError&) {
+            check_unchanged(nullptr, 0, [](void*) {});  // a file that shrank: say so (and mark it changed)
+            throw;
+        }
     }
     read_runs(start, count, static_cast<uint8_t*>(out), &whole);
     return true;

@@ -47,14 +47,16 @@ class ByteWindow {
 public:
     ByteWindow(std::span<const uint8_t> bytes, const std::string& name)
         : name_(name), data_(bytes.data()), loaded_(bytes.size()), total_(bytes.size()) {}
-    ByteWindow(const OpenFile& file, std::vector<uint8_t> head) : name_(file.path()), file_(&file), total_(file.size()) {
+    // `head`: the file's first bytes, read already; borrowed (the caller
+    // keeps them) until the parser reads beyond them.
+    ByteWindow(const OpenFile& file, std::span<const uint8_t> head)
+        : name_(file.path()), file_(&file), total_(file.size()) {
         if (head.empty() || head.size() > total_) {
             load(0, std::min<uint64_t>(total_, kHeaderFirstRead));
             return;
         }
-        storage_ = std::move(head);
-        data_ = storage_.data();
-        loaded_ = storage_.size();
+        data_ = head.data();
+        loaded_ = head.size();
     }
 
     const std::string& name() const { return name_; }
@@ -337,10 +339,18 @@ private:
     uint64_t word_ = 4;
 };
 
+// The layout of a checked header, and where its data ends: the placement
+// holds for every file of the same header at least that long.
+struct Placement {
+    CdfLayout layout;
+    uint64_t data_end = 0;
+};
+
 // Offset of the begin field of a variable entry, for messages: the entry offset
 // is close enough and always known.
-CdfLayout check_data_placement(CdfHeader& h, const std::string& file, uint64_t file_size) {
+Placement check_data_placement(CdfHeader& h, const std::string& file, uint64_t file_size) {
     CdfLayout layout = compute_layout(h, file);
+    uint64_t data_end = 0;
     if (h.streaming) {
         // Spec "Note on streaming data": the record count follows from the file length.
         h.numrecs = 0;
@@ -375,6 +385,7 @@ CdfLayout check_data_placement(CdfHeader& h, const std::string& file, uint64_t f
                        __builtin_add_overflow(end, vl.data_bytes, &end);
         }
         if (overflow) throw FormatError(file, v.entry_offset, label() + ": data end overflows 64 bits");
+        data_end = std::max(data_end, end);
         if (end > file_size)
             throw FormatError(file, v.entry_offset,
                               label() + (vl.is_record ? ": record data" : ": data") + " ends at byte " +
@@ -387,7 +398,26 @@ CdfLayout check_data_placement(CdfHeader& h, const std::string& file, uint64_t f
         throw FormatError(file, 4,
                           "record data begins at " + std::to_string(layout.begin_rec) +
                               ", before the end of the non-record data (" + std::to_string(end_of_last_fixed) + ")");
-    return layout;
+    return Placement{std::move(layout), data_end};
+}
+
+void set_record_length(CdfHeader& h) {
+    if (auto r = h.record_dimension()) h.dimensions[*r].length = h.numrecs;
+}
+
+// The header in w: a copy of a remembered parse when the bytes match one
+// (partitions of one layout: parsed once), else parsed and remembered.
+CdfHeader parse_or_share(ByteWindow& w, AttributeValues values, std::shared_ptr<RememberedHeader>* entry) {
+    CdfHeader h;
+    std::shared_ptr<RememberedHeader> found = find_shared_header(w.first_bytes(), h);
+    if (!found) {
+        h = HeaderParser(w, values).parse();
+        // A names-only parse is never shared: readers of values would get none.
+        if (values == AttributeValues::Read) found = remember_shared_header(w.first_bytes(), h);
+    }
+    if (entry) *entry = std::move(found);
+    set_record_length(h);
+    return h;
 }
 
 }  // namespace
@@ -395,22 +425,32 @@ CdfLayout check_data_placement(CdfHeader& h, const std::string& file, uint64_t f
 CdfHeader parse_cdf_header(std::span<const uint8_t> bytes, const std::string& file) {
     ByteWindow w(bytes, file);
     CdfHeader h = HeaderParser(w, AttributeValues::Read).parse();
-    if (auto r = h.record_dimension()) h.dimensions[*r].length = h.numrecs;
+    set_record_length(h);
     check_data_placement(h, file, bytes.size());
     return h;
 }
 
-CdfHeader read_cdf_header(const OpenFile& file, CdfLayout* layout, AttributeValues values, std::vector<uint8_t> head) {
-    ByteWindow w(file, std::move(head));
-    CdfHeader h;
-    if (!find_shared_header(w.first_bytes(), h)) {  // partitions of one layout: parsed once
-        h = HeaderParser(w, values).parse();
-        // A names-only parse is never shared: readers of values would get none.
-        if (values == AttributeValues::Read) remember_shared_header(w.first_bytes(), h);
-    }
-    if (auto r = h.record_dimension()) h.dimensions[*r].length = h.numrecs;
-    CdfLayout l = check_data_placement(h, file.path(), file.size());
-    if (layout) *layout = std::move(l);
+CdfHeader read_cdf_header(const OpenFile& file, CdfLayout* layout, AttributeValues values,
+                          std::span<const uint8_t> head) {
+    ByteWindow w(file, head);
+    CdfHeader h = parse_or_share(w, values, nullptr);
+    Placement p = check_data_placement(h, file.path(), file.size());
+    if (layout) *layout = std::move(p.layout);
+    return h;
+}
+
+CdfHeader read_cdf_header(const OpenFile& file, std::shared_ptr<const CdfLayout>& layout,
+                          std::span<const uint8_t> head) {
+    ByteWindow w(file, head);
+    std::shared_ptr<RememberedHeader> entry;
+    CdfHeader h = parse_or_share(w, AttributeValues::Read, &entry);
+    // STREAMING takes numrecs from the file size: never shared.
+    const bool shareable = entry && !h.streaming;
+    layout = shareable ? shared_layout(*entry, h.numrecs, file.size()) : nullptr;
+    if (layout) return h;
+    Placement p = check_data_placement(h, file.path(), file.size());
+    layout = std::make_shared<const CdfLayout>(std::move(p.layout));
+    if (shareable) remember_layout(*entry, h.numrecs, p.data_end, layout);
     return h;
 }
 

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <string>
 #include <vector>
@@ -34,7 +35,12 @@ inline constexpr uint64_t kHeaderFirstRead = 64 * 1024;
 // numrecs share one parse (shared_headers.hpp).
 enum class AttributeValues { Read, Skip };
 CdfHeader read_cdf_header(const OpenFile& file, CdfLayout* layout = nullptr,
-                          AttributeValues values = AttributeValues::Read, std::vector<uint8_t> head = {});
+                          AttributeValues values = AttributeValues::Read, std::span<const uint8_t> head = {});
+// The same with attribute values, the layout into `layout`: shared by files
+// of one header, numrecs and placement (shared_headers.hpp) rather than
+// computed and checked for each (open_cdf_dataset: partitions alike).
+CdfHeader read_cdf_header(const OpenFile& file, std::shared_ptr<const CdfLayout>& layout,
+                          std::span<const uint8_t> head);
 
 // Called before any nc_open: netcdf-c trusts a classic header's counts (a
 // 32-byte CDF-1 file claiming 2^31-1 variables crashes it). When the file

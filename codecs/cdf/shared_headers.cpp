@@ -8,15 +8,22 @@
 
 namespace ncafs::cdf {
 
+struct RememberedHeader {
+    std::vector<uint8_t> bytes;  // the whole encoded header
+    CdfHeader header;            // as parsed (its numrecs unused)
+    // The layout last checked for one numrecs (shared_layout).
+    std::mutex layout_mutex;  // lock order: a leaf
+    uint64_t layout_numrecs = 0;
+    uint64_t layout_data_end = 0;
+    std::shared_ptr<const CdfLayout> layout;
+};
+
 namespace {
 
 constexpr size_t kRemembered = 8;
 constexpr uint64_t kLargestRemembered = 64 * 1024;  // the reader's first read
 
-struct Remembered {
-    std::vector<uint8_t> bytes;  // the whole encoded header
-    CdfHeader header;            // as parsed (its numrecs unused)
-};
+using Remembered = RememberedHeader;
 
 // Width of the numrecs field after the 4-byte magic: 8 for CDF-5.
 size_t numrecs_width(int version) { return version == kData64 ? 8 : 4; }
@@ -50,8 +57,8 @@ bool take_numrecs(std::span<const uint8_t> head, CdfHeader& h) {
 
 class SharedHeaders {
 public:
-    bool find(std::span<const uint8_t> head, CdfHeader& out) {
-        std::shared_ptr<const Remembered> hit;
+    std::shared_ptr<Remembered> find(std::span<const uint8_t> head, CdfHeader& out) {
+        std::shared_ptr<Remembered> hit;
         {
             std::lock_guard lock(mutex_);
             for (const auto& r : recent_)
@@ -60,25 +67,26 @@ public:
                     break;
                 }
         }
-        if (!hit) return false;
+        if (!hit) return nullptr;
         CdfHeader h = hit->header;  // outside the lock: a copy of strings and attributes
-        if (!take_numrecs(head, h)) return false;
+        if (!take_numrecs(head, h)) return nullptr;
         out = std::move(h);
-        return true;
+        return hit;
     }
 
-    void remember(std::span<const uint8_t> bytes, const CdfHeader& header) {
+    std::shared_ptr<Remembered> remember(std::span<const uint8_t> bytes, const CdfHeader& header) {
         auto r = std::make_shared<Remembered>();
         r->bytes.assign(bytes.begin(), bytes.begin() + static_cast<std::ptrdiff_t>(header.header_size));
         r->header = header;
         std::lock_guard lock(mutex_);
-        recent_.push_front(std::move(r));
+        recent_.push_front(r);
         if (recent_.size() > kRemembered) recent_.pop_back();
+        return r;
     }
 
 private:
-    std::mutex mutex_;  // lock order: a leaf
-    std::deque<std::shared_ptr<const Remembered>> recent_;  // most recent first
+    std::mutex mutex_;  // lock order: before RememberedHeader::layout_mutex
+    std::deque<std::shared_ptr<Remembered>> recent_;  // most recent first
 };
 
 SharedHeaders& shared() {
@@ -88,14 +96,29 @@ SharedHeaders& shared() {
 
 }  // namespace
 
-bool find_shared_header(std::span<const uint8_t> head, CdfHeader& out) {
-    if (head.size() < 12) return false;
+std::shared_ptr<RememberedHeader> find_shared_header(std::span<const uint8_t> head, CdfHeader& out) {
+    if (head.size() < 12) return nullptr;
     return shared().find(head, out);
 }
 
-void remember_shared_header(std::span<const uint8_t> bytes, const CdfHeader& header) {
-    if (header.header_size < 12 || header.header_size > bytes.size() || header.header_size > kLargestRemembered) return;
-    shared().remember(bytes, header);
+std::shared_ptr<RememberedHeader> remember_shared_header(std::span<const uint8_t> bytes, const CdfHeader& header) {
+    if (header.header_size < 12 || header.header_size > bytes.size() || header.header_size > kLargestRemembered)
+        return nullptr;
+    return shared().remember(bytes, header);
+}
+
+std::shared_ptr<const CdfLayout> shared_layout(RememberedHeader& entry, uint64_t numrecs, uint64_t file_size) {
+    std::lock_guard lock(entry.layout_mutex);
+    if (!entry.layout || entry.layout_numrecs != numrecs || file_size < entry.layout_data_end) return nullptr;
+    return entry.layout;
+}
+
+void remember_layout(RememberedHeader& entry, uint64_t numrecs, uint64_t data_end,
+                     std::shared_ptr<const CdfLayout> layout) {
+    std::lock_guard lock(entry.layout_mutex);
+    entry.layout_numrecs = numrecs;
+    entry.layout_data_end = data_end;
+    entry.layout = std::move(layout);
 }
 
 }  // namespace ncafs::cdf

@@ -287,6 +287,42 @@ TEST(CdfReader, FilesOfOneLayoutKeepTheirOwnNumrecsAndAttributes) {
     }
 }
 
+// Files of one header and numrecs share the layout checked for the first
+// (shared_headers.hpp); its check still holds for each: a copy short of
+// its last data bytes is refused, a longer one reads the same values.
+TEST(CdfReader, ASharedLayoutIsCheckedAgainstEachFileSize) {
+    const std::string dir = cdftest::temp_dir();
+    const std::string cdl = dir + "/alike.cdl", nc = dir + "/alike.nc";
+    const std::string text =
+        "netcdf alike {\ndimensions: time = UNLIMITED ; x = 2 ;\nvariables: float v(time, x) ;\n"
+        "data: v = 1, 2, 3, 4, 5, 6 ;\n}\n";
+    cdftest::write_file(cdl, std::vector<uint8_t>(text.begin(), text.end()));
+    ASSERT_EQ(cdftest::run("ncgen -k nc3 -o " + nc + " " + cdl), 0);
+    auto bytes = cdftest::read_file(nc);
+    auto values = [](const std::string& path) {
+        Dataset ds = open_cdf_dataset(path);
+        std::vector<float> out(ds.find_variable("v")->source->element_count());
+        ds.find_variable("v")->source->read_linear(0, out.size(), ByteOrder::Native, out.data());
+        return out;
+    };
+    const std::vector<float> want = {1, 2, 3, 4, 5, 6};
+    EXPECT_EQ(values(nc), want);
+    auto shorter = bytes, longer = bytes;
+    shorter.resize(bytes.size() - 4);
+    longer.resize(bytes.size() + 8, 0xAB);
+    cdftest::write_file(dir + "/shorter.nc", shorter);
+    cdftest::write_file(dir + "/longer.nc", longer);
+    for (int round = 0; round < 2; ++round) {  // before and after a longer file shares the layout
+        try {
+            open_cdf_dataset(dir + "/shorter.nc");
+            FAIL() << "a file short of its data was opened";
+        } catch (const FormatError& e) {
+            EXPECT_NE(std::string(e.what()).find("beyond the end of the file"), std::string::npos) << e.what();
+        }
+        EXPECT_EQ(values(dir + "/longer.nc"), want);
+    }
+}
+
 TEST(CdfReader, FileThatShrinksGivesSourceError) {
     const CorpusFile& f = cdftest::corpus_file("several_record_vars", "nc6");
     std::string copy = cdftest::temp_dir() + "/shrinking.nc";

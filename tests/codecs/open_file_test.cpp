@@ -1,20 +1,24 @@
 // OpenFile's check after a read of a file changed within the last second:
 // bytes are served only once no process holds the file open for writing and
 // a second read gives the same bytes (the test runs as root or as the files'
-// owner, so read leases are available).
+// owner, so read leases are available); the same for the head read at the
+// open (open_with_head), whose one fstat also refuses non-regular files.
 #include "io/open_file.hpp"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <gtest/gtest.h>
 #include <unistd.h>
 
 #include <chrono>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <string>
 #include <thread>
 
 #include "codecs/error.hpp"
+#include "io/confined_open.hpp"
 
 namespace {
 
@@ -54,6 +58,22 @@ TEST_F(SettlingRead, AFileHeldOpenForWritingIsNotServed) {
     }
 }
 
+TEST_F(SettlingRead, AHeadReadAtTheOpenIsCheckedLikeAnyRead) {
+    auto r = ncafs::open_for_reading(path_, nullptr);
+    ASSERT_TRUE(r.fd);
+    try {
+        ncafs::OpenFile::open_with_head(r.fd.release(), path_, 64);
+        FAIL() << "a head served while a writer holds the file";
+    } catch (const ncafs::SourceError& e) {
+        EXPECT_NE(std::string(e.what()).find("being written by another process"), std::string::npos) << e.what();
+    }
+    ::close(writer_);
+    writer_ = -1;
+    r = ncafs::open_for_reading(path_, nullptr);
+    const auto head = ncafs::OpenFile::open_with_head(r.fd.release(), path_, 64)->take_head();
+    EXPECT_EQ(std::string(head.begin(), head.end()), "version one");
+}
+
 TEST_F(SettlingRead, AWriterThatClosesSoonIsWaitedFor) {
     std::thread closer([this] {
         std::this_thread::sleep_for(std::chrono::milliseconds(30));
@@ -83,6 +103,49 @@ TEST_F(SettlingRead, ASettledFileIsReadOnce) {
     const char first[] = "x";
     file_->check_after_read(first, 1, [&](void*) { ++second_reads; });  // writer open, yet settled
     EXPECT_EQ(second_reads, 0);
+}
+
+// open_with_head: one pread before the one fstat; what is not a regular
+// file is refused by that fstat (a FIFO without blocking).
+class OpenWithHead : public ::testing::Test {
+protected:
+    void SetUp() override {
+        dir_ = stdfs::temp_directory_path() / ("ncafs-head-" + std::to_string(::getpid()));
+        stdfs::create_directories(dir_);
+    }
+    void TearDown() override { stdfs::remove_all(dir_); }
+    std::shared_ptr<const ncafs::OpenFile> open(const stdfs::path& p, size_t limit) const {
+        auto r = ncafs::open_for_reading(p.string(), nullptr);
+        if (!r.fd) throw ncafs::SourceError(p.string(), r.reason);
+        return ncafs::OpenFile::open_with_head(r.fd.release(), p.string(), limit);
+    }
+    stdfs::path dir_;
+};
+
+TEST_F(OpenWithHead, TheHeadIsTheFirstBytesUpToTheLimit) {
+    const std::string text = "0123456789abcdef";
+    { std::ofstream(dir_ / "f") << text; }
+    auto whole = open(dir_ / "f", 64);
+    EXPECT_EQ(whole->size(), text.size());
+    const auto head = whole->take_head();
+    EXPECT_EQ(std::string(head.begin(), head.end()), text);
+    EXPECT_TRUE(whole->take_head().empty());  // once
+    const auto first = open(dir_ / "f", 4)->take_head();
+    EXPECT_EQ(std::string(first.begin(), first.end()), "0123");
+    { std::ofstream(dir_ / "empty"); }
+    EXPECT_TRUE(open(dir_ / "empty", 64)->take_head().empty());
+}
+
+TEST_F(OpenWithHead, WhatIsNotARegularFileIsRefused) {
+    ASSERT_EQ(::mkfifo((dir_ / "pipe").c_str(), 0644), 0);
+    for (const char* name : {"pipe", "."}) {
+        try {
+            open(dir_ / name, 64);
+            FAIL() << name << " was opened";
+        } catch (const ncafs::SourceError& e) {
+            EXPECT_NE(std::string(e.what()).find("not a regular file"), std::string::npos) << e.what();
+        }
+    }
 }
 
 }  // namespace

@@ -124,13 +124,13 @@ def case_syscalls(work):
             "%s %.2f" % (k, v / n) for k, v in sorted(c.items(), key=lambda kv: -kv[1])[:10])))
     f, a = fresh.counts, again.counts
     # Fresh: the partition alone (openat2 beneath the root's held fd: the
-    # root is not opened again per partition); its fstat at open and after
-    # the first read; no symlink walk (readlink), no access(2) beyond the
+    # root is not opened again per partition); one fstat, after the first
+    # read (OpenFile::open_with_head); no symlink walk (readlink), no access(2) beyond the
     # view open's (a faccessat from the partition's folder, opened
     # confined), one close (when the cache drops it).
     check(per_partition(f, n, "openat", "openat2", "open") <= 1.1, "opens per partition: %s" % f)
     check(per_partition(f, n, "close") <= 1.1, "closes per partition: %s" % f)
-    check(per_partition(f, n, "newfstatat", "fstat", "statx") <= 2.1, "stats per partition: %s" % f)
+    check(per_partition(f, n, "newfstatat", "fstat", "statx") <= 1.1, "stats per partition: %s" % f)
     check(per_partition(f, n, "readlink", "readlinkat") <= 0.05, "readlinks per partition: %s" % f)
     # One pread: the first bytes (sniff, header and, in a file this small,
     # the data the read wants: OpenFile::keep_first_read).
