@@ -4,10 +4,13 @@
 #include <netcdf_filter.h>
 
 #include <algorithm>
+#include <condition_variable>
 #include <cstring>
+#include <thread>
 
 #include "codecs/checked_math.hpp"
 #include "codecs/dataset.hpp"
+#include "io/worker_pool.hpp"
 
 namespace ncafs::netcdf {
 
@@ -43,9 +46,9 @@ std::vector<uint64_t> strides_of(std::span<const uint64_t> extent) {
     return s;
 }
 
-// Copies the part of one decoded chunk (origin chunk_start, extents
-// chunk_count) that lies in the box [start, start + count) to its place in out.
-void copy_overlap(const uint8_t* chunk, std::span<const uint64_t> chunk_start, std::span<const uint64_t> chunk_count,
+}  // namespace
+
+void copy_box_overlap(const uint8_t* chunk, std::span<const uint64_t> chunk_start, std::span<const uint64_t> chunk_count,
                   std::span<const uint64_t> start, std::span<const uint64_t> count, size_t esize, uint8_t* out) {
     const size_t rank = start.size();
     std::vector<uint64_t> lo(rank), hi(rank);
@@ -73,8 +76,6 @@ void copy_overlap(const uint8_t* chunk, std::span<const uint64_t> chunk_start, s
     }
 }
 
-}  // namespace
-
 std::optional<ChunkLayout> cached_chunk_layout(int ncid, int varid, size_t element_size,
                                                const std::vector<uint64_t>& shape, const DecodedChunkCache& cache) {
     if (shape.size() > kLargestCachedRank) return std::nullopt;
@@ -92,9 +93,108 @@ std::optional<ChunkLayout> cached_chunk_layout(int ncid, int varid, size_t eleme
     return ChunkLayout{std::move(*lengths), *bytes};
 }
 
+namespace {
+
+// Chunks being decoded by some reader: another reader missing the same
+// chunk waits for it rather than inflating it a second time (the kernel's
+// readahead asks for neighbouring blocks at once, which share chunks).
+class ChunksInFlight {
+public:
+    bool claim(const DecodedChunkCache::Key& key) {
+        std::lock_guard lock(mutex_);
+        if (std::find(keys_.begin(), keys_.end(), key) != keys_.end()) return false;
+        keys_.push_back(key);
+        return true;
+    }
+    void release(const DecodedChunkCache::Key& key) {
+        {
+            std::lock_guard lock(mutex_);
+            keys_.erase(std::find(keys_.begin(), keys_.end(), key));
+        }
+        done_.notify_all();
+    }
+    void wait_for(const DecodedChunkCache::Key& key) {
+        std::unique_lock lock(mutex_);
+        done_.wait(lock, [&] { return std::find(keys_.begin(), keys_.end(), key) == keys_.end(); });
+    }
+
+private:
+    std::mutex mutex_;
+    std::condition_variable done_;
+    std::vector<DecodedChunkCache::Key> keys_;  // few: one batch per reader
+};
+
+ChunksInFlight& in_flight() {
+    static ChunksInFlight chunks;
+    return chunks;
+}
+
+// Decoded bytes held at once by one reader's batch of misses (at least one chunk).
+constexpr uint64_t kBatchBytes = uint64_t{32} << 20;
+
+struct Miss {
+    DecodedChunkCache::Key key;
+    std::vector<uint64_t> start, count;
+    std::shared_ptr<std::vector<uint8_t>> decoded;
+    DecodedChunkCache::Chunk found;  // decoded by another reader
+    PendingDecode work;
+    bool claimed = false;
+};
+
+// Decodes the chunks of `misses`: the stored bytes of all of them fetched
+// in one locked section, then inflated side by side on the pool.
+void decode_batch(std::vector<Miss>& misses, DecodedChunkCache& cache, size_t element_size, std::mutex& library,
+                  const FetchChunk& fetch) {
+    std::vector<Miss*> waiting;
+    std::vector<size_t> pending;
+    auto release_claims = [&] {
+        for (auto& m : misses)
+            if (m.claimed) in_flight().release(m.key), m.claimed = false;
+    };
+    try {
+        {
+            std::lock_guard lock(library);
+            for (size_t i = 0; i < misses.size(); ++i) {
+                Miss& m = misses[i];
+                if ((m.found = cache.get(m.key))) continue;  // decoded meanwhile by another reader
+                if (!(m.claimed = in_flight().claim(m.key))) {
+                    waiting.push_back(&m);
+                    continue;
+                }
+                m.decoded = std::make_shared<std::vector<uint8_t>>(element_count(m.count) * element_size);
+                m.work = fetch(m.start, m.count, m.decoded->data());
+                if (m.work) pending.push_back(i);
+            }
+        }
+        const size_t width = std::min<size_t>(pending.size(), std::max(1u, std::thread::hardware_concurrency()));
+        WorkerPool::shared().parallel_for(pending.size(), width,
+                                          [&](size_t i, size_t) { misses[pending[i]].work(); });
+        for (auto& m : misses)
+            if (m.claimed) cache.put(m.key, m.decoded);
+    } catch (...) {
+        release_claims();
+        throw;
+    }
+    release_claims();  // before waiting: two readers never wait for each other
+    for (Miss* m : waiting) {
+        in_flight().wait_for(m->key);
+        if ((m->found = cache.get(m->key))) continue;
+        // The other reader failed, or the cache keeps nothing: decode it here.
+        m->decoded = std::make_shared<std::vector<uint8_t>>(element_count(m->count) * element_size);
+        PendingDecode work;
+        {
+            std::lock_guard lock(library);
+            work = fetch(m->start, m->count, m->decoded->data());
+        }
+        if (work) work();
+    }
+}
+
+}  // namespace
+
 void read_box_by_chunks(DecodedChunkCache& cache, DecodedChunkCache::Key key, const ChunkLayout& layout,
                         const std::vector<uint64_t>& shape, size_t element_size, std::span<const uint64_t> start,
-                        std::span<const uint64_t> count, void* out, std::mutex& library, const DecodeChunk& decode) {
+                        std::span<const uint64_t> count, void* out, std::mutex& library, const FetchChunk& fetch) {
     const size_t rank = shape.size();
     const auto& len = layout.lengths;
     std::vector<uint64_t> first(rank), last(rank);
@@ -103,37 +203,38 @@ void read_box_by_chunks(DecodedChunkCache& cache, DecodedChunkCache::Key key, co
         first[d] = start[d] / len[d];
         last[d] = (start[d] + count[d] - 1) / len[d];
     }
+    auto* dst = static_cast<uint8_t*>(out);
+    const size_t batch = static_cast<size_t>(std::max<uint64_t>(1, kBatchBytes / layout.bytes));
+    std::vector<Miss> misses;
+    auto flush = [&] {
+        decode_batch(misses, cache, element_size, library, fetch);
+        for (const Miss& m : misses) {
+            const auto& bytes = m.found ? *m.found : *m.decoded;
+            copy_box_overlap(bytes.data(), m.start, m.count, start, count, element_size, dst);
+        }
+        misses.clear();
+    };
     std::vector<uint64_t> index = first, chunk_start(rank), chunk_count(rank);
-    // Taken at the first miss and kept to the end: a handoff of the library
-    // per chunk between readers would cost a thread wakeup per chunk.
-    std::unique_lock<std::mutex> lock(library, std::defer_lock);
     for (;;) {
         for (size_t d = 0; d < rank; ++d) {
             chunk_start[d] = index[d] * len[d];
             chunk_count[d] = std::min(len[d], shape[d] - chunk_start[d]);
         }
         key.chunk = index;
-        DecodedChunkCache::Chunk chunk = cache.get(key);
-        if (!chunk) {
-            if (!lock.owns_lock()) {
-                lock.lock();
-                chunk = cache.get(key);  // decoded meanwhile by another reader
-            }
-            if (!chunk) {
-                auto bytes = std::make_shared<std::vector<uint8_t>>(element_count(chunk_count) * element_size);
-                decode(chunk_start, chunk_count, bytes->data());
-                cache.put(key, bytes);
-                chunk = std::move(bytes);
-            }
+        if (DecodedChunkCache::Chunk chunk = cache.get(key)) {
+            copy_box_overlap(chunk->data(), chunk_start, chunk_count, start, count, element_size, dst);
+        } else {
+            misses.push_back(Miss{key, chunk_start, chunk_count});
+            if (misses.size() >= batch) flush();
         }
-        copy_overlap(chunk->data(), chunk_start, chunk_count, start, count, element_size, static_cast<uint8_t*>(out));
         size_t d = rank;
         while (d-- > 0) {
             if (++index[d] <= last[d]) break;
             index[d] = first[d];
         }
-        if (d == static_cast<size_t>(-1)) return;
+        if (d == static_cast<size_t>(-1)) break;
     }
+    if (!misses.empty()) flush();
 }
 
 }  // namespace ncafs::netcdf
