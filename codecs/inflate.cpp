@@ -57,8 +57,13 @@ std::vector<uint8_t> inflate_bounded(std::span<const uint8_t> in, uint64_t bound
 std::vector<uint8_t> unshuffle_bytes(std::span<const uint8_t> in, size_t element_size) {
     std::vector<uint8_t> out(in.begin(), in.end());
     const size_t n = in.size() / element_size;
-    for (size_t j = 0; j < element_size; ++j)
-        for (size_t i = 0; i < n; ++i) out[i * element_size + j] = in[j * n + i];
+    if (element_size == 4) {  // the common case, in a loop the compiler unrolls
+        for (size_t i = 0; i < n; ++i)
+            for (size_t j = 0; j < 4; ++j) out[i * 4 + j] = in[j * n + i];
+        return out;
+    }
+    for (size_t i = 0; i < n; ++i)
+        for (size_t j = 0; j < element_size; ++j) out[i * element_size + j] = in[j * n + i];
     return out;
 }
 

@@ -142,11 +142,18 @@ struct Miss {
 };
 
 // Decodes the chunks of `misses`: the stored bytes of all of them fetched
-// in one locked section, then inflated side by side on the pool.
+// in one locked section, then inflated side by side on up to `width`
+// threads of the pool; each chunk is kept, and its waiters woken, as soon
+// as it is decoded.
 void decode_batch(std::vector<Miss>& misses, DecodedChunkCache& cache, size_t element_size, std::mutex& library,
-                  const FetchChunk& fetch) {
+                  const FetchChunk& fetch, size_t width) {
     std::vector<Miss*> waiting;
     std::vector<size_t> pending;
+    auto keep = [&](Miss& m) {
+        cache.put(m.key, m.decoded);
+        in_flight().release(m.key);
+        m.claimed = false;
+    };
     auto release_claims = [&] {
         for (auto& m : misses)
             if (m.claimed) in_flight().release(m.key), m.claimed = false;
@@ -166,11 +173,12 @@ void decode_batch(std::vector<Miss>& misses, DecodedChunkCache& cache, size_t el
                 if (m.work) pending.push_back(i);
             }
         }
-        const size_t width = std::min<size_t>(pending.size(), std::max(1u, std::thread::hardware_concurrency()));
-        WorkerPool::shared().parallel_for(pending.size(), width,
-                                          [&](size_t i, size_t) { misses[pending[i]].work(); });
         for (auto& m : misses)
-            if (m.claimed) cache.put(m.key, m.decoded);
+            if (m.claimed && !m.work) keep(m);  // decoded by netcdf-c under the lock
+        WorkerPool::shared().parallel_for(pending.size(), std::min(pending.size(), width), [&](size_t i, size_t) {
+            misses[pending[i]].work();
+            keep(misses[pending[i]]);
+        });
     } catch (...) {
         release_claims();
         throw;
@@ -192,14 +200,17 @@ void decode_batch(std::vector<Miss>& misses, DecodedChunkCache& cache, size_t el
 
 }  // namespace
 
-void read_box_by_chunks(DecodedChunkCache& cache, DecodedChunkCache::Key key, const ChunkLayout& layout,
-                        const std::vector<uint64_t>& shape, size_t element_size, std::span<const uint64_t> start,
-                        std::span<const uint64_t> count, void* out, std::mutex& library, const FetchChunk& fetch) {
+std::optional<std::vector<uint64_t>> read_box_by_chunks(DecodedChunkCache& cache, DecodedChunkCache::Key key,
+                                                        const ChunkLayout& layout, const std::vector<uint64_t>& shape,
+                                                        size_t element_size, std::span<const uint64_t> start,
+                                                        std::span<const uint64_t> count, void* out,
+                                                        std::mutex& library, const FetchChunk& fetch) {
     const size_t rank = shape.size();
     const auto& len = layout.lengths;
     std::vector<uint64_t> first(rank), last(rank);
+    std::optional<std::vector<uint64_t>> last_missed;
     for (size_t d = 0; d < rank; ++d) {
-        if (count[d] == 0) return;
+        if (count[d] == 0) return last_missed;
         first[d] = start[d] / len[d];
         last[d] = (start[d] + count[d] - 1) / len[d];
     }
@@ -207,7 +218,7 @@ void read_box_by_chunks(DecodedChunkCache& cache, DecodedChunkCache::Key key, co
     const size_t batch = static_cast<size_t>(std::max<uint64_t>(1, kBatchBytes / layout.bytes));
     std::vector<Miss> misses;
     auto flush = [&] {
-        decode_batch(misses, cache, element_size, library, fetch);
+        decode_batch(misses, cache, element_size, library, fetch, std::max(1u, std::thread::hardware_concurrency()));
         for (const Miss& m : misses) {
             const auto& bytes = m.found ? *m.found : *m.decoded;
             copy_box_overlap(bytes.data(), m.start, m.count, start, count, element_size, dst);
@@ -225,6 +236,7 @@ void read_box_by_chunks(DecodedChunkCache& cache, DecodedChunkCache::Key key, co
             copy_box_overlap(chunk->data(), chunk_start, chunk_count, start, count, element_size, dst);
         } else {
             misses.push_back(Miss{key, chunk_start, chunk_count});
+            last_missed = index;
             if (misses.size() >= batch) flush();
         }
         size_t d = rank;
@@ -235,6 +247,36 @@ void read_box_by_chunks(DecodedChunkCache& cache, DecodedChunkCache::Key key, co
         if (d == static_cast<size_t>(-1)) break;
     }
     if (!misses.empty()) flush();
+    return last_missed;
+}
+
+size_t decode_following_chunks(DecodedChunkCache& cache, DecodedChunkCache::Key key, const ChunkLayout& layout,
+                               const std::vector<uint64_t>& shape, size_t element_size,
+                               std::span<const uint64_t> after, size_t n, std::mutex& library,
+                               const FetchChunk& fetch) {
+    const size_t rank = shape.size();
+    std::vector<uint64_t> grid(rank), index(after.begin(), after.end());
+    for (size_t d = 0; d < rank; ++d) grid[d] = (shape[d] - 1) / layout.lengths[d] + 1;
+    std::vector<Miss> misses;
+    // Chunks already kept are skipped, a bounded number of them.
+    for (size_t looked = 0; misses.size() < n && looked < 4 * n; ++looked) {
+        size_t d = rank;
+        while (d-- > 0) {
+            if (++index[d] < grid[d]) break;
+            index[d] = 0;
+        }
+        if (d == static_cast<size_t>(-1)) break;  // past the last chunk
+        key.chunk = index;
+        if (cache.get(key)) continue;
+        Miss m{key, std::vector<uint64_t>(rank), std::vector<uint64_t>(rank)};
+        for (size_t k = 0; k < rank; ++k) {
+            m.start[k] = index[k] * layout.lengths[k];
+            m.count[k] = std::min(layout.lengths[k], shape[k] - m.start[k]);
+        }
+        misses.push_back(std::move(m));
+    }
+    if (!misses.empty()) decode_batch(misses, cache, element_size, library, fetch, 1);  // one core: readers first
+    return misses.size();
 }
 
 }  // namespace ncafs::netcdf

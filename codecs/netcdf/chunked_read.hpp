@@ -63,9 +63,21 @@ using FetchChunk =
 // cache are copied, the others fetched in batches (one locked section of
 // `library` per batch), decoded side by side on the worker pool and kept.
 // A chunk another reader is decoding is waited for, not decoded twice.
-// key names the variable; its chunk coordinates are filled here.
-void read_box_by_chunks(DecodedChunkCache& cache, DecodedChunkCache::Key key, const ChunkLayout& layout,
-                        const std::vector<uint64_t>& shape, size_t element_size, std::span<const uint64_t> start,
-                        std::span<const uint64_t> count, void* out, std::mutex& library, const FetchChunk& fetch);
+// key names the variable; its chunk coordinates are filled here. Returns
+// the coordinates of the last chunk that was not in cache (nullopt: none).
+std::optional<std::vector<uint64_t>> read_box_by_chunks(DecodedChunkCache& cache, DecodedChunkCache::Key key,
+                                                        const ChunkLayout& layout, const std::vector<uint64_t>& shape,
+                                                        size_t element_size, std::span<const uint64_t> start,
+                                                        std::span<const uint64_t> count, void* out,
+                                                        std::mutex& library, const FetchChunk& fetch);
+
+// Decodes and keeps up to n of the chunks that follow chunk `after` (chunk
+// coordinates) in C order over the chunk grid and are not in cache (looking
+// at no more than 4 n of them): what the next misses of a reader going
+// forward will need. Returns how many were decoded.
+size_t decode_following_chunks(DecodedChunkCache& cache, DecodedChunkCache::Key key, const ChunkLayout& layout,
+                               const std::vector<uint64_t>& shape, size_t element_size,
+                               std::span<const uint64_t> after, size_t n, std::mutex& library,
+                               const FetchChunk& fetch);
 
 }  // namespace ncafs::netcdf

@@ -7,10 +7,12 @@
 #include <cstring>
 #include <map>
 #include <mutex>
+#include <thread>
 
 #include "codecs/cdf/header_reader.hpp"
 #include "codecs/error.hpp"
 #include "codecs/netcdf/netcdf_library.hpp"
+#include "io/worker_pool.hpp"
 
 namespace ncafs::netcdf {
 
@@ -142,20 +144,67 @@ void NetcdfVariableSource::get_vara(std::span<const uint64_t> start, std::span<c
 PendingDecode NetcdfVariableSource::fetch_raw(std::span<const uint64_t> start, std::span<const uint64_t> count,
                                               void* dst) const {
     Hdf5ChunkFile* hdf5 = file_->hdf5_chunks();
-    auto stored = hdf5 ? hdf5->read(*raw_, start) : std::nullopt;
+    const auto stored = hdf5 ? hdf5->locate(*raw_, start) : std::nullopt;
     if (!stored) get_vara(start, count, dst);  // never written (fill values), or filters skipped
     file_->check_unchanged();                  // only chunks of the version opened are kept
     if (!stored) return {};
     std::vector<uint64_t> extent(count.begin(), count.end()), origin(start.begin(), start.end());
-    return [this, stored = std::move(*stored), extent = std::move(extent), origin = std::move(origin), dst] {
+    return [this, at = *stored, extent = std::move(extent), origin = std::move(origin), dst] {
+        std::vector<uint8_t> bytes(at.size);
+        file_->open_file()->pread_exact(bytes.data(), bytes.size(), at.address);  // checks the identity after
         try {
-            decode_raw_chunk(*raw_, stored, extent, dst);
+            decode_raw_chunk(*raw_, bytes, extent, dst);
         } catch (const std::runtime_error& e) {
-            std::string at;
-            for (uint64_t o : origin) at += (at.empty() ? "" : ",") + std::to_string(o);
-            throw SourceError(file_->path(), "variable " + name_ + ", chunk at [" + at + "]: " + e.what());
+            std::string where;
+            for (uint64_t o : origin) where += (where.empty() ? "" : ",") + std::to_string(o);
+            throw SourceError(file_->path(), "variable " + name_ + ", chunk at [" + where + "]: " + e.what());
         }
     };
+}
+
+PendingDecode NetcdfVariableSource::fetch(std::span<const uint64_t> start, std::span<const uint64_t> count,
+                                          void* dst) const {
+    if (raw_) return fetch_raw(start, count, dst);
+    get_vara(start, count, dst);
+    file_->check_unchanged();  // only chunks of the version opened are kept
+    return {};
+}
+
+namespace {
+
+// Chunks one decode-ahead job decodes, and such jobs at once in the process:
+// one core's worth beside the readers, never a queue of speculative work.
+constexpr size_t kAheadChunks = 8;
+std::atomic<unsigned> ahead_jobs{0};
+
+unsigned ahead_job_limit() { return std::max(1u, std::thread::hardware_concurrency() / 2); }
+
+}  // namespace
+
+void NetcdfVariableSource::decode_ahead(std::vector<uint64_t> missed) const {
+    auto& cache = DecodedChunkCache::shared();
+    const uint64_t needed = kAheadChunks * (chunks_->bytes + DecodedChunkCache::kEntryOverhead);
+    if (cache.capacity() < cache.weight() + needed) return;  // would evict what readers may need
+    if (ahead_jobs.fetch_add(1) >= ahead_job_limit()) {
+        --ahead_jobs;
+        return;
+    }
+    // Weak: a dataset closed meanwhile is not kept open for speculative work.
+    std::weak_ptr<const NetcdfVariableSource> weak = weak_from_this();
+    auto job = [weak, missed = std::move(missed)] {
+        if (auto self = weak.lock()) {
+            try {
+                decode_following_chunks(DecodedChunkCache::shared(), self->file_->chunk_key(self->ncid_, self->varid_),
+                                        *self->chunks_, self->shape_, type_size(self->type_), missed, kAheadChunks,
+                                        netcdf_library_mutex(),
+                                        [&](auto s, auto c, void* dst) { return self->fetch(s, c, dst); });
+            } catch (const std::exception&) {
+                // The reader that needs the chunk meets the error itself.
+            }
+        }
+        --ahead_jobs;
+    };
+    if (!WorkerPool::shared().post(job, [] { --ahead_jobs; })) --ahead_jobs;
 }
 
 void NetcdfVariableSource::read_native(std::span<const uint64_t> start, std::span<const uint64_t> count,
@@ -165,13 +214,10 @@ void NetcdfVariableSource::read_native(std::span<const uint64_t> start, std::spa
         return get_vara(start, count, out);
     }
     auto& cache = DecodedChunkCache::shared();
-    read_box_by_chunks(cache, file_->chunk_key(ncid_, varid_), *chunks_, shape_, type_size(type_), start, count, out,
-                       netcdf_library_mutex(), [&](auto box_start, auto box_count, void* dst) -> PendingDecode {
-                           if (raw_) return fetch_raw(box_start, box_count, dst);
-                           get_vara(box_start, box_count, dst);
-                           file_->check_unchanged();  // only chunks of the version opened are kept
-                           return {};
-                       });
+    auto missed = read_box_by_chunks(cache, file_->chunk_key(ncid_, varid_), *chunks_, shape_, type_size(type_), start,
+                                     count, out, netcdf_library_mutex(),
+                                     [&](auto s, auto c, void* dst) { return fetch(s, c, dst); });
+    if (missed && raw_) decode_ahead(std::move(*missed));
 }
 
 namespace {

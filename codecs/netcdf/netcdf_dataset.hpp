@@ -49,6 +49,8 @@ public:
     // opened at the first ask; nullptr for a file not kept (opened by
     // name) or one HDF5 will not open. netcdf-c mutex held.
     Hdf5ChunkFile* hdf5_chunks() const;
+    // The file opened (confined), or nullptr when opened by name.
+    const OpenFile* open_file() const { return file_.get(); }
 
 private:
     NetcdfHandle(int ncid, std::string path, std::optional<Hdf5Indirections> indirections);
@@ -64,7 +66,7 @@ private:
 // The values of one root-group variable, read with nc_get_vara in its own
 // external type (no scale/offset, no conversion), swapped to the requested
 // byte order. Never answers with file extents (netcdf-c owns the layout).
-class NetcdfVariableSource final : public ArraySource {
+class NetcdfVariableSource final : public ArraySource, public std::enable_shared_from_this<NetcdfVariableSource> {
 public:
     // group_ncid: the group holding the variable (the file's root by default).
     // refusal: why every read fails before netcdf-c is asked (HDF5 external
@@ -88,6 +90,10 @@ private:
     void get_vara(std::span<const uint64_t> start, std::span<const uint64_t> count, void* dst) const;
     // FetchChunk of a variable with a raw plan (netcdf-c mutex held).
     PendingDecode fetch_raw(std::span<const uint64_t> start, std::span<const uint64_t> count, void* dst) const;
+    PendingDecode fetch(std::span<const uint64_t> start, std::span<const uint64_t> count, void* dst) const;
+    // After a miss at chunk `missed`: the following chunks decoded on the
+    // worker pool, while the cache has room for them without evicting.
+    void decode_ahead(std::vector<uint64_t> missed) const;
     std::shared_ptr<const NetcdfHandle> file_;
     int ncid_;
     int varid_;

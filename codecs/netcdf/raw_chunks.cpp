@@ -159,7 +159,7 @@ std::optional<RawChunkPlan> Hdf5ChunkFile::plan(const std::string& group_path, c
     return plan;
 }
 
-std::optional<std::vector<uint8_t>> Hdf5ChunkFile::read(const RawChunkPlan& plan, std::span<const uint64_t> chunk_start) {
+std::optional<StoredChunk> Hdf5ChunkFile::locate(const RawChunkPlan& plan, std::span<const uint64_t> chunk_start) {
     const hid_t dset = dataset_id(plan.dataset);
     std::vector<hsize_t> offset(chunk_start.begin(), chunk_start.end());
     unsigned mask = 0;
@@ -175,12 +175,7 @@ std::optional<std::vector<uint8_t>> Hdf5ChunkFile::read(const RawChunkPlan& plan
         throw SourceError(shown_, "a chunk of " + plan.dataset + " is stored in " + std::to_string(size) +
                                       " bytes, more than a chunk of " + std::to_string(plan.declared_bytes) +
                                       " bytes can need");
-    std::vector<uint8_t> stored(size);
-    uint32_t filters = 0;
-    if (H5Dread_chunk(dset, H5P_DEFAULT, offset.data(), &filters, stored.data()) < 0)
-        throw SourceError(shown_, "HDF5 cannot read a chunk of " + plan.dataset);
-    if (filters != 0) return std::nullopt;
-    return stored;
+    return StoredChunk{address, size};
 }
 
 uint64_t max_stored_bytes(const RawChunkPlan& plan) {

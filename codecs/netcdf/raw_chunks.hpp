@@ -1,6 +1,8 @@
 // Reading the stored (still deflated) bytes of a netCDF-4 variable's chunks
-// with HDF5's H5Dread_chunk, so that inflating them - the expensive step -
-// runs outside the netcdf-c mutex, on as many cores as there are readers.
+// where HDF5 says they lie (H5Dget_chunk_info_by_coord, the one step under
+// the netcdf-c mutex), with the partition's confined descriptor, so that
+// reading them from disk and inflating them - the expensive steps - run
+// outside the mutex, on as many cores as there are readers.
 // Only the filters decoded here (deflate, shuffle, fletcher32) take this
 // path; any other filter leaves the whole variable to netcdf-c, and a chunk
 // never written (fill values) or stored without some of its filters (mask
@@ -42,6 +44,13 @@ struct RawChunkPlan {
     bool big_endian = false;           // stored order: swapped to native after decoding
 };
 
+// A chunk's stored bytes in the file (read with the partition's own
+// descriptor, outside the mutex: a cold chunk's disk read holds no one up).
+struct StoredChunk {
+    uint64_t address = 0;
+    uint64_t size = 0;
+};
+
 // The HDF5 side of one open netCDF-4 partition (every call: mutex held).
 class Hdf5ChunkFile {
 public:
@@ -58,11 +67,11 @@ public:
     std::optional<RawChunkPlan> plan(const std::string& group_path, const std::string& name, NcType type,
                                      const std::vector<uint64_t>& shape, uint64_t max_bytes);
 
-    // The stored bytes of the chunk at element offset chunk_start; nullopt
-    // for a chunk netcdf-c must read (never written, or filter mask bits
-    // set). Sizes from the file are checked against the file's size and the
-    // plan before anything is allocated. Throws SourceError naming the file.
-    std::optional<std::vector<uint8_t>> read(const RawChunkPlan& plan, std::span<const uint64_t> chunk_start);
+    // Where the chunk at element offset chunk_start is stored; nullopt for
+    // a chunk netcdf-c must read (never written, or filter mask bits set).
+    // The place is checked against the file's size and its size against the
+    // plan (max_stored_bytes). Throws SourceError naming the file.
+    std::optional<StoredChunk> locate(const RawChunkPlan& plan, std::span<const uint64_t> chunk_start);
 
 private:
     Hdf5ChunkFile(hid_t file, std::string shown, uint64_t file_size)
