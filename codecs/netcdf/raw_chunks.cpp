@@ -30,6 +30,14 @@ bool same_file(hid_t file, const OpenFile& opened) {
     return st.st_dev == opened.identity().device && st.st_ino == opened.identity().inode;
 }
 
+// HDF5 addresses count from the end of the user block: only without one
+// are they the file offsets the chunks are read at.
+bool addresses_are_offsets(hid_t file) {
+    Hid fcpl(H5Fget_create_plist(file), H5Pclose);
+    hsize_t userblock = 1;
+    return fcpl.ok() && H5Pget_userblock(fcpl, &userblock) >= 0 && userblock == 0;
+}
+
 // The filters of dcpl, when every one is decoded here.
 bool read_pipeline(hid_t dcpl, size_t element_size, RawChunkPlan& plan) {
     const int n = H5Pget_nfilters(dcpl);
@@ -100,17 +108,18 @@ uint32_t load_le32(const uint8_t* p) {
     return uint32_t{p[0]} | uint32_t{p[1]} << 8 | uint32_t{p[2]} << 16 | uint32_t{p[3]} << 24;
 }
 
-// HDF5's fletcher32 filter, reading: checks and strips the 4-byte sum.
-// HDF5 before 1.6.3 stored the sum with each 16-bit half byte-swapped on
-// little-endian machines; both forms are accepted, as HDF5 does.
-std::vector<uint8_t> check_fletcher32(std::span<const uint8_t> in) {
+// HDF5's fletcher32 filter, reading: checks the 4-byte sum at the end and
+// returns the bytes before it. HDF5 before 1.6.3 stored the sum with each
+// 16-bit half byte-swapped on little-endian machines; both forms are
+// accepted, as HDF5 does.
+std::span<const uint8_t> check_fletcher32(std::span<const uint8_t> in) {
     if (in.size() < 4) throw std::runtime_error("chunk shorter than its fletcher32 checksum");
     const auto data = in.first(in.size() - 4);
     const uint32_t stored = load_le32(in.data() + data.size());
     const uint32_t sum = hdf5_fletcher32(data);
     const uint32_t old_form = ((sum & 0x00ff00ffu) << 8) | ((sum >> 8) & 0x00ff00ffu);
     if (stored != sum && stored != old_form) throw std::runtime_error("data error detected by the fletcher32 checksum");
-    return std::vector<uint8_t>(data.begin(), data.end());
+    return data;
 }
 
 void swap_elements(uint8_t* p, uint64_t bytes, size_t size) {
@@ -124,7 +133,7 @@ std::unique_ptr<Hdf5ChunkFile> Hdf5ChunkFile::open(const OpenFile& file) {
     const hid_t id = H5Fopen(file.proc_path().c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
     if (id < 0) return nullptr;
     std::unique_ptr<Hdf5ChunkFile> opened(new Hdf5ChunkFile(id, file.path(), file.size()));
-    if (!same_file(id, file)) return nullptr;
+    if (!same_file(id, file) || !addresses_are_offsets(id)) return nullptr;
     return opened;
 }
 
@@ -188,7 +197,7 @@ void decode_raw_chunk(const RawChunkPlan& plan, std::span<const uint8_t> stored,
     std::span<const uint8_t> current = stored;
     for (auto it = plan.pipeline.rbegin(); it != plan.pipeline.rend(); ++it) {
         switch (*it) {
-            case RawChunkPlan::Filter::Fletcher32: buffer = check_fletcher32(current); break;
+            case RawChunkPlan::Filter::Fletcher32: current = check_fletcher32(current); continue;
             case RawChunkPlan::Filter::Deflate: buffer = inflate_bounded(current, plan.inflated_bytes, true); break;
             case RawChunkPlan::Filter::Shuffle: buffer = unshuffle_bytes(current, plan.shuffle_size); break;
         }
@@ -197,6 +206,8 @@ void decode_raw_chunk(const RawChunkPlan& plan, std::span<const uint8_t> stored,
     if (current.size() != plan.declared_bytes)
         throw std::runtime_error("chunk decodes to " + std::to_string(current.size()) + " bytes, not " +
                                  std::to_string(plan.declared_bytes));
+    if (current.data() != buffer.data()) buffer.assign(current.begin(), current.end());  // only a checksum was removed
+    buffer.resize(plan.declared_bytes);  // drops a checksum deflated with the chunk
     const size_t esize = type_size(plan.type);
     if (plan.big_endian && std::endian::native == std::endian::little) swap_elements(buffer.data(), buffer.size(), esize);
     const std::vector<uint64_t> origin(count.size(), 0);

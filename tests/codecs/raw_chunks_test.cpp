@@ -22,7 +22,7 @@
 #include "codecs/netcdf/netcdf_dataset.hpp"
 #include "codecs/netcdf/raw_chunks.hpp"
 #include "io/error.hpp"
-#include "python_written_files.hpp"
+#include "chunk_test_suite.hpp"
 
 namespace ncafs::netcdf {
 namespace {
@@ -93,20 +93,12 @@ with h5py.File(os.path.join(d, "bomb.nc"), "w") as f:
     b.id.write_direct_chunk((3, 0), zlib.compress(bytes(64 << 20), 9))
 )PY";
 
-class RawChunksTest : public ::testing::Test {
+class RawChunksTest : public test::ChunkTestSuite<RawChunksTest> {
+public:
+    static constexpr const char* kScript = kWriter;
+    static constexpr const char* kPrefix = "ncafs-raw-chunks";
+
 protected:
-    static void SetUpTestSuite() {
-        auto folder = test::write_with_python(kWriter, "ncafs-raw-chunks");
-        ASSERT_TRUE(folder) << "netCDF4/h5py could not write";
-        dir_ = *folder;
-    }
-    static void TearDownTestSuite() {
-        std::error_code ec;
-        fs::remove_all(dir_, ec);
-        DecodedChunkCache::shared().set_capacity(DecodedChunkCache::kDefaultCapacity);
-    }
-    void SetUp() override { DecodedChunkCache::shared().clear(); }
-    static std::string path(const std::string& name) { return dir_ + "/" + name; }
     static std::vector<std::string> lines(const std::string& name) {
         std::ifstream in(path(name));
         std::vector<std::string> out;
@@ -117,11 +109,6 @@ protected:
     static std::vector<uint8_t> expected(const std::string& name) {
         std::ifstream in(path(name + ".bin"), std::ios::binary);
         return {std::istreambuf_iterator<char>(in), {}};
-    }
-    static const ArraySource& source(const Dataset& ds, const std::string& name) {
-        for (const auto& v : ds.variables)
-            if (v.name == name) return *v.source;
-        throw std::runtime_error("no variable " + name);
     }
     // The box read through src against the same box of the whole array `all`.
     static void check_box(const ArraySource& src, const std::vector<uint8_t>& all, const std::vector<uint64_t>& start,
@@ -157,7 +144,6 @@ protected:
                 if (v.name == name) return v.source.get();
         return nullptr;
     }
-    static inline std::string dir_;
 };
 
 size_t open_descriptors() {
