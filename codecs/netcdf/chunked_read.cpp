@@ -39,6 +39,20 @@ std::optional<std::vector<uint64_t>> chunk_lengths(int ncid, int varid, const st
     return lengths;
 }
 
+// Whether the variable is named like a dimension it is not the coordinate
+// of (netCDF-4 stores it as "_nc4_non_coord_NAME"): netcdf-c 4.9's
+// nc_set_var_chunk_cache reopens such a variable's dataset by its plain
+// name, the dimension's scale, and every later read of the file fails
+// ("NetCDF: HDF error"). Such a variable keeps HDF5's chunk cache.
+bool shadows_a_dimension(int ncid, int varid) {
+    char name[NC_MAX_NAME + 1] = {};
+    int ndims = 0, dimid = -1;
+    if (nc_inq_varname(ncid, varid, name) != NC_NOERR || nc_inq_dimid(ncid, name, &dimid) != NC_NOERR) return false;
+    if (nc_inq_varndims(ncid, varid, &ndims) != NC_NOERR || ndims != 1) return true;
+    int first = -1;
+    return nc_inq_vardimid(ncid, varid, &first) != NC_NOERR || first != dimid;
+}
+
 // Strides (in elements) of a C-order array of the given extents.
 std::vector<uint64_t> strides_of(std::span<const uint64_t> extent) {
     std::vector<uint64_t> s(extent.size(), 1);
@@ -89,7 +103,7 @@ std::optional<ChunkLayout> cached_chunk_layout(int ncid, int varid, size_t eleme
         return std::nullopt;
     // Each chunk is inflated once, whole, and kept by the cache: HDF5's copy
     // would only double the memory (and escape the bound).
-    nc_set_var_chunk_cache(ncid, varid, 0, 0, 0.75f);
+    if (!shadows_a_dimension(ncid, varid)) nc_set_var_chunk_cache(ncid, varid, 0, 0, 0.75f);
     return ChunkLayout{std::move(*lengths), *bytes};
 }
 

@@ -154,8 +154,10 @@ std::optional<RawChunkPlan> Hdf5ChunkFile::plan(const std::string& group_path, c
     const std::string prefix = group_path == "/" ? "/" : group_path + "/";
     RawChunkPlan plan;
     hid_t dset = -1;
-    // netCDF-4 stores a variable named like a dimension it is not the coordinate of under this prefix.
-    for (const std::string& candidate : {name, "_nc4_non_coord_" + name}) {
+    // netCDF-4 stores a variable named like a dimension it is not the
+    // coordinate of under this prefix (the plain name is then the
+    // dimension's scale): looked for first.
+    for (const std::string& candidate : {"_nc4_non_coord_" + name, name}) {
         plan.dataset = prefix + candidate;
         if ((dset = dataset_id(plan.dataset)) >= 0) break;
     }

@@ -55,7 +55,13 @@ with netCDF4.Dataset(os.path.join(d, "values.nc"), "w", format="NETCDF4") as ds:
     fill[0:4, 0:16, 0:16] = f32[0:4, 0:16, 0:16]
     fill[12:20, 20:37, 30:53] = f32[12:20, 20:37, 30:53]
     var("text", "S1", ("t", "y", "x"), np.full((20, 37, 53), b"q"), zlib=True, chunksizes=(10, 37, 53))
-    fast += ["deflate", "shuffled", "checked", "bigend", "line", "holes", "text"]
+    # Named like a dimension it does not index: stored as _nc4_non_coord_y.
+    var("y", "f4", ("t", "x"), f32[:, 0, :] + 1, zlib=True, chunksizes=(20, 53))
+    fast += ["deflate", "shuffled", "checked", "bigend", "line", "holes", "text", "y"]
+    g = ds.createGroup("g")
+    inner = g.createVariable("inner", "f8", ("t", "y", "x"), zlib=True, chunksizes=(2, 37, 53))
+    inner[:] = f32.astype("f8") * 3
+    (f32.astype("f8") * 3).astype("=f8").tofile(os.path.join(d, "g_inner.bin"))
 # (Chunks of at least 4 KiB: smaller ones are left to HDF5, chunked_read.hpp.)
 # An HDF5 filter netcdf-c reads but raw_chunks does not decode: scaleoffset.
 with h5py.File(os.path.join(d, "other.nc"), "w") as f:
@@ -69,11 +75,13 @@ with h5py.File(os.path.join(d, "other.nc"), "w") as f:
 for name in ("values.nc", "other.nc"):
     with h5py.File(os.path.join(d, name), "r") as f:
         for v in f.values():
-            if isinstance(v, h5py.Dataset) and v.ndim > 0 and v.name.strip("/") in fast + slow:
+            shadowed = "_nc4_non_coord_" + v.name.strip("/") in f  # then only a dimension's scale
+            wanted = v.name.strip("/").replace("_nc4_non_coord_", "") in fast + slow
+            if isinstance(v, h5py.Dataset) and v.ndim > 0 and not shadowed and wanted:
                 data = v[...]
                 if data.dtype.kind != "S":
                     data = data.astype(data.dtype.newbyteorder("="))
-                data.tofile(os.path.join(d, v.name.strip("/") + ".bin"))
+                data.tofile(os.path.join(d, v.name.strip("/").replace("_nc4_non_coord_", "") + ".bin"))
 open(os.path.join(d, "fast.txt"), "w").write("\n".join(fast))
 open(os.path.join(d, "slow.txt"), "w").write("\n".join(slow))
 # Hostile copies: the stored bytes of one chunk flipped; a chunk of 4 KiB
@@ -171,6 +179,13 @@ TEST_F(RawChunksTest, EveryVariableAgreesWithH5pyAndTheRightOnesDecodeOutsideNet
             DecodedChunkCache::shared().clear();
             random_boxes(*src, all, 3, 60, name);  // cold and warm boxes, edges included
         }
+}
+
+TEST_F(RawChunksTest, AVariableOfAGroupDecodesOutsideNetcdfC) {
+    auto ds = open_netcdf_dataset(OpenFile::open(path("values.nc")), nullptr, "/g");
+    const uint64_t before = raw_chunks_decoded();
+    check_box(source(ds, "inner"), expected("g_inner"), {0, 0, 0}, {20, 37, 53}, "inner");
+    EXPECT_GT(raw_chunks_decoded() - before, 0u);
 }
 
 TEST_F(RawChunksTest, TheHdf5FileIdCostsNoDescriptor) {
