@@ -83,6 +83,8 @@ public:
     void read(std::span<const uint64_t> start, std::span<const uint64_t> count, ByteOrder order,
               void* out) const override;
     std::optional<std::string> refusal() const override { return refusal_; }
+    // Whether missed chunks are read and inflated outside netcdf-c (raw_chunks.hpp).
+    bool reads_raw_chunks() const { return raw_.has_value(); }
 
 private:
     void read_native(std::span<const uint64_t> start, std::span<const uint64_t> count, void* out) const;

@@ -171,11 +171,14 @@ TEST_F(RawChunksTest, EveryVariableAgreesWithH5pyAndTheRightOnesDecodeOutsideNet
             ASSERT_NE(src, nullptr);
             const auto all = expected(name);
             ASSERT_EQ(all.size(), element_count(src->shape()) * type_size(src->type()));
+            const bool fast = std::string(list) == "fast.txt";
+            const auto* netcdf = dynamic_cast<const NetcdfVariableSource*>(src);
+            ASSERT_NE(netcdf, nullptr);
+            EXPECT_EQ(netcdf->reads_raw_chunks(), fast) << name;
             const uint64_t before = raw_chunks_decoded();
             check_box(*src, all, whole_origin(*src), src->shape(), name);  // cold: every chunk
-            const uint64_t decoded = raw_chunks_decoded() - before;
-            if (std::string(list) == "fast.txt") EXPECT_GT(decoded, 0u) << name << " did not take the raw path";
-            else EXPECT_EQ(decoded, 0u) << name << " took the raw path";
+            // (Decode-ahead of earlier variables may count too: only "some" is checked.)
+            if (fast) EXPECT_GT(raw_chunks_decoded() - before, 0u) << name << " did not take the raw path";
             DecodedChunkCache::shared().clear();
             random_boxes(*src, all, 3, 60, name);  // cold and warm boxes, edges included
         }
