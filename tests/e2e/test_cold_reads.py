@@ -25,6 +25,7 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from test_mount import Mount, check, fail, NCAFS, run_cases  # noqa: E402
+from test_read_scale import status_bytes  # noqa: E402
 
 MONTHS, STEPS, LAT, LON = 12, 10, 40, 64
 
@@ -147,14 +148,6 @@ def damage_partitions(names):
     return {5 * STEPS + 3: names[5], 7 * STEPS + 2: names[7]}
 
 
-def daemon_rss_kib(m):
-    with open("/proc/%d/status" % m.process.pid) as f:
-        for line in f:
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1])
-    return 0
-
-
 def case_corrupt(work):
     import netCDF4
     import subprocess
@@ -177,7 +170,8 @@ def case_corrupt(work):
                     pass
             check(os.path.basename(partition) in m.log_text(),
                   "the failure must be logged naming %s:\n%s" % (partition, m.log_text()))
-        check(daemon_rss_kib(m) < 400 * 1024, "the bomb must not cost its 64 MiB: RSS %d KiB" % daemon_rss_kib(m))
+        rss = status_bytes(m.process.pid, "VmRSS")
+        check(rss < 400 << 20, "the bomb must not cost its 64 MiB: RSS %d bytes" % rss)
         with netCDF4.Dataset(view) as ds:
             v = ds.variables["tas"]
             v.set_auto_maskandscale(False)
