@@ -4,10 +4,13 @@
 #include <netcdf_filter.h>
 
 #include <algorithm>
+#include <condition_variable>
 #include <cstring>
+#include <thread>
 
 #include "codecs/checked_math.hpp"
 #include "codecs/dataset.hpp"
+#include "io/worker_pool.hpp"
 
 namespace ncafs::netcdf {
 
@@ -36,6 +39,20 @@ std::optional<std::vector<uint64_t>> chunk_lengths(int ncid, int varid, const st
     return lengths;
 }
 
+// Whether the variable is named like a dimension it is not the coordinate
+// of (netCDF-4 stores it as "_nc4_non_coord_NAME"): netcdf-c 4.9's
+// nc_set_var_chunk_cache reopens such a variable's dataset by its plain
+// name, the dimension's scale, and every later read of the file fails
+// ("NetCDF: HDF error"). Such a variable keeps HDF5's chunk cache.
+bool shadows_a_dimension(int ncid, int varid) {
+    char name[NC_MAX_NAME + 1] = {};
+    int ndims = 0, dimid = -1;
+    if (nc_inq_varname(ncid, varid, name) != NC_NOERR || nc_inq_dimid(ncid, name, &dimid) != NC_NOERR) return false;
+    if (nc_inq_varndims(ncid, varid, &ndims) != NC_NOERR || ndims != 1) return true;
+    int first = -1;
+    return nc_inq_vardimid(ncid, varid, &first) != NC_NOERR || first != dimid;
+}
+
 // Strides (in elements) of a C-order array of the given extents.
 std::vector<uint64_t> strides_of(std::span<const uint64_t> extent) {
     std::vector<uint64_t> s(extent.size(), 1);
@@ -43,9 +60,9 @@ std::vector<uint64_t> strides_of(std::span<const uint64_t> extent) {
     return s;
 }
 
-// Copies the part of one decoded chunk (origin chunk_start, extents
-// chunk_count) that lies in the box [start, start + count) to its place in out.
-void copy_overlap(const uint8_t* chunk, std::span<const uint64_t> chunk_start, std::span<const uint64_t> chunk_count,
+}  // namespace
+
+void copy_box_overlap(const uint8_t* chunk, std::span<const uint64_t> chunk_start, std::span<const uint64_t> chunk_count,
                   std::span<const uint64_t> start, std::span<const uint64_t> count, size_t esize, uint8_t* out) {
     const size_t rank = start.size();
     std::vector<uint64_t> lo(rank), hi(rank);
@@ -73,8 +90,6 @@ void copy_overlap(const uint8_t* chunk, std::span<const uint64_t> chunk_start, s
     }
 }
 
-}  // namespace
-
 std::optional<ChunkLayout> cached_chunk_layout(int ncid, int varid, size_t element_size,
                                                const std::vector<uint64_t>& shape, const DecodedChunkCache& cache) {
     if (shape.size() > kLargestCachedRank) return std::nullopt;
@@ -88,52 +103,194 @@ std::optional<ChunkLayout> cached_chunk_layout(int ncid, int varid, size_t eleme
         return std::nullopt;
     // Each chunk is inflated once, whole, and kept by the cache: HDF5's copy
     // would only double the memory (and escape the bound).
-    nc_set_var_chunk_cache(ncid, varid, 0, 0, 0.75f);
+    if (!shadows_a_dimension(ncid, varid)) nc_set_var_chunk_cache(ncid, varid, 0, 0, 0.75f);
     return ChunkLayout{std::move(*lengths), *bytes};
 }
 
-void read_box_by_chunks(DecodedChunkCache& cache, DecodedChunkCache::Key key, const ChunkLayout& layout,
-                        const std::vector<uint64_t>& shape, size_t element_size, std::span<const uint64_t> start,
-                        std::span<const uint64_t> count, void* out, std::mutex& library, const DecodeChunk& decode) {
+namespace {
+
+// Chunks being decoded by some reader: another reader missing the same
+// chunk waits for it rather than inflating it a second time (the kernel's
+// readahead asks for neighbouring blocks at once, which share chunks).
+class ChunksInFlight {
+public:
+    bool claim(const DecodedChunkCache::Key& key) {
+        std::lock_guard lock(mutex_);
+        if (std::find(keys_.begin(), keys_.end(), key) != keys_.end()) return false;
+        keys_.push_back(key);
+        return true;
+    }
+    void release(const DecodedChunkCache::Key& key) {
+        {
+            std::lock_guard lock(mutex_);
+            keys_.erase(std::find(keys_.begin(), keys_.end(), key));
+        }
+        done_.notify_all();
+    }
+    void wait_for(const DecodedChunkCache::Key& key) {
+        std::unique_lock lock(mutex_);
+        done_.wait(lock, [&] { return std::find(keys_.begin(), keys_.end(), key) == keys_.end(); });
+    }
+
+private:
+    std::mutex mutex_;
+    std::condition_variable done_;
+    std::vector<DecodedChunkCache::Key> keys_;  // few: one batch per reader
+};
+
+ChunksInFlight& in_flight() {
+    static ChunksInFlight chunks;
+    return chunks;
+}
+
+// Decoded bytes held at once by one reader's batch of misses (at least one chunk).
+constexpr uint64_t kBatchBytes = uint64_t{32} << 20;
+
+struct Miss {
+    DecodedChunkCache::Key key;
+    std::vector<uint64_t> start, count;
+    std::shared_ptr<std::vector<uint8_t>> decoded;
+    DecodedChunkCache::Chunk found;  // decoded by another reader
+    PendingDecode work;
+    bool claimed = false;
+};
+
+// Decodes the chunks of `misses`: the stored bytes of all of them fetched
+// in one locked section, then inflated side by side on up to `width`
+// threads of the pool; each chunk is kept, and its waiters woken, as soon
+// as it is decoded.
+void decode_batch(std::vector<Miss>& misses, DecodedChunkCache& cache, size_t element_size, std::mutex& library,
+                  const FetchChunk& fetch, size_t width) {
+    std::vector<Miss*> waiting;
+    std::vector<size_t> pending;
+    auto keep = [&](Miss& m) {
+        cache.put(m.key, m.decoded);
+        in_flight().release(m.key);
+        m.claimed = false;
+    };
+    auto release_claims = [&] {
+        for (auto& m : misses)
+            if (m.claimed) in_flight().release(m.key), m.claimed = false;
+    };
+    try {
+        {
+            std::lock_guard lock(library);
+            for (size_t i = 0; i < misses.size(); ++i) {
+                Miss& m = misses[i];
+                if ((m.found = cache.get(m.key))) continue;  // decoded meanwhile by another reader
+                if (!(m.claimed = in_flight().claim(m.key))) {
+                    waiting.push_back(&m);
+                    continue;
+                }
+                m.decoded = std::make_shared<std::vector<uint8_t>>(element_count(m.count) * element_size);
+                m.work = fetch(m.start, m.count, m.decoded->data());
+                if (m.work) pending.push_back(i);
+            }
+        }
+        for (auto& m : misses)
+            if (m.claimed && !m.work) keep(m);  // decoded by netcdf-c under the lock
+        WorkerPool::shared().parallel_for(pending.size(), std::min(pending.size(), width), [&](size_t i, size_t) {
+            misses[pending[i]].work();
+            keep(misses[pending[i]]);
+        });
+    } catch (...) {
+        release_claims();
+        throw;
+    }
+    release_claims();  // before waiting: two readers never wait for each other
+    for (Miss* m : waiting) {
+        in_flight().wait_for(m->key);
+        if ((m->found = cache.get(m->key))) continue;
+        // The other reader failed, or the cache keeps nothing: decode it here.
+        m->decoded = std::make_shared<std::vector<uint8_t>>(element_count(m->count) * element_size);
+        PendingDecode work;
+        {
+            std::lock_guard lock(library);
+            work = fetch(m->start, m->count, m->decoded->data());
+        }
+        if (work) work();
+    }
+}
+
+}  // namespace
+
+std::optional<std::vector<uint64_t>> read_box_by_chunks(DecodedChunkCache& cache, DecodedChunkCache::Key key,
+                                                        const ChunkLayout& layout, const std::vector<uint64_t>& shape,
+                                                        size_t element_size, std::span<const uint64_t> start,
+                                                        std::span<const uint64_t> count, void* out,
+                                                        std::mutex& library, const FetchChunk& fetch) {
     const size_t rank = shape.size();
     const auto& len = layout.lengths;
     std::vector<uint64_t> first(rank), last(rank);
+    std::optional<std::vector<uint64_t>> last_missed;
     for (size_t d = 0; d < rank; ++d) {
-        if (count[d] == 0) return;
+        if (count[d] == 0) return last_missed;
         first[d] = start[d] / len[d];
         last[d] = (start[d] + count[d] - 1) / len[d];
     }
+    auto* dst = static_cast<uint8_t*>(out);
+    const size_t batch = static_cast<size_t>(std::max<uint64_t>(1, kBatchBytes / layout.bytes));
+    std::vector<Miss> misses;
+    auto flush = [&] {
+        decode_batch(misses, cache, element_size, library, fetch, std::max(1u, std::thread::hardware_concurrency()));
+        for (const Miss& m : misses) {
+            const auto& bytes = m.found ? *m.found : *m.decoded;
+            copy_box_overlap(bytes.data(), m.start, m.count, start, count, element_size, dst);
+        }
+        misses.clear();
+    };
     std::vector<uint64_t> index = first, chunk_start(rank), chunk_count(rank);
-    // Taken at the first miss and kept to the end: a handoff of the library
-    // per chunk between readers would cost a thread wakeup per chunk.
-    std::unique_lock<std::mutex> lock(library, std::defer_lock);
     for (;;) {
         for (size_t d = 0; d < rank; ++d) {
             chunk_start[d] = index[d] * len[d];
             chunk_count[d] = std::min(len[d], shape[d] - chunk_start[d]);
         }
         key.chunk = index;
-        DecodedChunkCache::Chunk chunk = cache.get(key);
-        if (!chunk) {
-            if (!lock.owns_lock()) {
-                lock.lock();
-                chunk = cache.get(key);  // decoded meanwhile by another reader
-            }
-            if (!chunk) {
-                auto bytes = std::make_shared<std::vector<uint8_t>>(element_count(chunk_count) * element_size);
-                decode(chunk_start, chunk_count, bytes->data());
-                cache.put(key, bytes);
-                chunk = std::move(bytes);
-            }
+        if (DecodedChunkCache::Chunk chunk = cache.get(key)) {
+            copy_box_overlap(chunk->data(), chunk_start, chunk_count, start, count, element_size, dst);
+        } else {
+            misses.push_back(Miss{key, chunk_start, chunk_count});
+            last_missed = index;
+            if (misses.size() >= batch) flush();
         }
-        copy_overlap(chunk->data(), chunk_start, chunk_count, start, count, element_size, static_cast<uint8_t*>(out));
         size_t d = rank;
         while (d-- > 0) {
             if (++index[d] <= last[d]) break;
             index[d] = first[d];
         }
-        if (d == static_cast<size_t>(-1)) return;
+        if (d == static_cast<size_t>(-1)) break;
     }
+    if (!misses.empty()) flush();
+    return last_missed;
+}
+
+size_t decode_following_chunks(DecodedChunkCache& cache, DecodedChunkCache::Key key, const ChunkLayout& layout,
+                               const std::vector<uint64_t>& shape, size_t element_size,
+                               std::span<const uint64_t> after, size_t n, std::mutex& library,
+                               const FetchChunk& fetch) {
+    const size_t rank = shape.size();
+    std::vector<uint64_t> grid(rank), index(after.begin(), after.end());
+    for (size_t d = 0; d < rank; ++d) grid[d] = (shape[d] - 1) / layout.lengths[d] + 1;
+    std::vector<Miss> misses;
+    // Chunks already kept are skipped, a bounded number of them.
+    for (size_t looked = 0; misses.size() < n && looked < 4 * n; ++looked) {
+        size_t d = rank;
+        while (d-- > 0) {
+            if (++index[d] < grid[d]) break;
+            index[d] = 0;
+        }
+        if (d == static_cast<size_t>(-1)) break;  // past the last chunk
+        key.chunk = index;
+        if (cache.get(key)) continue;
+        Miss m{key, std::vector<uint64_t>(rank), std::vector<uint64_t>(rank)};
+        for (size_t k = 0; k < rank; ++k) {
+            m.start[k] = index[k] * layout.lengths[k];
+            m.count[k] = std::min(layout.lengths[k], shape[k] - m.start[k]);
+        }
+        misses.push_back(std::move(m));
+    }
+    if (!misses.empty()) decode_batch(misses, cache, element_size, library, fetch, 1);  // one core: readers first
+    return misses.size();
 }
 
 }  // namespace ncafs::netcdf

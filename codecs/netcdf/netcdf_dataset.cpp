@@ -7,10 +7,12 @@
 #include <cstring>
 #include <map>
 #include <mutex>
+#include <thread>
 
 #include "codecs/cdf/header_reader.hpp"
 #include "codecs/error.hpp"
 #include "codecs/netcdf/netcdf_library.hpp"
+#include "io/worker_pool.hpp"
 
 namespace ncafs::netcdf {
 
@@ -94,14 +96,22 @@ DecodedChunkCache::Key NetcdfHandle::chunk_key(int ncid, int varid) const {
     return key;
 }
 
+Hdf5ChunkFile* NetcdfHandle::hdf5_chunks() const {
+    if (!hdf5_tried_ && file_) hdf5_ = Hdf5ChunkFile::open(*file_);
+    hdf5_tried_ = true;
+    return hdf5_.get();
+}
+
 NetcdfHandle::~NetcdfHandle() {
     std::lock_guard lock(netcdf_library_mutex());
+    hdf5_.reset();
     nc_close(ncid_);
 }
 
 NetcdfVariableSource::NetcdfVariableSource(std::shared_ptr<const NetcdfHandle> file, int varid, std::string name,
                                            NcType type, std::vector<uint64_t> shape, std::optional<int> group_ncid,
-                                           std::optional<std::string> refusal, std::optional<ChunkLayout> chunks)
+                                           std::optional<std::string> refusal, std::optional<ChunkLayout> chunks,
+                                           std::optional<RawChunkPlan> raw)
     : file_(std::move(file)),
       ncid_(group_ncid.value_or(file_->ncid())),
       varid_(varid),
@@ -109,7 +119,8 @@ NetcdfVariableSource::NetcdfVariableSource(std::shared_ptr<const NetcdfHandle> f
       type_(type),
       shape_(std::move(shape)),
       refusal_(std::move(refusal)),
-      chunks_(std::move(chunks)) {}
+      chunks_(std::move(chunks)),
+      raw_(std::move(raw)) {}
 
 void NetcdfVariableSource::read(std::span<const uint64_t> start, std::span<const uint64_t> count, ByteOrder order,
                                 void* out) const {
@@ -122,25 +133,91 @@ void NetcdfVariableSource::read(std::span<const uint64_t> start, std::span<const
     if (order == ByteOrder::Big) swap_to_big_endian(type_, out, n);
 }
 
+void NetcdfVariableSource::get_vara(std::span<const uint64_t> start, std::span<const uint64_t> count,
+                                    void* dst) const {
+    std::vector<size_t> s(start.begin(), start.end()), c(count.begin(), count.end());
+    // nc_get_vara reads the external type unconverted into native order.
+    int status = nc_get_vara(ncid_, varid_, s.data(), c.data(), dst);
+    if (status != NC_NOERR) throw SourceError(file_->path(), "cannot read variable " + name_ + ": " + nc_message(status));
+}
+
+PendingDecode NetcdfVariableSource::fetch_raw(std::span<const uint64_t> start, std::span<const uint64_t> count,
+                                              void* dst) const {
+    Hdf5ChunkFile* hdf5 = file_->hdf5_chunks();
+    const auto stored = hdf5 ? hdf5->locate(*raw_, start) : std::nullopt;
+    if (!stored) get_vara(start, count, dst);  // never written (fill values), or filters skipped
+    file_->check_unchanged();                  // only chunks of the version opened are kept
+    if (!stored) return {};
+    std::vector<uint64_t> extent(count.begin(), count.end()), origin(start.begin(), start.end());
+    return [this, at = *stored, extent = std::move(extent), origin = std::move(origin), dst] {
+        std::vector<uint8_t> bytes(at.size);
+        file_->open_file()->pread_exact(bytes.data(), bytes.size(), at.address);  // checks the identity after
+        try {
+            decode_raw_chunk(*raw_, bytes, extent, dst);
+        } catch (const std::runtime_error& e) {
+            std::string where;
+            for (uint64_t o : origin) where += (where.empty() ? "" : ",") + std::to_string(o);
+            throw SourceError(file_->path(), "variable " + name_ + ", chunk at [" + where + "]: " + e.what());
+        }
+    };
+}
+
+PendingDecode NetcdfVariableSource::fetch(std::span<const uint64_t> start, std::span<const uint64_t> count,
+                                          void* dst) const {
+    if (raw_) return fetch_raw(start, count, dst);
+    get_vara(start, count, dst);
+    file_->check_unchanged();  // only chunks of the version opened are kept
+    return {};
+}
+
+namespace {
+
+// Chunks one decode-ahead job decodes, and such jobs at once in the process:
+// one core's worth beside the readers, never a queue of speculative work.
+constexpr size_t kAheadChunks = 8;
+std::atomic<unsigned> ahead_jobs{0};
+
+unsigned ahead_job_limit() { return std::max(1u, std::thread::hardware_concurrency() / 2); }
+
+}  // namespace
+
+void NetcdfVariableSource::decode_ahead(std::vector<uint64_t> missed) const {
+    auto& cache = DecodedChunkCache::shared();
+    const uint64_t needed = kAheadChunks * (chunks_->bytes + DecodedChunkCache::kEntryOverhead);
+    if (cache.capacity() < cache.weight() + needed) return;  // would evict what readers may need
+    if (ahead_jobs.fetch_add(1) >= ahead_job_limit()) {
+        --ahead_jobs;
+        return;
+    }
+    // Weak: a dataset closed meanwhile is not kept open for speculative work.
+    std::weak_ptr<const NetcdfVariableSource> weak = weak_from_this();
+    auto job = [weak, missed = std::move(missed)] {
+        if (auto self = weak.lock()) {
+            try {
+                decode_following_chunks(DecodedChunkCache::shared(), self->file_->chunk_key(self->ncid_, self->varid_),
+                                        *self->chunks_, self->shape_, type_size(self->type_), missed, kAheadChunks,
+                                        netcdf_library_mutex(),
+                                        [&](auto s, auto c, void* dst) { return self->fetch(s, c, dst); });
+            } catch (const std::exception&) {
+                // The reader that needs the chunk meets the error itself.
+            }
+        }
+        --ahead_jobs;
+    };
+    if (!WorkerPool::shared().post(job, [] { --ahead_jobs; })) --ahead_jobs;
+}
+
 void NetcdfVariableSource::read_native(std::span<const uint64_t> start, std::span<const uint64_t> count,
                                        void* out) const {
-    auto get_vara = [&](std::span<const uint64_t> box_start, std::span<const uint64_t> box_count, void* dst) {
-        std::vector<size_t> s(box_start.begin(), box_start.end()), c(box_count.begin(), box_count.end());
-        // nc_get_vara reads the external type unconverted into native order.
-        int status = nc_get_vara(ncid_, varid_, s.data(), c.data(), dst);
-        if (status != NC_NOERR)
-            throw SourceError(file_->path(), "cannot read variable " + name_ + ": " + nc_message(status));
-    };
     if (!chunks_) {
         std::lock_guard lock(netcdf_library_mutex());
         return get_vara(start, count, out);
     }
     auto& cache = DecodedChunkCache::shared();
-    read_box_by_chunks(cache, file_->chunk_key(ncid_, varid_), *chunks_, shape_, type_size(type_), start, count, out,
-                       netcdf_library_mutex(), [&](auto box_start, auto box_count, void* dst) {
-                           get_vara(box_start, box_count, dst);
-                           file_->check_unchanged();  // only chunks of the version opened are kept
-                       });
+    auto missed = read_box_by_chunks(cache, file_->chunk_key(ncid_, varid_), *chunks_, shape_, type_size(type_), start,
+                                     count, out, netcdf_library_mutex(),
+                                     [&](auto s, auto c, void* dst) { return fetch(s, c, dst); });
+    if (missed && raw_) decode_ahead(std::move(*missed));
 }
 
 namespace {
@@ -205,6 +282,19 @@ std::vector<int> describe_dimensions(Describing& dc, int include_parents) {
     return unlimited;
 }
 
+// How the stored chunks of a cached variable decode outside netcdf-c, when
+// its filters allow; nullopt leaves it to netcdf-c.
+std::optional<RawChunkPlan> raw_chunk_plan(Describing& dc, const Variable& v, const std::vector<uint64_t>& shape) {
+    Hdf5ChunkFile* hdf5 = dc.handle->hdf5_chunks();
+    if (!hdf5) return std::nullopt;
+    size_t len = 0;
+    if (nc_inq_grpname_full(dc.ncid, &len, nullptr) != NC_NOERR) return std::nullopt;
+    std::string group(len + 1, '\0');
+    if (nc_inq_grpname_full(dc.ncid, &len, group.data()) != NC_NOERR) return std::nullopt;
+    group.resize(std::strlen(group.c_str()));
+    return hdf5->plan(group, v.name, v.type, shape, DecodedChunkCache::shared().largest_entry());
+}
+
 // One variable, unless it has no classic equivalent or uses another group's dimension (then skipped).
 void describe_variable(Describing& dc, int varid) {
     const int ncid = dc.ncid;
@@ -240,8 +330,10 @@ void describe_variable(Describing& dc, int varid) {
     if (refusal) dc.ds.notes.push_back({true, true, v.name, *refusal});
     std::optional<ChunkLayout> chunks;
     if (!refusal) chunks = cached_chunk_layout(ncid, varid, type_size(v.type), shape, DecodedChunkCache::shared());
+    std::optional<RawChunkPlan> raw;
+    if (chunks) raw = raw_chunk_plan(dc, v, shape);
     v.source = std::make_shared<NetcdfVariableSource>(dc.handle, varid, v.name, v.type, std::move(shape), ncid,
-                                                      std::move(refusal), std::move(chunks));
+                                                      std::move(refusal), std::move(chunks), std::move(raw));
     dc.ds.variables.push_back(std::move(v));
 }
 

@@ -2,7 +2,6 @@
 
 #include <blosc.h>
 #include <lz4.h>
-#include <zlib.h>
 #include <zstd.h>
 #include <zstd_errors.h>
 
@@ -14,6 +13,7 @@
 #include <optional>
 #include <stdexcept>
 
+#include "codecs/inflate.hpp"
 #include "codecs/type_dispatch.hpp"
 
 namespace ncafs::zarr {
@@ -39,44 +39,6 @@ struct OutputSize {
 void check_output(const std::string& id, uint64_t produced, OutputSize out) {
     if (out.exact && produced != out.bound)
         fail(id + " data decode to " + size_text(produced) + ", the chunk needs " + size_text(out.bound));
-}
-
-std::vector<uint8_t> inflate_bounded(std::span<const uint8_t> in, OutputSize out, bool gzip) {
-    const char* id = gzip ? "gzip" : "zlib";
-    z_stream z{};
-    if (inflateInit2(&z, gzip ? 16 + MAX_WBITS : MAX_WBITS) != Z_OK) fail(std::string(id) + ": inflateInit failed");
-    std::vector<uint8_t> buffer(out.bound);
-    z.next_in = const_cast<Bytef*>(in.data());
-    uint8_t probe = 0;
-    uint64_t in_left = in.size();
-    int rc = Z_OK;
-    // Inputs and outputs beyond 4 GiB go through in uInt-sized steps.
-    while (rc == Z_OK) {
-        const uint64_t produced = z.total_out;
-        if (produced == buffer.size()) {  // full: one more byte would prove the bomb
-            z.next_out = &probe;
-            z.avail_out = 1;
-        } else {
-            z.next_out = buffer.data() + produced;
-            z.avail_out = static_cast<uInt>(std::min<uint64_t>(buffer.size() - produced, UINT32_MAX));
-        }
-        z.avail_in = static_cast<uInt>(std::min<uint64_t>(in_left, UINT32_MAX));
-        const uInt before = z.avail_in;
-        rc = inflate(&z, Z_NO_FLUSH);
-        in_left -= before - z.avail_in;
-        if (z.total_out > buffer.size()) {
-            inflateEnd(&z);
-            fail(std::string(id) + " data decode to more than " + size_text(buffer.size()) +
-                 " (the chunk's size): refused");
-        }
-        if (rc == Z_BUF_ERROR && in_left == 0) break;
-    }
-    const uint64_t produced = z.total_out;
-    inflateEnd(&z);
-    if (rc != Z_STREAM_END) fail(std::string(id) + " data are corrupt or truncated" + (z.msg ? std::string(": ") + z.msg : ""));
-    check_output(id, produced, out);
-    buffer.resize(produced);
-    return buffer;
 }
 
 std::vector<uint8_t> zstd_bounded(std::span<const uint8_t> in, OutputSize out) {
@@ -138,8 +100,7 @@ std::vector<uint8_t> blosc_bounded(std::span<const uint8_t> in, OutputSize out) 
 }
 
 std::vector<uint8_t> decompress(const ZarrCodec& c, std::span<const uint8_t> in, OutputSize out) {
-    if (c.id == "zlib") return inflate_bounded(in, out, false);
-    if (c.id == "gzip") return inflate_bounded(in, out, true);
+    if (c.id == "zlib" || c.id == "gzip") return inflate_bounded(in, out.bound, out.exact, c.id == "gzip");
     if (c.id == "zstd") return zstd_bounded(in, out);
     if (c.id == "lz4") return lz4_bounded(in, out);
     return blosc_bounded(in, out);
@@ -157,12 +118,7 @@ uint64_t positive_parameter(const ZarrCodec& c, const char* name, uint64_t fallb
 // numcodecs Shuffle: byte j of every element stored together; a tail that
 // is not a whole element is kept as it is.
 std::vector<uint8_t> unshuffle(const ZarrCodec& c, std::span<const uint8_t> in) {
-    const uint64_t size = positive_parameter(c, "elementsize", 4);
-    std::vector<uint8_t> out(in.begin(), in.end());
-    const size_t n = in.size() / size;
-    for (size_t j = 0; j < size; ++j)
-        for (size_t i = 0; i < n; ++i) out[i * size + j] = in[j * n + i];
-    return out;
+    return unshuffle_bytes(in, positive_parameter(c, "elementsize", 4));
 }
 
 ZarrDtype codec_dtype(const ZarrCodec& c, const char* name, const char* fallback_name = nullptr) {

@@ -16,7 +16,7 @@
 #include "codecs/array_source.hpp"
 #include "codecs/netcdf/decoded_chunk_cache.hpp"
 #include "codecs/netcdf/netcdf_dataset.hpp"
-#include "python_written_files.hpp"
+#include "chunk_test_suite.hpp"
 
 namespace ncafs::netcdf {
 namespace {
@@ -50,25 +50,12 @@ with h5py.File(os.path.join(d, "lying.nc"), "w") as f:
 
 float expected(uint64_t t, uint64_t y, uint64_t x) { return static_cast<float>(t * 10000 + y * 100 + x); }
 
-class DecodedChunkCacheTest : public ::testing::Test {
+class DecodedChunkCacheTest : public test::ChunkTestSuite<DecodedChunkCacheTest> {
+public:
+    static constexpr const char* kScript = kWriter;
+    static constexpr const char* kPrefix = "ncafs-chunks";
+
 protected:
-    static void SetUpTestSuite() {
-        auto folder = test::write_with_python(kWriter, "ncafs-chunks");
-        ASSERT_TRUE(folder) << "netCDF4/h5py could not write";
-        dir_ = *folder;
-    }
-    static void TearDownTestSuite() {
-        std::error_code ec;
-        fs::remove_all(dir_, ec);
-        DecodedChunkCache::shared().set_capacity(DecodedChunkCache::kDefaultCapacity);
-    }
-    void SetUp() override { DecodedChunkCache::shared().clear(); }
-    static std::string path(const std::string& name) { return dir_ + "/" + name; }
-    static const ArraySource& source(const Dataset& ds, const std::string& name) {
-        for (const auto& v : ds.variables)
-            if (v.name == name) return *v.source;
-        throw std::runtime_error("no variable " + name);
-    }
     // Reads the box and checks every value against the formula.
     static void check_box(const ArraySource& src, std::vector<uint64_t> start, std::vector<uint64_t> count) {
         std::vector<float> out(count[0] * count[1] * count[2]);
@@ -92,7 +79,6 @@ protected:
             check_box(src, start, count);
         }
     }
-    static inline std::string dir_;
 };
 
 TEST_F(DecodedChunkCacheTest, SequentialAndRandomReadsGiveTheWrittenValues) {

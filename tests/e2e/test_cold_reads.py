@@ -11,6 +11,11 @@ open file.
            sequential steps, slabs across partitions and chunks), the
            view's page cache dropped between them; every value equals the
            partitions' own as netCDF4-python reads them from the files.
+  corrupt  the same partitions, one with a chunk's stored bytes flipped and
+           one with a chunk replaced by a zlib stream that inflates to 64 MiB
+           (h5py's write_direct_chunk): reading those steps fails (EIO) with
+           a log line naming the partition, the daemon stays small and alive,
+           every other step reads as in the files.
 """
 import os
 import sys
@@ -19,7 +24,8 @@ import multiprocessing
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from test_mount import Mount, check, NCAFS, run_cases  # noqa: E402
+from test_mount import Mount, check, fail, NCAFS, run_cases  # noqa: E402
+from test_read_scale import status_bytes  # noqa: E402
 
 MONTHS, STEPS, LAT, LON = 12, 10, 40, 64
 
@@ -125,7 +131,56 @@ def case_cached(work):
             check(m.alive(), "%s: the daemon died" % options)
 
 
-CASES = {"cached": case_cached}
+def damage_partitions(names):
+    """Flips stored bytes of tas chunk 3 of partition 5; partition 7's tas
+    chunk 2 becomes an inflate bomb. Returns the view's steps they hold."""
+    import h5py
+    import zlib
+    with h5py.File(names[5], "r") as f:
+        info = f["tas"].id.get_chunk_info(3)
+    with open(names[5], "r+b") as out:
+        out.seek(info.byte_offset + info.size // 2)
+        flipped = bytes(b ^ 0x5A for b in out.read(16))
+        out.seek(info.byte_offset + info.size // 2)
+        out.write(flipped)
+    with h5py.File(names[7], "r+") as f:
+        f["tas"].id.write_direct_chunk((2, 0, 0), zlib.compress(bytes(64 << 20), 9))
+    return {5 * STEPS + 3: names[5], 7 * STEPS + 2: names[7]}
+
+
+def case_corrupt(work):
+    import netCDF4
+    import subprocess
+    source = os.path.join(work, "src")
+    names = write_partitions(source)
+    expected = expected_values(names)
+    damaged = damage_partitions(names)
+    subprocess.run([NCAFS, "aggregate", "-o", os.path.join(source, "monthly.nc")] + names, check=True,
+                   stdout=subprocess.DEVNULL)
+    with Mount(source) as m:
+        view = m.path("monthly.nc")
+        for step, partition in damaged.items():
+            with netCDF4.Dataset(view) as ds:
+                v = ds.variables["tas"]
+                v.set_auto_maskandscale(False)
+                try:
+                    values = np.array(v[step])
+                    fail("step %d of a damaged partition read: %s" % (step, values[:2, :2]))
+                except (RuntimeError, OSError):
+                    pass
+            check(os.path.basename(partition) in m.log_text(),
+                  "the failure must be logged naming %s:\n%s" % (partition, m.log_text()))
+        rss = status_bytes(m.process.pid, "VmRSS")
+        check(rss < 400 << 20, "the bomb must not cost its 64 MiB: RSS %d bytes" % rss)
+        with netCDF4.Dataset(view) as ds:
+            v = ds.variables["tas"]
+            v.set_auto_maskandscale(False)
+            for step in (0, 5 * STEPS + 9, 7 * STEPS + 5, MONTHS * STEPS - 1):
+                check(np.array_equal(np.array(v[step]), expected["tas"][step]), "step %d of tas" % step)
+        check(m.alive(), "the daemon died")
+
+
+CASES = {"cached": case_cached, "corrupt": case_corrupt}
 
 
 if __name__ == "__main__":
