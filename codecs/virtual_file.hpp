@@ -46,6 +46,11 @@ public:
     virtual std::vector<ViewPiece> pieces(uint64_t offset, uint64_t length) const {
         return {ViewPiece{offset, length, std::nullopt}};
     }
+    // Whether read() serves from a cache of its own (the .vds view's chunk
+    // objects): the FUSE layer then reads it straight into the reply instead
+    // of through its block cache, which would hold and copy the same bytes
+    // once more.
+    virtual bool caches_its_bytes() const { return false; }
 };
 
 }  // namespace ncafs

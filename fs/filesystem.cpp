@@ -399,7 +399,7 @@ bool reply_view(fuse_req_t req, Filesystem& fs, const FileHandle& h, size_t size
         within.reset();
         thread_local std::vector<uint8_t> buffer;
         buffer.resize(n);
-        if (any_extent) {
+        if (any_extent || vf.caches_its_bytes()) {  // the latter: no second copy in the block cache
             read_view(vf, plan, std::span<uint8_t>(buffer.data(), n));
         } else {
             // A view drawing on remote objects computes exactly the bytes asked:

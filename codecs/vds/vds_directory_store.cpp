@@ -29,31 +29,58 @@ constexpr uint64_t kMaxJsonBytes = 16u << 20;
 
 using SharedDirFd = std::shared_ptr<const UniqueFd>;
 
+// The folder dir/components[0]/.../components[count-1], walked one component
+// at a time from dir's fd without following any symlink (O_NOFOLLOW on every
+// step): the one walk every member access takes. `at` is the folder's fd
+// (dir's own when count is 0), valid while this lives; -1 with `error` set to
+// the errno of the step that failed.
+struct Folder {
+    UniqueFd owned;
+    int at = -1;
+    int error = 0;
+};
+
+Folder open_folder(const UniqueFd& dir, const std::vector<std::string>& components, size_t count) {
+    Folder folder;
+    folder.at = dir.get();
+    for (size_t i = 0; i < count; ++i) {
+        const int fd = ::openat(folder.at, components[i].c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_DIRECTORY);
+        if (fd < 0) {
+            folder.error = errno;
+            folder.at = -1;
+            return folder;
+        }
+        folder.owned = UniqueFd(fd);
+        folder.at = fd;
+    }
+    return folder;
+}
+
+// dir_path/components[0]/.../components[n-1], for messages and listings.
+std::string member_path(const std::string& dir_path, const std::vector<std::string>& components) {
+    std::string path = dir_path;
+    for (const auto& c : components) path += "/" + c;
+    return path;
+}
+
 // dir/components[0]/.../components[n-1], opened from dir's fd without
 // following any symlink; the last must be a regular file. SourceError naming
 // the member otherwise.
 std::shared_ptr<const OpenFile> open_member(const SharedDirFd& dir, const std::string& dir_path,
                                             const std::vector<std::string>& components) {
-    std::string path = dir_path;
-    for (const auto& c : components) path += "/" + c;
-    UniqueFd current;
-    int at = dir->get();
-    for (size_t i = 0; i < components.size(); ++i) {
-        const bool last = i + 1 == components.size();
-        const int flags = O_RDONLY | O_CLOEXEC | O_NOFOLLOW | (last ? O_NONBLOCK : O_DIRECTORY);
-        const int fd = ::openat(at, components[i].c_str(), flags);
-        if (fd < 0) {
-            const int e = errno;
-            const std::string why = e == ELOOP || e == ENOTDIR
-                                        ? "a symlink or not a directory: members are not followed through symlinks"
-                                        : std::strerror(e);
-            throw SourceError(path, "VDS directory member cannot be opened: " + why);
-        }
-        if (last) return OpenFile::adopt(fd, path);  // refuses anything but a regular file
-        current = UniqueFd(fd);
-        at = current.get();
+    if (components.empty()) throw UsageError("open_member: no member named");
+    const std::string path = member_path(dir_path, components);
+    const Folder folder = open_folder(*dir, components, components.size() - 1);
+    const int fd = folder.at < 0 ? -1
+                                 : ::openat(folder.at, components.back().c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+    if (fd < 0) {
+        const int e = folder.at < 0 ? folder.error : errno;
+        const std::string why = e == ELOOP || e == ENOTDIR
+                                    ? "a symlink or not a directory: members are not followed through symlinks"
+                                    : std::strerror(e);
+        throw SourceError(path, "VDS directory member cannot be opened: " + why);
     }
-    throw UsageError("open_member: no member named");
+    return OpenFile::adopt(fd, path);  // refuses anything but a regular file
 }
 
 std::vector<uint8_t> read_member(const SharedDirFd& dir, const std::string& dir_path,
@@ -68,16 +95,10 @@ std::vector<uint8_t> read_member(const SharedDirFd& dir, const std::string& dir_
 // most `limit` names.
 void add_numbered_files(const SharedDirFd& dir, const std::string& dir_path, const std::vector<std::string>& components,
                         uint64_t limit, std::vector<std::string>& out) {
-    UniqueFd current;
-    int at = dir->get();
-    std::string path = dir_path;
-    for (const auto& c : components) {
-        const int fd = ::openat(at, c.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_DIRECTORY);
-        if (fd < 0) return;
-        current = UniqueFd(fd);
-        at = fd;
-        path += "/" + c;
-    }
+    const Folder folder = open_folder(*dir, components, components.size());
+    if (folder.at < 0) return;
+    const int at = folder.at;
+    const std::string path = member_path(dir_path, components);
     DIR* listing = ::fdopendir(::dup(at));
     if (!listing) return;
     while (const dirent* e = ::readdir(listing)) {

@@ -89,6 +89,7 @@ public:
     }
 
     uint64_t size() const override { return layout_.size; }
+    bool caches_its_bytes() const override { return true; }  // the object cache
 
     void read(uint64_t offset, std::span<uint8_t> out) const override {
         if (offset > layout_.size || out.size() > layout_.size - offset)
