@@ -312,6 +312,9 @@ def take_flag(name, with_value):
 
 
 def main():
+    if take_flag("--help", False) or take_flag("-h", False):
+        print(__doc__)
+        return 0
     before = take_flag("--before", True)
     only = take_flag("--backing", True)
     everything = bool(take_flag("--all", False))
