@@ -39,6 +39,9 @@ struct FileHandle {
     std::string real_path;                     // for messages
     std::unique_ptr<Filesystem::AccessGrant> grant;  // allow_other: judged again after changes
     bool remote = false;                       // View on remote objects: reads needing a server go to RemoteWorkers
+    bool direct = false;                       // opened with direct I/O: no read is ever answered short
+    fuse_ino_t ino = 0;
+    mutable std::atomic<bool> failed{false};   // a read failed through the page cache: all later reads fail
     mutable Readahead readahead;               // View: how much a missed read computes beyond itself
     ~FileHandle() {
         if (fd >= 0) ::close(fd);
@@ -216,6 +219,7 @@ void open_entry(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi, Entry entry,
     handle->kind = entry.kind;
     handle->real_path = entry.real_path;
     handle->remote = remote;
+    handle->ino = ino;
     if (entry.kind == EntryKind::RealFile) {
         // Confined to SOURCE, O_NONBLOCK, regular only: the fd read is the file checked.
         OpenResult opened = fs.catalog().open_real_file(entry);
@@ -247,8 +251,11 @@ void open_entry(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi, Entry entry,
     // A partition is missing or remote: direct I/O, so that each read(2) is one
     // request answered whole or with EIO. Through the page cache a read
     // comes back short at the failing page, and netcdf-c (posixio)
-    // zero-fills a short read: silently wrong values (docs/views.md).
-    const bool direct = remote || (entry.kind == EntryKind::View && direct_io_for_missing_partition(fs, entry));
+    // zero-fills a short read: silently wrong values (docs/views.md). So is
+    // a view whose read failed before, through the page cache (a damaged partition).
+    const bool direct = remote || (entry.kind == EntryKind::View && (fs.inodes().had_read_failure(ino) ||
+                                                                     direct_io_for_missing_partition(fs, entry)));
+    handle->direct = direct;
     // Keep the kernel's page cache across opens while the source is unchanged.
     bool changed = fs.inodes().note_identity(ino, entry.identity());
     if (changed || direct) fs.invalidate(ino);
@@ -371,6 +378,19 @@ void reply_spliced(fuse_req_t req, const VirtualFile& vf, const std::vector<View
     fuse_reply_data(req, bv.get(), FUSE_BUF_SPLICE_MOVE);
 }
 
+// A read of a view failed through the page cache: the kernel may have
+// answered the caller's read(2) short at the failing page, which netcdf-c
+// takes for the end of the file and zero-fills. So the caller learns of it
+// at its next read: every later read of this open fails, the kernel's pages
+// of the view are dropped, and later opens use direct I/O.
+void fail_later_reads(Filesystem& fs, const FileHandle& h) {
+    if (h.direct || h.failed.exchange(true)) return;
+    fs.inodes().note_read_failure(h.ino);
+    fs.invalidate(h.ino);
+    log_rate_limited(LogLevel::Warning, h.real_path + ": a read failed through the page cache: every later read of "
+                                            "this open fails (EIO), later opens use direct I/O");
+}
+
 // Answers a read of a view. caches_only (a FUSE worker reading a view that
 // draws on remote objects): false, nothing answered, when a request would
 // be needed.
@@ -421,9 +441,11 @@ bool reply_view(fuse_req_t req, Filesystem& fs, const FileHandle& h, size_t size
         log_rate_limited(LogLevel::Error, "read of " + h.real_path + " failed: " + e.what(),
                          "read of " + h.real_path + " failed: " + e.file());
         fuse_reply_err(req, EIO);
+        fail_later_reads(fs, h);
     } catch (const std::exception& e) {
         log_rate_limited(LogLevel::Error, "read of " + h.real_path + " failed: " + e.what());
         fuse_reply_err(req, EIO);
+        fail_later_reads(fs, h);
     }
     return true;
 }
@@ -435,6 +457,7 @@ void op_read(fuse_req_t req, fuse_ino_t, size_t size, off_t offset, fuse_file_in
         const FileHandle& h = *ref;
         bool splice = fs.catalog().options().splice;
         if (h.kind == EntryKind::RealFile) return reply_real_file(req, h, size, offset, splice);
+        if (h.failed) return (void)fuse_reply_err(req, EIO);  // fail_later_reads
         // A partition may now be another file than the one the caller was judged on.
         if (h.grant)
             if (int refused = fs.grant_holds(*h.grant)) return (void)fuse_reply_err(req, refused);
@@ -589,7 +612,10 @@ bool Filesystem::refresh_partitions(fuse_ino_t ino, const Entry& entry) {
 void Filesystem::partitions_changed(const std::vector<fuse_ino_t>& inodes) {
     block_cache_.clear();  // computed bytes of any view may hold the old values
     catalog_.dataset_cache().paths_may_have_changed();  // partitions kept open: open their paths again
-    for (fuse_ino_t ino : inodes) invalidate(ino);
+    for (fuse_ino_t ino : inodes) {
+        inodes_.forget_read_failure(ino);  // the damaged partition may be mended
+        invalidate(ino);
+    }
 }
 
 Filesystem::~Filesystem() { stop(); }

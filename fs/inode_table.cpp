@@ -4,7 +4,7 @@ namespace ncafs::fs {
 
 InodeTable::InodeTable() {
     // The root is never forgotten.
-    nodes_[FUSE_ROOT_ID] = Node{"", 1, std::nullopt};
+    nodes_[FUSE_ROOT_ID] = Node{"", 1, std::nullopt, false};
     by_path_[""] = FUSE_ROOT_ID;
 }
 
@@ -16,7 +16,7 @@ fuse_ino_t InodeTable::lookup(const std::string& virtual_path) {
         return it->second;
     }
     fuse_ino_t ino = next_++;
-    nodes_[ino] = Node{virtual_path, 1, std::nullopt};
+    nodes_[ino] = Node{virtual_path, 1, std::nullopt, false};
     by_path_[virtual_path] = ino;
     return ino;
 }
@@ -48,7 +48,20 @@ bool InodeTable::note_identity(fuse_ino_t ino, const FileIdentity& identity) {
     if (it == nodes_.end()) return false;
     bool changed = it->second.identity && !(*it->second.identity == identity);
     it->second.identity = identity;
+    if (changed) it->second.read_failed = false;
     return changed;
+}
+
+void InodeTable::set_read_failure(fuse_ino_t ino, bool failed) {
+    std::lock_guard lock(mutex_);
+    auto it = nodes_.find(ino);
+    if (it != nodes_.end()) it->second.read_failed = failed;
+}
+
+bool InodeTable::had_read_failure(fuse_ino_t ino) const {
+    std::lock_guard lock(mutex_);
+    auto it = nodes_.find(ino);
+    return it != nodes_.end() && it->second.read_failed;
 }
 
 size_t InodeTable::size() const {

@@ -27,13 +27,21 @@ public:
     // Records the identity of what the inode served last; returns true when
     // it differs from the previous one (the kernel caches must be dropped).
     bool note_identity(fuse_ino_t ino, const FileIdentity& identity);
+    // A read of ino failed while the kernel's page cache was in use, where a
+    // short read is possible (later opens: direct I/O). Forgotten when what
+    // ino serves changes (identity or partitions) or ino is dropped.
+    void note_read_failure(fuse_ino_t ino) { set_read_failure(ino, true); }
+    void forget_read_failure(fuse_ino_t ino) { set_read_failure(ino, false); }
+    bool had_read_failure(fuse_ino_t ino) const;
     size_t size() const;
 
 private:
+    void set_read_failure(fuse_ino_t ino, bool failed);
     struct Node {
         std::string path;
         uint64_t lookups = 0;
         std::optional<FileIdentity> identity;
+        bool read_failed = false;
     };
     mutable std::mutex mutex_;  // lock order: a leaf
     fuse_ino_t next_ = FUSE_ROOT_ID + 1;

@@ -17,7 +17,9 @@ parse and layout are in use when the odd one comes:
          interpretation the shared parse would give;
   short: one partition has the others' header but lacks its last 4 data
          bytes: a read of the view fails (EIO), the log naming the file and
-         why.
+         why; netCDF4-python reading the variable raises, on the first open
+         (page cache: the kernel may answer short, which netcdf-c
+         zero-fills) and on later ones (direct I/O).
 """
 import errno
 import os
@@ -95,6 +97,19 @@ def read_until_error(path):
     return None
 
 
+def netcdf_read_fails(path):
+    """True when netCDF4-python reading all of tas raises; False when it
+    returns values (which must then not be silently zero-filled)."""
+    try:
+        with netCDF4.Dataset(path) as ds:
+            got = np.asarray(ds["tas"][:])
+    except (OSError, RuntimeError):
+        return True
+    wrong = np.flatnonzero(np.any(got.reshape(N, -1) != expected_master().reshape(N, -1), axis=1))
+    print("netCDF4-python read without error; partitions with other values: %s" % wrong[:20].tolist())
+    return False
+
+
 def case_short(work):
     source, odd_path = aggregation(work, tp.partition_bytes(ODD)[:-4])
     with Mount(source, "open_files=64") as m:
@@ -105,6 +120,14 @@ def case_short(work):
         log = m.log_text()
         check(odd_path in log and "beyond the end of the file" in log,
               "the log names the short partition and why:\n" + log[-2000:])
+    # A fresh mount, so the first read through netcdf-c meets the damage
+    # through the page cache: it must raise, never return zeros for it.
+    with Mount(source, "open_files=64") as m:
+        for attempt in ("first open", "second open (direct I/O)"):
+            check(netcdf_read_fails(m.path("alike.nc")),
+                  "netCDF4-python reading the whole variable raises (%s), no silent fill" % attempt)
+        with open(m.path("alike.nc"), "rb", buffering=0) as f:
+            check(f.read(4) == b"CDF\x01", "a plain read that does not need the damaged partition still reads")
 
 
 CASES = {"flip": case_flip, "short": case_short}
