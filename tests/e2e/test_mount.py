@@ -117,6 +117,8 @@ class Mount:
         self._cleanup_dir()
         log = self.log_text()
         os.unlink(self.log.name)
+        if exc[0] is not None:  # the case failed: what the daemon said helps
+            print("ncafs exited with %s; its log (last 4,000 characters):\n%s" % (code, log[-4000:]))
         if exc[0] is None:
             check("AddressSanitizer" not in log and "runtime error" not in log, "sanitizer report:\n" + log)
             check(code == 0, "ncafs exited with %d after unmount:\n%s" % (code, log))
