@@ -34,9 +34,9 @@ public:
               uint64_t readahead = 0);
     // Drops every block (a file behind some view changed).
     void clear();
-    // Drops vf's blocks: computed bytes may come from partitions that
-    // changed since (nothing in an unchanged view notices that), so each
-    // open starts afresh and blocks live at most as long as one open's reads.
+    // Drops vf's blocks: an open that finds the view or a partition changed
+    // (fs/partition_watch.hpp), or a view on remote objects (asked again at
+    // each open), starts afresh.
     void forget(const VirtualFile* vf);
 
 private:

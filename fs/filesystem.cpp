@@ -239,7 +239,6 @@ void open_entry(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi, Entry entry,
         if (remote) fs.catalog().dataset_cache().paths_may_have_changed();
         try {
             handle->view = fs.catalog().open_view(entry);
-            fs.block_cache().forget(handle->view.get());  // partitions may have changed since
         } catch (const remote::NetworkNeeded&) {
             throw;  // nothing answered yet: op_open hands the open over
         } catch (const std::exception& e) {
@@ -259,6 +258,11 @@ void open_entry(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi, Entry entry,
     // Keep the kernel's page cache across opens while the source is unchanged.
     bool changed = fs.inodes().note_identity(ino, entry.identity());
     if (changed || direct) fs.invalidate(ino);
+    // Computed blocks are kept across opens as the kernel keeps its pages:
+    // until the view or a partition changes. Under direct I/O they are all
+    // there is: a client that opens a file three times (ncks) reads its
+    // first block three times.
+    if (handle->view && (changed || partitions_changed || remote)) fs.block_cache().forget(handle->view.get());
     fi->keep_cache = changed || direct || partitions_changed ? 0 : 1;
     fi->direct_io = direct ? 1 : 0;
     auto ref = std::make_unique<HandleRef>(std::move(handle));
