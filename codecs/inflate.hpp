@@ -1,5 +1,5 @@
 // The decoders Zarr chunks and netCDF-4 (HDF5) chunks share: zlib/gzip
-// inflate that stops at the size the chunk must have (a decompression bomb
+// inflate (libdeflate: whole buffers, about twice zlib's speed) that stops at the size the chunk must have (a decompression bomb
 // costs no more memory than an honest chunk), and the byte shuffle of
 // numcodecs and HDF5 (the same layout). Pure functions of their input: safe
 // to run on any thread, without the netcdf-c mutex.
@@ -11,10 +11,12 @@
 
 namespace ncafs {
 
-// Inflates a zlib stream (gzip: a gzip member) into at most `bound` bytes;
-// with `exact`, anything but exactly `bound` bytes is an error. Throws
-// std::runtime_error naming the reason ("zlib data decode to more than N
-// bytes (the chunk's size): refused", "... are corrupt or truncated").
+// Inflates a zlib stream (bytes after its end ignored, as zlib and HDF5 do)
+// or gzip members (one after the other, zero padding between them allowed,
+// as Python's gzip reads them) into at most `bound` bytes; with `exact`,
+// anything but exactly `bound` bytes is an error. Throws std::runtime_error
+// naming the reason ("zlib data decode to more than N bytes (the chunk's
+// size): refused", "... are corrupt or truncated").
 std::vector<uint8_t> inflate_bounded(std::span<const uint8_t> in, uint64_t bound, bool exact, bool gzip = false);
 
 // Undoes the byte shuffle: byte j of every element stored together, a tail
