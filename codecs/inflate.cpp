@@ -73,18 +73,18 @@ size_t skip_zero_padding(std::span<const uint8_t> in, size_t at) {
 
 }  // namespace
 
-std::vector<uint8_t> inflate_bounded(std::span<const uint8_t> in, uint64_t bound, bool exact, bool gzip) {
+size_t inflate_bounded_into(std::span<const uint8_t> in, std::span<uint8_t> out, bool exact, bool gzip) {
     const std::string id = gzip ? "gzip" : "zlib";
-    if (bound > SIZE_MAX - 1) throw std::runtime_error(id + ": bound " + size_text(bound) + " exceeds memory");
-    // One spare byte so that an empty bound still has an address to write to.
-    std::vector<uint8_t> buffer(bound + 1);
+    uint8_t spare = 0;  // an address to write to when `out` is empty
+    uint8_t* const base = out.empty() ? &spare : out.data();
+    const size_t bound = out.size();
     size_t produced = 0;
     size_t consumed = 0;
     // zlib: one stream, bytes after it ignored (as zlib, HDF5's filter and
     // numcodecs do); gzip: members one after the other (as Python's gzip).
     do {
         const std::span<const uint8_t> rest = in.subspan(consumed);
-        const Inflated r = inflate_one(rest, buffer.data() + produced, bound - produced, gzip);
+        const Inflated r = inflate_one(rest, base + produced, bound - produced, gzip);
         if (r.result == LIBDEFLATE_INSUFFICIENT_SPACE && zlib_overflows(rest, bound - produced, gzip))
             throw std::runtime_error(id + " data decode to more than " + size_text(bound) + " (the chunk's size): refused");
         if (r.result != LIBDEFLATE_SUCCESS) throw std::runtime_error(id + " data are corrupt or truncated");
@@ -93,20 +93,31 @@ std::vector<uint8_t> inflate_bounded(std::span<const uint8_t> in, uint64_t bound
     } while (consumed < in.size());
     if (exact && produced != bound)
         throw std::runtime_error(id + " data decode to " + size_text(produced) + ", the chunk needs " + size_text(bound));
-    buffer.resize(produced);
+    return produced;
+}
+
+std::vector<uint8_t> inflate_bounded(std::span<const uint8_t> in, uint64_t bound, bool exact, bool gzip) {
+    std::vector<uint8_t> buffer(bound);
+    buffer.resize(inflate_bounded_into(in, buffer, exact, gzip));
     return buffer;
 }
 
-std::vector<uint8_t> unshuffle_bytes(std::span<const uint8_t> in, size_t element_size) {
-    std::vector<uint8_t> out(in.begin(), in.end());
+void unshuffle_bytes_into(std::span<const uint8_t> in, size_t element_size, uint8_t* out) {
     const size_t n = in.size() / element_size;
     if (element_size == 4) {  // the common case, in a loop the compiler unrolls
         for (size_t i = 0; i < n; ++i)
             for (size_t j = 0; j < 4; ++j) out[i * 4 + j] = in[j * n + i];
-        return out;
+    } else {
+        for (size_t i = 0; i < n; ++i)
+            for (size_t j = 0; j < element_size; ++j) out[i * element_size + j] = in[j * n + i];
     }
-    for (size_t i = 0; i < n; ++i)
-        for (size_t j = 0; j < element_size; ++j) out[i * element_size + j] = in[j * n + i];
+    const size_t whole = n * element_size;
+    std::copy(in.begin() + static_cast<std::ptrdiff_t>(whole), in.end(), out + whole);
+}
+
+std::vector<uint8_t> unshuffle_bytes(std::span<const uint8_t> in, size_t element_size) {
+    std::vector<uint8_t> out(in.size());
+    unshuffle_bytes_into(in, element_size, out.data());
     return out;
 }
 

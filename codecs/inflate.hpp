@@ -19,8 +19,15 @@ namespace ncafs {
 // size): refused", "... are corrupt or truncated").
 std::vector<uint8_t> inflate_bounded(std::span<const uint8_t> in, uint64_t bound, bool exact, bool gzip = false);
 
+// The same into `out` (bound = out.size(), nothing zero-filled first): the
+// number of bytes written.
+size_t inflate_bounded_into(std::span<const uint8_t> in, std::span<uint8_t> out, bool exact, bool gzip = false);
+
 // Undoes the byte shuffle: byte j of every element stored together, a tail
 // that is not a whole element kept as it is. element_size > 0.
 std::vector<uint8_t> unshuffle_bytes(std::span<const uint8_t> in, size_t element_size);
+
+// The same into out[0, in.size()), which must not overlap `in`.
+void unshuffle_bytes_into(std::span<const uint8_t> in, size_t element_size, uint8_t* out);
 
 }  // namespace ncafs
