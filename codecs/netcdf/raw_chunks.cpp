@@ -198,8 +198,9 @@ namespace {
 
 // The two buffers a thread's chunk decodes alternate between: reused, so a
 // decode neither zero-fills nor page-faults fresh memory. Released after a
-// chunk larger than kKeptScratch, so that a thread holds no more than that.
-constexpr size_t kKeptScratch = size_t{4} << 20;
+// chunk larger than kKeptScratch: up to 64 FUSE threads and the pool's
+// decode, and what they keep is outside cache_mem=.
+constexpr size_t kKeptScratch = size_t{512} << 10;
 
 struct Scratch {
     std::unique_ptr<uint8_t[]> bytes;
