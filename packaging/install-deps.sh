@@ -18,6 +18,7 @@ packages=(
   cdo python3-xarray libhdf5-dev
   python3-h5py  # tests write HDF5 files netCDF4-python cannot (external storage, virtual datasets, links)
   libzstd-dev liblz4-dev libblosc-dev  # codecs/zarr: the Zarr codecs of reference sets
+  libdeflate-dev  # codecs/inflate: zlib/gzip chunks of netCDF-4 and Zarr
   python3-numcodecs python3-zarr  # tests/reference_set: chunks encoded by numcodecs, read by zarr
   libssl-dev  # remote/: HMAC-SHA-256 names of the disk cache; tests/vds: SHA-1 of decoded VDS arrays
   strace  # tests/e2e/test_many_partitions.py: system calls per partition of a read

@@ -9,6 +9,7 @@
 #include <stdexcept>
 
 #include "codecs/checked_math.hpp"
+#include "codecs/dataset.hpp"
 #include "codecs/inflate.hpp"
 #include "codecs/netcdf/hdf5_handle.hpp"
 #include "io/error.hpp"
@@ -193,27 +194,70 @@ uint64_t max_stored_bytes(const RawChunkPlan& plan) {
     return plan.inflated_bytes + plan.inflated_bytes / 8 + (uint64_t{1} << 20) + 4;
 }
 
+namespace {
+
+// The two buffers a thread's chunk decodes alternate between: reused, so a
+// decode neither zero-fills nor page-faults fresh memory. Released after a
+// chunk larger than kKeptScratch: up to 64 FUSE threads and the pool's
+// decode, and what they keep is outside cache_mem=.
+constexpr size_t kKeptScratch = size_t{512} << 10;
+
+struct Scratch {
+    std::unique_ptr<uint8_t[]> bytes;
+    size_t size = 0;
+    std::span<uint8_t> take(size_t n) {
+        if (n > size) bytes.reset(new uint8_t[n]), size = n;  // uninitialized: every byte is written before it is read
+        return {bytes.get(), n};
+    }
+    void trim() {
+        if (size > kKeptScratch) bytes.reset(), size = 0;
+    }
+};
+
+thread_local Scratch scratch[2];
+
+// The stored bytes through the filters in reverse, each into the scratch
+// buffer the previous one did not write; the result may be `stored` itself.
+std::span<const uint8_t> undo_filters(const RawChunkPlan& plan, std::span<const uint8_t> stored) {
+    std::span<const uint8_t> current = stored;
+    size_t next = 0;
+    for (auto it = plan.pipeline.rbegin(); it != plan.pipeline.rend(); ++it) {
+        if (*it == RawChunkPlan::Filter::Fletcher32) {
+            current = check_fletcher32(current);
+            continue;
+        }
+        std::span<uint8_t> out;
+        if (*it == RawChunkPlan::Filter::Deflate) {
+            out = scratch[next].take(plan.inflated_bytes);
+            out = out.first(inflate_bounded_into(current, out, true));
+        } else {
+            out = scratch[next].take(current.size());
+            unshuffle_bytes_into(current, plan.shuffle_size, out.data());
+        }
+        current = out;
+        next ^= 1;
+    }
+    return current;
+}
+
+}  // namespace
+
 void decode_raw_chunk(const RawChunkPlan& plan, std::span<const uint8_t> stored, std::span<const uint64_t> count,
                       void* dst) {
-    std::vector<uint8_t> buffer;
-    std::span<const uint8_t> current = stored;
-    for (auto it = plan.pipeline.rbegin(); it != plan.pipeline.rend(); ++it) {
-        switch (*it) {
-            case RawChunkPlan::Filter::Fletcher32: current = check_fletcher32(current); continue;
-            case RawChunkPlan::Filter::Deflate: buffer = inflate_bounded(current, plan.inflated_bytes, true); break;
-            case RawChunkPlan::Filter::Shuffle: buffer = unshuffle_bytes(current, plan.shuffle_size); break;
-        }
-        current = buffer;
-    }
-    if (current.size() != plan.declared_bytes)
-        throw std::runtime_error("chunk decodes to " + std::to_string(current.size()) + " bytes, not " +
+    struct Trim {
+        ~Trim() { scratch[0].trim(), scratch[1].trim(); }
+    } trim;
+    const std::span<const uint8_t> decoded = undo_filters(plan, stored);
+    if (decoded.size() != plan.declared_bytes)
+        throw std::runtime_error("chunk decodes to " + std::to_string(decoded.size()) + " bytes, not " +
                                  std::to_string(plan.declared_bytes));
-    if (current.data() != buffer.data()) buffer.assign(current.begin(), current.end());  // only a checksum was removed
-    buffer.resize(plan.declared_bytes);  // drops a checksum deflated with the chunk
     const size_t esize = type_size(plan.type);
-    if (plan.big_endian && std::endian::native == std::endian::little) swap_elements(buffer.data(), buffer.size(), esize);
     const std::vector<uint64_t> origin(count.size(), 0);
-    copy_box_overlap(buffer.data(), origin, plan.declared, origin, count, esize, static_cast<uint8_t*>(dst));
+    auto* out = static_cast<uint8_t*>(dst);
+    copy_box_overlap(decoded.data(), origin, plan.declared, origin, count, esize, out);
+    // Swapped where it lands: the box of `count` only, no copy of the chunk.
+    if (plan.big_endian && std::endian::native == std::endian::little)
+        swap_elements(out, element_count(count) * esize, esize);
     ++decoded_count;
 }
 

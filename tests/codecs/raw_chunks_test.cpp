@@ -51,13 +51,16 @@ with netCDF4.Dataset(os.path.join(d, "values.nc"), "w", format="NETCDF4") as ds:
         chunksizes=(3, 9, 53))
     var("bigend", ">i2", ("t", "y", "x"), (f32 * 100).astype("i2"), zlib=True, endian="big", chunksizes=(6, 20, 20))
     var("line", "u8", ("n",), np.arange(5000, dtype="u8") * 977, zlib=True, chunksizes=(700,))
+    # Chunks of 600 KiB: above what a thread's scratch buffers keep (raw_chunks.cpp).
+    ds.createDimension("w", 300000)
+    var("wide", "f4", ("w",), rng.normal(size=300000).astype("f4"), zlib=True, shuffle=True, chunksizes=(150000,))
     fill = ds.createVariable("holes", "f4", ("t", "y", "x"), zlib=True, chunksizes=(4, 16, 16), fill_value=-7.5)
     fill[0:4, 0:16, 0:16] = f32[0:4, 0:16, 0:16]
     fill[12:20, 20:37, 30:53] = f32[12:20, 20:37, 30:53]
     var("text", "S1", ("t", "y", "x"), np.full((20, 37, 53), b"q"), zlib=True, chunksizes=(10, 37, 53))
     # Named like a dimension it does not index: stored as _nc4_non_coord_y.
     var("y", "f4", ("t", "x"), f32[:, 0, :] + 1, zlib=True, chunksizes=(20, 53))
-    fast += ["deflate", "shuffled", "checked", "bigend", "line", "holes", "text", "y"]
+    fast += ["deflate", "shuffled", "checked", "bigend", "line", "wide", "holes", "text", "y"]
     g = ds.createGroup("g")
     inner = g.createVariable("inner", "f8", ("t", "y", "x"), zlib=True, chunksizes=(2, 37, 53))
     inner[:] = f32.astype("f8") * 3
