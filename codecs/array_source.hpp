@@ -45,6 +45,12 @@ public:
     // True when big_endian_extents may open a file for each call (a
     // partition of an aggregation): readers then ask for many side by side.
     virtual bool extents_open_files() const { return false; }
+    // Whether big_endian_extents(first, ...) would open a file now (false
+    // when what it draws on is open already): worth a thread of its own.
+    virtual bool extents_would_open(uint64_t first) const {
+        (void)first;
+        return extents_open_files();
+    }
 
     // One element (native order, type()) when metadata alone shows that every
     // element of the box has that value (e.g. a box inside constant or missing

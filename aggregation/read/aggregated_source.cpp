@@ -581,21 +581,34 @@ std::optional<std::vector<uint8_t>> AggregatedSource::uniform_value(std::span<co
     return value;
 }
 
+std::optional<size_t> AggregatedSource::fragment_of_element(uint64_t first, std::vector<uint64_t>& index) const {
+    const auto& shape = agg_->shape;
+    index.assign(shape.size(), 0);
+    for (size_t d = shape.size(); d-- > 0;) {
+        if (shape[d] == 0) return std::nullopt;
+        index[d] = first % shape[d];
+        first /= shape[d];
+    }
+    return grid_.fragment_at(index);
+}
+
+bool AggregatedSource::extents_would_open(uint64_t first) const {
+    std::vector<uint64_t> index;
+    auto fi = fragment_of_element(first, index);
+    if (!fi) return false;
+    const Fragment& f = agg_->fragments[*fi];
+    if (f.kind != FragmentKind::File && f.kind != FragmentKind::Self) return false;
+    std::lock_guard lock(mutex_);
+    auto r = resolved(*fi);
+    return !r || r->dataset.expired() || r->generation != cache_.generation();
+}
+
 std::optional<std::vector<FileExtent>> AggregatedSource::big_endian_extents(uint64_t first, uint64_t n) const {
     const auto& shape = agg_->shape;
     const size_t rank = shape.size();
     if (n == 0) return std::vector<FileExtent>{};
-    // Master index of the first element.
-    std::vector<uint64_t> index(rank);
-    {
-        uint64_t rest = first;
-        for (size_t d = rank; d-- > 0;) {
-            if (shape[d] == 0) return std::nullopt;
-            index[d] = rest % shape[d];
-            rest /= shape[d];
-        }
-    }
-    auto fi = grid_.fragment_at(index);
+    std::vector<uint64_t> index;
+    auto fi = fragment_of_element(first, index);
     if (!fi) return std::nullopt;
     const Fragment& f = agg_->fragments[*fi];
     if (f.kind != FragmentKind::File && f.kind != FragmentKind::Self) return std::nullopt;

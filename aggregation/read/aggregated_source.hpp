@@ -41,6 +41,8 @@ public:
     // one fragment that needs no conversion at all (the splice fast path).
     std::optional<std::vector<FileExtent>> big_endian_extents(uint64_t first, uint64_t n) const override;
     bool extents_open_files() const override { return true; }
+    // False when element `first` lies in a partition resolved and still open.
+    bool extents_would_open(uint64_t first) const override;
     // From the partition grid: the box lies only in constant fragments of one
     // value and/or missing fragments and uncovered cells (the master fill).
     std::optional<std::vector<uint8_t>> uniform_value(std::span<const uint64_t> start,
@@ -130,6 +132,8 @@ private:
     mutable Series series_;
 
     std::shared_ptr<const Resolved> resolved(size_t i) const;  // under mutex_
+    // The fragment holding element `first` of the C-order linearisation, with its master index.
+    std::optional<size_t> fragment_of_element(uint64_t first, std::vector<uint64_t>& index) const;
     void keep_resolved(size_t i, std::shared_ptr<const Resolved> r) const;  // under mutex_
     // Guards resolved_ only. Lock order: before DatasetCache::mutex_ (keep_resolved asks its capacity).
     mutable std::mutex mutex_;
