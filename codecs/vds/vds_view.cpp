@@ -92,23 +92,37 @@ public:
     bool caches_its_bytes() const override { return true; }  // the object cache
 
     void read(uint64_t offset, std::span<uint8_t> out) const override {
-        if (offset > layout_.size || out.size() > layout_.size - offset)
-            throw UsageError("vds view of " + ds_->origin + ": range outside the file");
-        uint64_t pos = offset, done = 0;
-        if (pos < layout_.prefix.size()) {
-            const uint64_t n = std::min<uint64_t>(out.size(), layout_.prefix.size() - pos);
-            std::memcpy(out.data(), layout_.prefix.data() + pos, n);
-            pos += n, done += n;
+        size_t done = 0;
+        const std::vector<HeldBytes> pieces = *held(offset, out.size());
+        for (const HeldBytes& piece : pieces) {
+            std::memcpy(out.data() + done, piece.data, piece.size);
+            done += piece.size;
         }
-        while (done < out.size()) {
+    }
+
+    // The prefix (held by the view) and the cached objects of the range.
+    std::optional<std::vector<HeldBytes>> held(uint64_t offset, uint64_t length) const override {
+        if (offset > layout_.size || length > layout_.size - offset)
+            throw UsageError("vds view of " + ds_->origin + ": range outside the file");
+        std::vector<HeldBytes> pieces;
+        uint64_t pos = offset;
+        const uint64_t end = offset + length;
+        if (pos < end && pos < layout_.prefix.size()) {
+            const uint64_t n = std::min<uint64_t>(end, layout_.prefix.size()) - pos;
+            pieces.push_back({nullptr, layout_.prefix.data() + pos, static_cast<size_t>(n)});
+            pos += n;
+        }
+        while (pos < end) {
             auto it = std::upper_bound(layout_.objects.begin(), layout_.objects.end(), pos,
                                        [](uint64_t p, const vds::DataObject& o) { return p < o.offset; });
             const vds::DataObject& o = *(it - 1);  // objects are contiguous from prefix.size()
-            const Bytes bytes = object(static_cast<size_t>(it - 1 - layout_.objects.begin()));
-            const uint64_t local = pos - o.offset, n = std::min<uint64_t>(out.size() - done, o.size - local);
-            std::memcpy(out.data() + done, bytes->data() + local, n);
-            pos += n, done += n;
+            Bytes bytes = object(static_cast<size_t>(it - 1 - layout_.objects.begin()));
+            const uint64_t local = pos - o.offset, n = std::min<uint64_t>(end - pos, o.size - local);
+            const uint8_t* at = bytes->data() + local;
+            pieces.push_back({std::move(bytes), at, static_cast<size_t>(n)});
+            pos += n;
         }
+        return pieces;
     }
 
 private:
