@@ -204,7 +204,7 @@ private:
                                                              std::make_pair(layer, chunk), by_chunk);
                             if (it == objects.begin() + end || it->chunk != chunk) return nullptr;  // uniform
                             return made[static_cast<size_t>(it - objects.begin()) - first]->data();
-                        }, stores_[l.channel].get());
+                        }, stores_[l.channel].get(), read_order(l.channel));
         ObjectCache& cache = object_cache();
         std::lock_guard lock(cache.mutex);
         for (size_t i = first; i < end; ++i)
@@ -226,6 +226,14 @@ private:
         return streak_.fetch_add(o.size) + o.size >= kSequentialBytes;
     }
 
+    // The order a channel's source is read in (cheap_order), decided at its
+    // first batch: every batch of the channel (its LOD store) uses the same.
+    ByteOrder read_order(size_t channel) const {
+        ChannelOrder& o = orders_[channel];
+        std::call_once(o.once, [&] { o.order = vds::cheap_order(*plan_.channels[channel].source); });
+        return o.order;
+    }
+
     uint64_t sample_bytes(size_t channel) const {
         return vds::batch_sample_bytes(plan_.layout.channels[channel], plan_.channels[channel]);
     }
@@ -237,6 +245,11 @@ private:
     mutable std::atomic<size_t> last_read_{0};  // the object a read last asked for
     mutable std::atomic<uint64_t> streak_{0};    // bytes of objects read since the last jump
     std::vector<std::unique_ptr<vds::LodStore>> stores_;  // per channel; null: LODs read from the source
+    struct ChannelOrder {
+        std::once_flag once;
+        ByteOrder order = ByteOrder::Native;
+    };
+    std::unique_ptr<ChannelOrder[]> orders_{new ChannelOrder[plan_.channels.size()]};  // per channel
 };
 
 }  // namespace
