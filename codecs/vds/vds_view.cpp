@@ -73,6 +73,7 @@ struct ObjectCache {
     // Batches that could not be read: their chunks are made one by one (bounded: oldest dropped).
     LruCache<std::pair<uint64_t, uint64_t>, bool, PairHash> failed{1024};
     size_t batches_ahead = 0;  // in_flight batches made ahead of a sequential reader, on the worker pool
+    size_t most_batches_ahead = 0;
     std::atomic<uint64_t> next_view{1};
 };
 
@@ -164,7 +165,7 @@ private:
         if (!mine) return nullptr;
         std::promise<void> done;
         it->second = done.get_future().share();
-        if (ahead) ++cache.batches_ahead;
+        if (ahead) cache.most_batches_ahead = std::max(cache.most_batches_ahead, ++cache.batches_ahead);
         return std::make_shared<Flight>(key, std::move(done), ahead);
     }
 
@@ -248,7 +249,7 @@ private:
         WorkerPool::shared().post([self, flight, next, next_batch, key] {
             try {
                 self->make(next, next_batch, key);
-            } catch (const std::exception&) {
+            } catch (...) {
                 // Not needed by any read yet: the read that needs it makes it and reports the failure.
             }
         });
@@ -343,6 +344,12 @@ private:
 };
 
 }  // namespace
+
+BatchesAhead vds_batches_ahead() {
+    ObjectCache& cache = object_cache();
+    std::lock_guard lock(cache.mutex);
+    return {cache.batches_ahead, cache.most_batches_ahead};
+}
 
 std::optional<std::string> vds_view_refusal(const Dataset& dataset, int lods) {
     std::string why;
