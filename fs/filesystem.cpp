@@ -460,12 +460,12 @@ bool reply_view(fuse_req_t req, Filesystem& fs, const FileHandle& h, size_t size
         // One line per view and failing file a minute, whatever the reason's details.
         log_rate_limited(LogLevel::Error, "read of " + h.real_path + " failed: " + e.what(),
                          "read of " + h.real_path + " failed: " + e.file());
+        fail_later_reads(fs, h);  // before the reply: after it the handle may be released (freed)
         fuse_reply_err(req, EIO);
-        fail_later_reads(fs, h);
     } catch (const std::exception& e) {
         log_rate_limited(LogLevel::Error, "read of " + h.real_path + " failed: " + e.what());
-        fuse_reply_err(req, EIO);
         fail_later_reads(fs, h);
+        fuse_reply_err(req, EIO);
     }
     return true;
 }
