@@ -19,8 +19,8 @@ void put(uint8_t* dst, size_t i, T v) {
 // n source elements in `order` -> native: a row at a time, in the cache,
 // instead of a pass over the whole batch.
 void copy_native(NcType type, const uint8_t* src, size_t n, ByteOrder order, uint8_t* dst) {
+    if (order == ByteOrder::Big) return copy_swapped_from_big_endian(type, src, dst, n);
     std::memcpy(dst, src, n * type_size(type));
-    if (order == ByteOrder::Big) swap_from_big_endian(type, dst, n);
 }
 
 // Source elements (in `order`) -> stored samples: signed types shifted onto
