@@ -149,12 +149,20 @@ void write_descriptor(const Channel& c, const LayerGeometry& g, const ChunkBox& 
     std::memcpy(out, descriptor, sizeof descriptor);
 }
 
-// Copies chunk `box` out of the batch samples (netCDF C order over `all`,
-// in `order`), converted, after its descriptor.
-void write_chunk(const Channel& c, const WriterChannel& w, const LayerGeometry& g, const ChunkBox& all,
-                 const uint8_t* samples, ByteOrder order, const ChunkBox& box, uint8_t* out) {
-    write_descriptor(c, g, box, out);
-    out += 24;
+// A chunk to copy out of the batch: its object (after the descriptor) and
+// where its rows start in the batch (netCDF order, stored units from `all`).
+struct ChunkOut {
+    uint8_t* samples = nullptr;
+    uint64_t first_column = 0;  // along the fastest dim
+    uint64_t columns = 0;       // samples per row
+};
+
+// Copies chunks that lie side by side along the fastest dim (the same rows
+// of the batch: `box` of any of them) out of the batch samples (netCDF C
+// order over `all`, in `order`), converted: row by row of the batch, each
+// row split between the chunks, so that the batch is read in order.
+void write_side_by_side(const Channel& c, const WriterChannel& w, const LayerGeometry& g, const ChunkBox& all,
+                        const uint8_t* samples, ByteOrder order, const ChunkBox& box, const std::vector<ChunkOut>& outs) {
     const size_t rank = g.rank(), es = type_size(w.source_type), fs = format_size(c.format);
     std::vector<uint64_t> off(rank), n(rank), stride(rank, 1);  // netCDF order
     for (size_t k = 0; k < rank; ++k) {
@@ -167,13 +175,36 @@ void write_chunk(const Channel& c, const WriterChannel& w, const LayerGeometry& 
     for (size_t k = 0; k + 1 < rank; ++k) rows *= n[k];
     std::vector<uint64_t> idx(rank, 0);
     for (uint64_t row = 0; row < rows; ++row) {
-        uint64_t at = off[rank - 1];
+        uint64_t at = 0;
         for (size_t k = 0; k + 1 < rank; ++k) at += (off[k] + idx[k]) * stride[k];
-        convert(c, w, samples + at * es, n[rank - 1], order, out + row * n[rank - 1] * fs);
+        for (const ChunkOut& o : outs)
+            convert(c, w, samples + (at + o.first_column) * es, o.columns, order, o.samples + row * o.columns * fs);
         for (size_t k = rank - 1; k-- > 0;) {
             if (++idx[k] < n[k]) break;
             idx[k] = 0;
         }
+    }
+}
+
+// Writes the object of every wanted chunk of `range`: descriptors, then the
+// samples of each run of chunks along the fastest dim together.
+void write_chunks(const Channel& c, const WriterChannel& w, const LayerGeometry& g, const ChunkBox& all,
+                  const uint8_t* samples, ByteOrder order, ChunkRange range, const ObjectDestination& object_of) {
+    const uint64_t along = static_cast<uint64_t>(g.chunks[0]);
+    std::vector<ChunkOut> outs;
+    for (uint64_t chunk = range.first; chunk < range.end;) {
+        const uint64_t run_end = std::min(range.end, (chunk / along + 1) * along);  // the same slower coordinates
+        const ChunkBox box = chunk_box(g, chunk);
+        outs.clear();
+        for (; chunk < run_end; ++chunk) {
+            uint8_t* out = object_of(chunk);
+            if (!out) continue;  // uniform
+            const ChunkBox b = chunk_box(g, chunk);
+            write_descriptor(c, g, b, out);
+            outs.push_back({out + 24, static_cast<uint64_t>((b.lo[0] - all.lo[0]) >> g.shift[0]),
+                            static_cast<uint64_t>(b.stored[0])});
+        }
+        if (!outs.empty()) write_side_by_side(c, w, g, all, samples, order, box, outs);
     }
 }
 
@@ -230,8 +261,7 @@ void fill_batch(const Channel& c, const WriterChannel& w, const LayerGeometry& g
     const PooledBuffer samples(stored_count(r) * es);
     if (!store || !store->take(g.lod, all, samples.data())) read_box(*w.source, es, r, order, samples.data());
     if (store && g.lod == 0) store->keep(range.first, range.end, all, samples.data());
-    for (uint64_t chunk = range.first; chunk < range.end; ++chunk)
-        if (uint8_t* out = object_of(chunk)) write_chunk(c, w, g, all, samples.data(), order, chunk_box(g, chunk), out);
+    write_chunks(c, w, g, all, samples.data(), order, range, object_of);
 }
 
 }  // namespace ncafs::vds
