@@ -45,14 +45,15 @@ inline uint16_t bswap(uint16_t v) { return __builtin_bswap16(v); }
 inline uint32_t bswap(uint32_t v) { return __builtin_bswap32(v); }
 inline uint64_t bswap(uint64_t v) { return __builtin_bswap64(v); }
 
-// Reverses the bytes of each of n elements of type U at p (memcpy: p may be unaligned).
+// Copies n elements of type U from src to dst (the same, or not
+// overlapping) reversing the bytes of each (memcpy: either may be unaligned).
 template <typename U>
-void swap_each(uint8_t* p, size_t n) {
+void swap_each(const uint8_t* src, uint8_t* dst, size_t n) {
     for (size_t i = 0; i < n; ++i) {
         U v;
-        std::memcpy(&v, p + sizeof(U) * i, sizeof(U));
+        std::memcpy(&v, src + sizeof(U) * i, sizeof(U));
         v = bswap(v);
-        std::memcpy(p + sizeof(U) * i, &v, sizeof(U));
+        std::memcpy(dst + sizeof(U) * i, &v, sizeof(U));
     }
 }
 
@@ -145,12 +146,22 @@ double default_fill_as_double(NcType t) {
 
 void swap_to_big_endian(NcType t, void* data, size_t n) {
     if constexpr (std::endian::native == std::endian::big) return;
-    auto* p = static_cast<uint8_t*>(data);
+    copy_swapped_to_big_endian(t, data, data, n);
+}
+
+void copy_swapped_to_big_endian(NcType t, const void* src, void* dst, size_t n) {
+    const auto* from = static_cast<const uint8_t*>(src);
+    auto* to = static_cast<uint8_t*>(dst);
+    if constexpr (std::endian::native == std::endian::big) {
+        if (from != to) std::memmove(to, from, n * type_size(t));
+        return;
+    }
     switch (type_size(t)) {
-        case 1: return;
-        case 2: return swap_each<uint16_t>(p, n);
-        case 4: return swap_each<uint32_t>(p, n);
-        case 8: return swap_each<uint64_t>(p, n);
+        case 2: return swap_each<uint16_t>(from, to, n);
+        case 4: return swap_each<uint32_t>(from, to, n);
+        case 8: return swap_each<uint64_t>(from, to, n);
+        default:
+            if (from != to) std::memmove(to, from, n * type_size(t));
     }
 }
 

@@ -53,6 +53,12 @@ double default_fill_as_double(NcType t);
 // of type t (a no-op on big-endian hosts and for 1-byte types).
 void swap_to_big_endian(NcType t, void* data, size_t n);
 inline void swap_from_big_endian(NcType t, void* data, size_t n) { swap_to_big_endian(t, data, n); }
+// The same while copying n elements from src to dst (the same, or not
+// overlapping): one pass instead of a copy and a swap.
+void copy_swapped_to_big_endian(NcType t, const void* src, void* dst, size_t n);
+inline void copy_swapped_from_big_endian(NcType t, const void* src, void* dst, size_t n) {
+    copy_swapped_to_big_endian(t, src, dst, n);
+}
 
 // Fill n elements at dst (native byte order) with the given single element.
 void fill_elements(void* dst, const void* element, size_t element_size, size_t n);

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <span>
 #include <vector>
@@ -31,6 +32,15 @@ struct ViewPiece {
     std::optional<SourceRun> run;  // never with extent
 };
 
+// Bytes of a view that lie in memory the VirtualFile holds (its cache):
+// valid while `keeps` is held (null: memory of the VirtualFile itself,
+// valid while it lives).
+struct HeldBytes {
+    std::shared_ptr<const void> keeps;
+    const uint8_t* data = nullptr;
+    size_t size = 0;
+};
+
 class VirtualFile {
 public:
     virtual ~VirtualFile() = default;
@@ -51,6 +61,14 @@ public:
     // of through its block cache, which would hold and copy the same bytes
     // once more.
     virtual bool caches_its_bytes() const { return false; }
+    // Where a VirtualFile that caches its bytes holds [offset, offset+length):
+    // pieces in order, produced as read() produces them (same errors), so
+    // that the FUSE layer hands them to the reply without copying them
+    // first. The default: nullopt, read() them.
+    virtual std::optional<std::vector<HeldBytes>> held(uint64_t offset, uint64_t length) const {
+        (void)offset, (void)length;
+        return std::nullopt;
+    }
 };
 
 }  // namespace ncafs

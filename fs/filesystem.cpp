@@ -382,6 +382,25 @@ void reply_spliced(fuse_req_t req, const VirtualFile& vf, const std::vector<View
     fuse_reply_data(req, bv.get(), FUSE_BUF_SPLICE_MOVE);
 }
 
+// Replies with the bytes of a view that holds them in memory of its own
+// (VirtualFile::held): the kernel copies them from there, with no copy into
+// a buffer first. False, nothing answered, when the view holds none, or in
+// more pieces than one reply should take.
+bool reply_held(fuse_req_t req, const VirtualFile& vf, uint64_t off, size_t n) {
+    constexpr size_t kMaxPieces = 64;  // far under IOV_MAX: a read of many tiny objects is copied instead
+    const auto held = held_view_bytes(vf, off, n);
+    if (!held || held->size() > kMaxPieces) return false;
+    std::vector<iovec> iov;
+    size_t covered = 0;
+    for (const HeldBytes& piece : *held) {
+        iov.push_back({const_cast<uint8_t*>(piece.data), piece.size});  // writev only reads it
+        covered += piece.size;
+    }
+    if (covered != n) throw UsageError("VirtualFile::held did not cover the range");
+    fuse_reply_iov(req, iov.data(), static_cast<int>(iov.size()));  // `held` keeps the memory until it returns
+    return true;
+}
+
 // A read of a view failed through the page cache: the kernel may have
 // answered the caller's read(2) short at the failing page, which netcdf-c
 // takes for the end of the file and zero-fills. So the caller learns of it
@@ -421,6 +440,7 @@ bool reply_view(fuse_req_t req, Filesystem& fs, const FileHandle& h, size_t size
         }
         pieces.clear();  // the reads below hold files by leases of their own
         within.reset();
+        if (!any_extent && vf.caches_its_bytes() && reply_held(req, vf, off, n)) return true;
         thread_local std::vector<uint8_t> buffer;
         buffer.resize(n);
         if (any_extent || vf.caches_its_bytes()) {  // the latter: no second copy in the block cache

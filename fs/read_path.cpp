@@ -106,6 +106,14 @@ void read_view(const VirtualFile& vf, const ReadPlan& plan, std::span<uint8_t> o
     }
 }
 
+std::optional<std::vector<HeldBytes>> held_view_bytes(const VirtualFile& vf, uint64_t offset, uint64_t length) {
+    try {
+        return vf.held(offset, length);
+    } catch (const SourceError&) {
+        return vf.held(offset, length);  // as read_view: a partition that changed is read again
+    }
+}
+
 void read_view(const VirtualFile& vf, uint64_t offset, std::span<uint8_t> out) {
     if (out.empty()) return;
     read_view(vf, plan_read(vf, offset, out.size()), out);

@@ -9,6 +9,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <vector>
 
@@ -41,5 +42,10 @@ void read_pieces(const VirtualFile& vf, const std::vector<ViewPiece>& pieces, ui
 void read_view(const VirtualFile& vf, const ReadPlan& plan, std::span<uint8_t> out);
 // The same, planned here: bytes [offset, offset + out.size()) of vf.
 void read_view(const VirtualFile& vf, uint64_t offset, std::span<uint8_t> out);
+
+// Where vf holds bytes [offset, offset + length) in memory of its own
+// (VirtualFile::held), tried once more like read_view; nullopt when it does
+// not hold them.
+std::optional<std::vector<HeldBytes>> held_view_bytes(const VirtualFile& vf, uint64_t offset, uint64_t length);
 
 }  // namespace ncafs::fs

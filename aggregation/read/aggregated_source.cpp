@@ -449,7 +449,7 @@ static std::vector<uint8_t> gather_master_order(const Fragment& f, const SourceI
 }
 
 void AggregatedSource::read_piece(const Fragment& f, const Resolved& r, const std::vector<uint64_t>& lo,
-                                  const std::vector<uint64_t>& len, void* dst) const {
+                                  const std::vector<uint64_t>& len, ByteOrder order, void* dst) const {
     const size_t rank = len.size();
     uint64_t n = 1;
     for (uint64_t l : len) n *= l;
@@ -457,6 +457,7 @@ void AggregatedSource::read_piece(const Fragment& f, const Resolved& r, const st
 
     if (f.kind == FragmentKind::Missing || f.kind == FragmentKind::Constant || r.fill) {
         fill_elements(dst, (f.kind == FragmentKind::Constant ? f.constant : agg_->fill).data(), msize, n);
+        if (order == ByteOrder::Big) swap_to_big_endian(agg_->type, dst, n);
         return;
     }
     // Local offsets inside the fragment's box.
@@ -464,7 +465,7 @@ void AggregatedSource::read_piece(const Fragment& f, const Resolved& r, const st
     for (size_t d = 0; d < rank; ++d) local[d] = lo[d] - f.start[d];
 
     if (r.plain) {
-        r.source->read(local, len, ByteOrder::Native, dst);
+        r.source->read(local, len, order, dst);
         return;
     }
     const SourceIndex source_index{f, local};
@@ -479,7 +480,7 @@ void AggregatedSource::read_piece(const Fragment& f, const Resolved& r, const st
         for (size_t q = 1; q < K; ++q)
             if (excess(q) > excess(k)) k = q;
         return read_in_runs(static_cast<size_t>(f.axis_to_master[k]), [&](uint64_t j) { return source_index(k, j); }, lo,
-                            len, msize, dst, [&](const auto& sl, const auto& sn, void* sd) { read_piece(f, r, sl, sn, sd); });
+                            len, msize, dst, [&](const auto& sl, const auto& sn, void* sd) { read_piece(f, r, sl, sn, order, sd); });
     }
     std::vector<uint8_t> src(src_n * ssize);
     r.source->read(box_lo, box_count, ByteOrder::Native, src.data());
@@ -492,10 +493,11 @@ void AggregatedSource::read_piece(const Fragment& f, const Resolved& r, const st
     // Values: mask -> affine -> cast; masked and out-of-range become the master fill.
     conform_elements(r.missing, r.mask, r.value, r.src_type, ordered, agg_->type, static_cast<uint8_t*>(dst), n,
                      agg_->fill.data());
+    if (order == ByteOrder::Big) swap_to_big_endian(agg_->type, dst, n);
 }
 
 void AggregatedSource::read_fragment_part(size_t i, const std::vector<uint64_t>& req_start,
-                                          const std::vector<uint64_t>& req_count, uint8_t* out,
+                                          const std::vector<uint64_t>& req_count, ByteOrder order, uint8_t* out,
                                           std::vector<uint8_t>& piece) const {
     const size_t rank = agg_->shape.size(), msize = type_size(agg_->type);
     const Fragment f = agg_->fragments[i];
@@ -512,13 +514,13 @@ void AggregatedSource::read_fragment_part(size_t i, const std::vector<uint64_t>&
     auto read_from = [&](const Resolved& r) {
         const Fragment& as_read = r.completed ? *r.completed : f;
         if (whole) {
-            read_piece(as_read, r, lo, len, out);
+            read_piece(as_read, r, lo, len, order, out);
         } else if (std::equal(len.begin() + 1, len.end(), req_count.begin() + 1)) {
             // Only the slowest dim is cut: the piece is one run of `out`, read in place.
-            read_piece(as_read, r, lo, len, out + at[0] * (ncafs::element_count(len) / len[0]) * msize);
+            read_piece(as_read, r, lo, len, order, out + at[0] * (ncafs::element_count(len) / len[0]) * msize);
         } else {
             piece.resize(ncafs::element_count(len) * msize);
-            read_piece(as_read, r, lo, len, piece.data());
+            read_piece(as_read, r, lo, len, order, piece.data());
             scatter_box(piece.data(), len, at, req_count, msize, out);
         }
     };
@@ -540,7 +542,11 @@ void AggregatedSource::read(std::span<const uint64_t> start, std::span<const uin
     const size_t msize = type_size(agg_->type);
     std::vector<size_t> touched;
     bool uncovered = grid_.for_each_fragment(start, count, [&](size_t i) { touched.push_back(i); });
-    if (uncovered) fill_elements(out, agg_->fill.data(), msize, n);
+    if (uncovered) {
+        std::vector<uint8_t> fill = agg_->fill;
+        if (order == ByteOrder::Big) swap_to_big_endian(agg_->type, fill.data(), 1);
+        fill_elements(out, fill.data(), msize, n);
+    }
 
     const std::vector<uint64_t> req_start(start.begin(), start.end()), req_count(count.begin(), count.end());
     // Partitions are read on a few threads at once (their preads together,
@@ -548,9 +554,8 @@ void AggregatedSource::read(std::span<const uint64_t> start, std::span<const uin
     // not overlap.
     std::vector<std::vector<uint8_t>> pieces(1 + kExtraThreads);
     run_pieces(touched.size(), [&](size_t k, size_t worker) {
-        read_fragment_part(touched[k], req_start, req_count, static_cast<uint8_t*>(out), pieces[worker]);
+        read_fragment_part(touched[k], req_start, req_count, order, static_cast<uint8_t*>(out), pieces[worker]);
     });
-    if (order == ByteOrder::Big) swap_to_big_endian(agg_->type, out, n);
 }
 
 std::optional<std::vector<uint8_t>> AggregatedSource::uniform_value(std::span<const uint64_t> start,

@@ -103,9 +103,11 @@ private:
     // The part of fragment i inside the requested box, into its place in out
     // (`piece`: scratch for a part that is not the whole box).
     void read_fragment_part(size_t i, const std::vector<uint64_t>& req_start, const std::vector<uint64_t>& req_count,
-                            uint8_t* out, std::vector<uint8_t>& piece) const;
+                            ByteOrder order, uint8_t* out, std::vector<uint8_t>& piece) const;
+    // In `order` from the fragment's source itself: a classic partition read
+    // big-endian is not swapped at all.
     void read_piece(const Fragment& f, const Resolved& r, const std::vector<uint64_t>& lo,
-                    const std::vector<uint64_t>& len, void* dst) const;
+                    const std::vector<uint64_t>& len, ByteOrder order, void* dst) const;
 
     std::shared_ptr<const Aggregate> agg_;
     std::shared_ptr<const PathPolicy> paths_;

@@ -9,6 +9,7 @@
 
 #include "codecs/error.hpp"
 #include "io/lru_cache.hpp"
+#include "io/worker_pool.hpp"
 #include "codecs/vds/vds_buffer_pool.hpp"
 #include "codecs/vds/vds_writer_batch.hpp"
 #include "codecs/vds/vds_writer_container.hpp"
@@ -34,12 +35,16 @@ private:
 using Bytes = std::shared_ptr<const ObjectBytes>;
 
 // Chunk objects of every .vds view, made a batch at a time: one process-wide
-// bound (views are many, each read a batch at a time) of two batches, so a
-// sequential reader finds the rest of its batch there while the next is made.
-constexpr size_t kObjectCacheBytes = 2 * vds::kBatchBytes;
+// bound (views are many, each read a batch at a time) of three batches, so
+// a sequential reader finds the rest of its batch there while the next one,
+// made ahead, and the one after arrive.
+constexpr size_t kObjectCacheBytes = 3 * vds::kBatchBytes;
+// Batches made ahead at once, of all views (each up to kBatchBytes of
+// samples, its scratch and its objects).
+constexpr size_t kBatchesAhead = 1;
 // Objects this close to the last one read continue a sequential read (the
 // kernel's readahead sends a few at once, out of order); after this many
-// bytes so read (more than the read path's 1 MiB block) it is one.
+// bytes so read (more than one brick of floats) it is one.
 constexpr size_t kNearObjects = 4;
 constexpr uint64_t kSequentialBytes = 2 << 20;
 
@@ -67,6 +72,8 @@ struct ObjectCache {
     std::map<std::pair<uint64_t, uint64_t>, std::shared_future<void>> in_flight;  // (view, layer << 32 | batch)
     // Batches that could not be read: their chunks are made one by one (bounded: oldest dropped).
     LruCache<std::pair<uint64_t, uint64_t>, bool, PairHash> failed{1024};
+    size_t batches_ahead = 0;  // in_flight batches made ahead of a sequential reader, on the worker pool
+    size_t most_batches_ahead = 0;
     std::atomic<uint64_t> next_view{1};
 };
 
@@ -75,7 +82,7 @@ ObjectCache& object_cache() {
     return *cache;
 }
 
-class VdsView final : public VirtualFile {
+class VdsView final : public VirtualFile, public std::enable_shared_from_this<VdsView> {
 public:
     VdsView(std::shared_ptr<const Dataset> ds, vds::WriterPlan plan)
         : ds_(std::move(ds)), plan_(std::move(plan)), layout_(vds::build_container(plan_)),
@@ -92,62 +99,160 @@ public:
     bool caches_its_bytes() const override { return true; }  // the object cache
 
     void read(uint64_t offset, std::span<uint8_t> out) const override {
-        if (offset > layout_.size || out.size() > layout_.size - offset)
-            throw UsageError("vds view of " + ds_->origin + ": range outside the file");
-        uint64_t pos = offset, done = 0;
-        if (pos < layout_.prefix.size()) {
-            const uint64_t n = std::min<uint64_t>(out.size(), layout_.prefix.size() - pos);
-            std::memcpy(out.data(), layout_.prefix.data() + pos, n);
-            pos += n, done += n;
-        }
-        while (done < out.size()) {
-            auto it = std::upper_bound(layout_.objects.begin(), layout_.objects.end(), pos,
-                                       [](uint64_t p, const vds::DataObject& o) { return p < o.offset; });
-            const vds::DataObject& o = *(it - 1);  // objects are contiguous from prefix.size()
-            const Bytes bytes = object(static_cast<size_t>(it - 1 - layout_.objects.begin()));
-            const uint64_t local = pos - o.offset, n = std::min<uint64_t>(out.size() - done, o.size - local);
-            std::memcpy(out.data() + done, bytes->data() + local, n);
-            pos += n, done += n;
+        size_t done = 0;
+        const std::vector<HeldBytes> pieces = *held(offset, out.size());
+        for (const HeldBytes& piece : pieces) {
+            std::memcpy(out.data() + done, piece.data, piece.size);
+            done += piece.size;
         }
     }
 
+    // The prefix (held by the view) and the cached objects of the range.
+    std::optional<std::vector<HeldBytes>> held(uint64_t offset, uint64_t length) const override {
+        if (offset > layout_.size || length > layout_.size - offset)
+            throw UsageError("vds view of " + ds_->origin + ": range outside the file");
+        std::vector<HeldBytes> pieces;
+        uint64_t pos = offset;
+        const uint64_t end = offset + length;
+        if (pos < end && pos < layout_.prefix.size()) {
+            const uint64_t n = std::min<uint64_t>(end, layout_.prefix.size()) - pos;
+            pieces.push_back({nullptr, layout_.prefix.data() + pos, static_cast<size_t>(n)});
+            pos += n;
+        }
+        while (pos < end) {
+            auto it = std::upper_bound(layout_.objects.begin(), layout_.objects.end(), pos,
+                                       [](uint64_t p, const vds::DataObject& o) { return p < o.offset; });
+            const vds::DataObject& o = *(it - 1);  // objects are contiguous from prefix.size()
+            const uint64_t local = pos - o.offset, n = std::min<uint64_t>(end - pos, o.size - local);
+            Bytes bytes = object(static_cast<size_t>(it - 1 - layout_.objects.begin()), n);
+            const uint8_t* at = bytes->data() + local;
+            pieces.push_back({std::move(bytes), at, static_cast<size_t>(n)});
+            pos += n;
+        }
+        return pieces;
+    }
+
 private:
+    using FlightKey = std::pair<uint64_t, uint64_t>;
+
+    // A batch being made (ObjectCache::in_flight) by this thread or a job:
+    // ends however the making leaves, when the last holder lets go.
+    class Flight {
+    public:
+        Flight(FlightKey key, std::promise<void> done, bool ahead) : key_(key), done_(std::move(done)), ahead_(ahead) {}
+        ~Flight() {
+            {
+                ObjectCache& cache = object_cache();
+                std::lock_guard guard(cache.mutex);
+                cache.in_flight.erase(key_);
+                if (ahead_) --cache.batches_ahead;
+            }
+            done_.set_value();
+        }
+        Flight(const Flight&) = delete;
+        Flight& operator=(const Flight&) = delete;
+
+    private:
+        FlightKey key_;
+        std::promise<void> done_;
+        bool ahead_;
+    };
+
+    // Registers the flight of `key` (the cache's mutex held): nullptr when
+    // another thread is making that batch already.
+    static std::shared_ptr<Flight> take_off(ObjectCache& cache, FlightKey key, bool ahead) {
+        auto [it, mine] = cache.in_flight.try_emplace(key);
+        if (!mine) return nullptr;
+        std::promise<void> done;
+        it->second = done.get_future().share();
+        if (ahead) cache.most_batches_ahead = std::max(cache.most_batches_ahead, ++cache.batches_ahead);
+        return std::make_shared<Flight>(key, std::move(done), ahead);
+    }
+
+    FlightKey flight_key(const vds::DataObject& o, vds::ChunkRange batch) const {
+        return {id_, uint64_t{o.layer} << 32 | batch.first};
+    }
+
+    vds::ChunkRange batch_of(const vds::DataObject& o, bool narrow) const {
+        const vds::WrittenLayer& l = layout_.layers[o.layer];
+        return vds::batch_of(l.geometry, o.chunk, sample_bytes(l.channel), vds::kBatchBytes, narrow);
+    }
+
     // Object `index` from the cache, else made with the rest of its batch
-    // (by this thread, or by the one already making that batch).
-    Bytes object(size_t index) const {
+    // (by this thread, or by the one already making that batch), for a read
+    // of `bytes` of it. A reader that reads on has the next batch made
+    // meanwhile, in the background.
+    Bytes object(size_t index, uint64_t bytes) const {
+        const bool streaming = sequential(index, bytes);
+        Bytes found = make_or_find(index, !streaming);
+        if (streaming) make_next_batch_ahead(index);
+        return found;
+    }
+
+    Bytes make_or_find(size_t index, bool narrow) const {
         ObjectCache& cache = object_cache();
         const vds::DataObject& o = layout_.objects[index];
-        const vds::WrittenLayer& l = layout_.layers[o.layer];
-        const vds::ChunkRange batch =
-            vds::batch_of(l.geometry, o.chunk, sample_bytes(l.channel), vds::kBatchBytes, !sequential(index));
-        const std::pair<uint64_t, uint64_t> flight{id_, uint64_t{o.layer} << 32 | batch.first};
+        const vds::ChunkRange batch = batch_of(o, narrow);
+        const FlightKey key = flight_key(o, batch);
         for (;;) {
             std::unique_lock lock(cache.mutex);
             if (auto hit = cache.objects.get({id_, index})) return *hit;
-            auto [it, mine] = cache.in_flight.try_emplace(flight);
-            if (!mine) {
-                const std::shared_future<void> other = it->second;
+            std::shared_ptr<Flight> flight = take_off(cache, key, false);
+            if (!flight) {
+                const std::shared_future<void> other = cache.in_flight.at(key);
                 lock.unlock();
                 other.wait();  // then look again (made, or failed: made here)
                 continue;
             }
-            std::promise<void> done;
-            it->second = done.get_future().share();
             lock.unlock();
-            struct Landed {  // ends the flight however make() leaves
-                ObjectCache& cache;
-                std::pair<uint64_t, uint64_t> key;
-                std::promise<void>& done;
-                ~Landed() {
-                    {
-                        std::lock_guard guard(cache.mutex);
-                        cache.in_flight.erase(key);
-                    }
-                    done.set_value();
-                }
-            } landed{cache, flight, done};
-            return make(index, batch, flight);
+            return make(index, batch, key);
         }
+    }
+
+    // Queues the making of the batch after the one of object `index` on the
+    // kept worker pool, unless it is cached, being made, failed before, or
+    // kBatchesAhead batches (of all views) are being made ahead already:
+    // the memory ahead is bounded by that, and the object cache keeps
+    // three batches, so the next one does not push out the rest of the
+    // current one. A reader that jumps stops asking for it (sequential);
+    // a batch made ahead then is only cached. Only for sources read
+    // big-endian (classic files: preads into pooled buffers): a netCDF-4
+    // batch decompressed on a pool thread raised the peak RSS by 130 MiB
+    // (the library's buffers in that thread's malloc arena), for a view
+    // that is as fast as its .nc view already.
+    void make_next_batch_ahead(size_t index) const {
+        const auto& objects = layout_.objects;
+        const vds::DataObject& o = objects[index];
+        if (read_order(layout_.layers[o.layer].channel) != ByteOrder::Big) return;
+        const vds::ChunkRange batch = batch_of(o, false);
+        const size_t next = static_cast<size_t>(
+            std::lower_bound(objects.begin(), objects.end(), std::make_pair(o.layer, batch.end),
+                             [](const vds::DataObject& x, std::pair<uint32_t, uint64_t> at) {
+                                 return std::make_pair(x.layer, x.chunk) < at;
+                             }) -
+            objects.begin());
+        if (next >= objects.size()) return;
+        const vds::ChunkRange next_batch = batch_of(objects[next], false);
+        const FlightKey key = flight_key(objects[next], next_batch);
+        ObjectCache& cache = object_cache();
+        std::shared_ptr<Flight> flight;
+        {
+            std::lock_guard lock(cache.mutex);
+            if (cache.batches_ahead >= kBatchesAhead || cache.objects.contains({id_, next}) ||
+                cache.failed.contains(key))
+                return;
+            flight = take_off(cache, key, true);
+        }
+        if (!flight) return;  // being made
+        std::shared_ptr<const VdsView> self = std::static_pointer_cast<const VdsView>(shared_from_this());
+        // When the pool refuses the job (or stops before running it), dropping it ends the flight.
+        WorkerPool::shared().post([self, flight, next, next_batch, key] {
+            try {
+                self->make(next, next_batch, key);
+            } catch (...) {
+                // Not needed by any read yet: the read that needs it makes it and reports the failure.
+            }
+        });
     }
 
     // Makes the objects of the batch's data chunks and caches them; when the
@@ -190,7 +295,7 @@ private:
                                                              std::make_pair(layer, chunk), by_chunk);
                             if (it == objects.begin() + end || it->chunk != chunk) return nullptr;  // uniform
                             return made[static_cast<size_t>(it - objects.begin()) - first]->data();
-                        }, stores_[l.channel].get());
+                        }, stores_[l.channel].get(), read_order(l.channel));
         ObjectCache& cache = object_cache();
         std::lock_guard lock(cache.mutex);
         for (size_t i = first; i < end; ++i)
@@ -199,17 +304,25 @@ private:
         return made[wanted - first];
     }
 
-    // Whether the reader has read on from object to object for a while: it
-    // gets whole batches; one that jumps gets narrow ones (a netCDF-4 source
-    // decompresses all of a batch; the read path asks 1 MiB at a time).
-    bool sequential(size_t index) const {
-        const vds::DataObject& o = layout_.objects[index];
+    // Whether the reader has read on from object to object for a while
+    // (`bytes` of object `index` read now): it gets whole batches, and the
+    // next one made ahead; one that jumps gets narrow ones (a netCDF-4
+    // source decompresses all of a batch; the kernel asks 128 KiB at a time).
+    bool sequential(size_t index, uint64_t bytes) const {
         const size_t last = last_read_.exchange(index);
         if (index > last + kNearObjects || index + kNearObjects < last) {
             streak_.store(0);
             return false;
         }
-        return streak_.fetch_add(o.size) + o.size >= kSequentialBytes;
+        return streak_.fetch_add(bytes) + bytes >= kSequentialBytes;
+    }
+
+    // The order a channel's source is read in (cheap_order), decided at its
+    // first batch: every batch of the channel (its LOD store) uses the same.
+    ByteOrder read_order(size_t channel) const {
+        ChannelOrder& o = orders_[channel];
+        std::call_once(o.once, [&] { o.order = vds::cheap_order(*plan_.channels[channel].source); });
+        return o.order;
     }
 
     uint64_t sample_bytes(size_t channel) const {
@@ -223,9 +336,20 @@ private:
     mutable std::atomic<size_t> last_read_{0};  // the object a read last asked for
     mutable std::atomic<uint64_t> streak_{0};    // bytes of objects read since the last jump
     std::vector<std::unique_ptr<vds::LodStore>> stores_;  // per channel; null: LODs read from the source
+    struct ChannelOrder {
+        std::once_flag once;
+        ByteOrder order = ByteOrder::Native;
+    };
+    std::unique_ptr<ChannelOrder[]> orders_{new ChannelOrder[plan_.channels.size()]};  // per channel
 };
 
 }  // namespace
+
+BatchesAhead vds_batches_ahead() {
+    ObjectCache& cache = object_cache();
+    std::lock_guard lock(cache.mutex);
+    return {cache.batches_ahead, cache.most_batches_ahead};
+}
 
 std::optional<std::string> vds_view_refusal(const Dataset& dataset, int lods) {
     std::string why;

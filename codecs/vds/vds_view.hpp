@@ -32,6 +32,14 @@ struct VdsViewOptions {
 // every dataset.
 std::optional<std::string> vds_view_refusal(const Dataset& dataset, int lods);
 
+// Batches being made ahead of sequential readers of views backed by classic
+// files (on the worker pool; at most one at a time, of all views): now, and
+// the most at once since the process started.
+struct BatchesAhead {
+    size_t now = 0, most = 0;
+};
+BatchesAhead vds_batches_ahead();
+
 // Throws UsageError when the dataset has no variable a VDS can hold.
 std::shared_ptr<const VirtualFile> make_vds_view(std::shared_ptr<const Dataset> dataset,
                                                  const VdsViewOptions& options = {});

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cstring>
+
+#include "codecs/error.hpp"
 #include "codecs/vds/vds_buffer_pool.hpp"
 
 namespace ncafs::vds {
@@ -14,17 +16,25 @@ void put(uint8_t* dst, size_t i, T v) {
     std::memcpy(dst + i * sizeof(T), &v, sizeof(T));
 }
 
-// Source elements -> stored samples: signed types shifted onto the unsigned
-// codes, int widened to double, fill elements -> the NoValue code (U8/U16)
-// or the float32 noValue (R64: what a reader compares against). R32, U32
-// and U64 keep the source bytes as they are.
-void convert(const Channel& c, const WriterChannel& w, const uint8_t* src, size_t n, uint8_t* dst) {
+// n source elements in `order` -> native: a row at a time, in the cache,
+// instead of a pass over the whole batch.
+void copy_native(NcType type, const uint8_t* src, size_t n, ByteOrder order, uint8_t* dst) {
+    if (order == ByteOrder::Big) return copy_swapped_from_big_endian(type, src, dst, n);
+    std::memcpy(dst, src, n * type_size(type));
+}
+
+// Source elements (in `order`) -> stored samples: signed types shifted onto
+// the unsigned codes, int widened to double, fill elements -> the NoValue
+// code (U8/U16) or the float32 noValue (R64: what a reader compares
+// against). R32, U32 and U64 keep the source values as they are.
+void convert(const Channel& c, const WriterChannel& w, const uint8_t* src, size_t n, ByteOrder order, uint8_t* dst) {
     const size_t es = type_size(w.source_type);
-    if (!quantized(c.format) && c.format != Format::R64) return (void)std::memcpy(dst, src, n * es);
+    if (!quantized(c.format) && c.format != Format::R64) return copy_native(w.source_type, src, n, order, dst);
     if (c.format == Format::R64 && w.source_type == NcType::Double && !w.fill)
-        return (void)std::memcpy(dst, src, n * es);
+        return copy_native(w.source_type, src, n, order, dst);
     for (size_t i = 0; i < n; ++i) {
-        const uint8_t* e = src + i * es;
+        uint8_t e[8];  // the element, native
+        copy_native(w.source_type, src + i * es, 1, order, e);
         const bool is_fill = w.fill && std::memcmp(e, w.fill->data(), es) == 0;
         if (c.format == Format::R64) {
             put(dst, i, is_fill ? static_cast<double>(c.no_value) : element_as_double(w.source_type, e, 0));
@@ -110,11 +120,11 @@ uint64_t stored_count(const BoxRead& r) {
 // elements). LOD0: one read. Decimated: the fastest dims whose LOD0 block
 // fits kBatchBytes (the last one always: batch_of keeps its row inside the
 // budget) read whole, one read per kept index of the slower dims.
-void read_box(const ArraySource& src, size_t es, const BoxRead& r, uint8_t* out) {
+void read_box(const ArraySource& src, size_t es, const BoxRead& r, ByteOrder order, uint8_t* out) {
     const size_t rank = r.count.size();
     const uint64_t total = stored_count(r);
     if (std::all_of(r.step.begin(), r.step.end(), [](uint64_t s) { return s == 1; }))
-        return src.read(r.start, r.count, ByteOrder::Native, out);
+        return src.read(r.start, r.count, order, out);
     size_t lead = rank;
     uint64_t block = 1, inner = 1;
     while (lead > 0 && (lead == rank || Wide{block} * r.count[lead - 1] * es <= kBatchBytes))
@@ -124,7 +134,7 @@ void read_box(const ArraySource& src, size_t es, const BoxRead& r, uint8_t* out)
     for (size_t k = lead; k < rank; ++k) count[k] = r.count[k];
     for (uint64_t b = 0; b < total / inner; ++b) {
         for (size_t k = 0; k < lead; ++k) start[k] = r.start[k] + m[k] * r.step[k];
-        src.read(start, count, ByteOrder::Native, scratch.data());
+        src.read(start, count, order, scratch.data());
         decimate(scratch.data(), r, lead, es, out + b * inner * es);
         for (size_t k = lead; k-- > 0;) {  // odometer over the kept indices of the slow dims
             if (++m[k] < r.stored[k]) break;
@@ -139,12 +149,20 @@ void write_descriptor(const Channel& c, const LayerGeometry& g, const ChunkBox& 
     std::memcpy(out, descriptor, sizeof descriptor);
 }
 
-// Copies chunk `box` out of the batch samples (netCDF C order over `all`),
-// converted, after its descriptor.
-void write_chunk(const Channel& c, const WriterChannel& w, const LayerGeometry& g, const ChunkBox& all,
-                 const uint8_t* samples, const ChunkBox& box, uint8_t* out) {
-    write_descriptor(c, g, box, out);
-    out += 24;
+// A chunk to copy out of the batch: its object (after the descriptor) and
+// where its rows start in the batch (netCDF order, stored units from `all`).
+struct ChunkOut {
+    uint8_t* samples = nullptr;
+    uint64_t first_column = 0;  // along the fastest dim
+    uint64_t columns = 0;       // samples per row
+};
+
+// Copies chunks that lie side by side along the fastest dim (the same rows
+// of the batch: `box` of any of them) out of the batch samples (netCDF C
+// order over `all`, in `order`), converted: row by row of the batch, each
+// row split between the chunks, so that the batch is read in order.
+void write_side_by_side(const Channel& c, const WriterChannel& w, const LayerGeometry& g, const ChunkBox& all,
+                        const uint8_t* samples, ByteOrder order, const ChunkBox& box, const std::vector<ChunkOut>& outs) {
     const size_t rank = g.rank(), es = type_size(w.source_type), fs = format_size(c.format);
     std::vector<uint64_t> off(rank), n(rank), stride(rank, 1);  // netCDF order
     for (size_t k = 0; k < rank; ++k) {
@@ -157,13 +175,36 @@ void write_chunk(const Channel& c, const WriterChannel& w, const LayerGeometry& 
     for (size_t k = 0; k + 1 < rank; ++k) rows *= n[k];
     std::vector<uint64_t> idx(rank, 0);
     for (uint64_t row = 0; row < rows; ++row) {
-        uint64_t at = off[rank - 1];
+        uint64_t at = 0;
         for (size_t k = 0; k + 1 < rank; ++k) at += (off[k] + idx[k]) * stride[k];
-        convert(c, w, samples + at * es, n[rank - 1], out + row * n[rank - 1] * fs);
+        for (const ChunkOut& o : outs)
+            convert(c, w, samples + (at + o.first_column) * es, o.columns, order, o.samples + row * o.columns * fs);
         for (size_t k = rank - 1; k-- > 0;) {
             if (++idx[k] < n[k]) break;
             idx[k] = 0;
         }
+    }
+}
+
+// Writes the object of every wanted chunk of `range`: descriptors, then the
+// samples of each run of chunks along the fastest dim together.
+void write_chunks(const Channel& c, const WriterChannel& w, const LayerGeometry& g, const ChunkBox& all,
+                  const uint8_t* samples, ByteOrder order, ChunkRange range, const ObjectDestination& object_of) {
+    const uint64_t along = static_cast<uint64_t>(g.chunks[0]);
+    std::vector<ChunkOut> outs;
+    for (uint64_t chunk = range.first; chunk < range.end;) {
+        const uint64_t run_end = std::min(range.end, (chunk / along + 1) * along);  // the same slower coordinates
+        const ChunkBox box = chunk_box(g, chunk);
+        outs.clear();
+        for (; chunk < run_end; ++chunk) {
+            uint8_t* out = object_of(chunk);
+            if (!out) continue;  // uniform
+            const ChunkBox b = chunk_box(g, chunk);
+            write_descriptor(c, g, b, out);
+            outs.push_back({out + 24, static_cast<uint64_t>((b.lo[0] - all.lo[0]) >> g.shift[0]),
+                            static_cast<uint64_t>(b.stored[0])});
+        }
+        if (!outs.empty()) write_side_by_side(c, w, g, all, samples, order, box, outs);
     }
 }
 
@@ -203,16 +244,24 @@ ChunkRange batch_of(const LayerGeometry& g, uint64_t chunk, uint64_t sample_byte
     return {base + static_cast<uint64_t>(a) * weight[j], base + static_cast<uint64_t>(b) * weight[j]};
 }
 
+ByteOrder cheap_order(const ArraySource& source) {
+    if (source.element_count() == 0) return ByteOrder::Native;
+    try {
+        return source.big_endian_extents(0, 1) ? ByteOrder::Big : ByteOrder::Native;
+    } catch (const SourceError&) {
+        return ByteOrder::Native;  // the batch's read says what is wrong
+    }
+}
+
 void fill_batch(const Channel& c, const WriterChannel& w, const LayerGeometry& g, ChunkRange range,
-                const ObjectDestination& object_of, LodStore* store) {
+                const ObjectDestination& object_of, LodStore* store, ByteOrder order) {
     const ChunkBox all = range_box(g, range);
     const BoxRead r = box_read(g, all);
     const size_t es = type_size(w.source_type);
     const PooledBuffer samples(stored_count(r) * es);
-    if (!store || !store->take(g.lod, all, samples.data())) read_box(*w.source, es, r, samples.data());
+    if (!store || !store->take(g.lod, all, samples.data())) read_box(*w.source, es, r, order, samples.data());
     if (store && g.lod == 0) store->keep(range.first, range.end, all, samples.data());
-    for (uint64_t chunk = range.first; chunk < range.end; ++chunk)
-        if (uint8_t* out = object_of(chunk)) write_chunk(c, w, g, all, samples.data(), chunk_box(g, chunk), out);
+    write_chunks(c, w, g, all, samples.data(), order, range, object_of);
 }
 
 }  // namespace ncafs::vds

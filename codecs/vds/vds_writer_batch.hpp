@@ -38,11 +38,17 @@ uint64_t batch_sample_bytes(const Channel& c, const WriterChannel& w);
 // Where the object of a chunk goes (chunk_object_size bytes); nullptr: not wanted (a uniform chunk).
 using ObjectDestination = std::function<uint8_t*(uint64_t chunk)>;
 
-// Reads the chunks of `range` from the channel's source (at LOD n >= 1 from
-// `store` when it holds them) and writes the object of each wanted one; at
-// LOD0 keeps their samples in `store` (may be null) for the other LODs.
-// Throws what the source throws.
+// The byte order the source reads in at least cost: Big when its first
+// element lies big-endian in a file (a classic file, read without any
+// swap), else Native. May open that file; a file that fails: Native.
+ByteOrder cheap_order(const ArraySource& source);
+
+// Reads the chunks of `range` from the channel's source in `order` (at LOD
+// n >= 1 from `store` when it holds them) and writes the object of each
+// wanted one, its samples swapped to native as they are copied; at LOD0
+// keeps their samples in `store` (may be null; in `order`: every batch of a
+// store must use the same) for the other LODs. Throws what the source throws.
 void fill_batch(const Channel& c, const WriterChannel& w, const LayerGeometry& g, ChunkRange range,
-                const ObjectDestination& object_of, LodStore* store = nullptr);
+                const ObjectDestination& object_of, LodStore* store = nullptr, ByteOrder order = ByteOrder::Native);
 
 }  // namespace ncafs::vds

@@ -6,7 +6,7 @@ import sys
 def positional(doc, default_work, *default_numbers):
     """[the ncafs binary (absolute), WORK, the numbers...] from sys.argv, each
     number defaulting in order; None (the usage printed) without a binary."""
-    if len(sys.argv) < 2:
+    if len(sys.argv) < 2 or sys.argv[1] in ("-h", "--help"):
         print(doc)
         return None
     values = [os.path.abspath(sys.argv[1]), sys.argv[2] if len(sys.argv) > 2 else default_work]

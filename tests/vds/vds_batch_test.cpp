@@ -3,7 +3,9 @@
 // batch names that batch), and every chunk object made in a batch equals
 // the one computed here sample by sample from the formula of the source
 // values (descriptor, decimation at LOD n, conversion to U16 codes with the
-// fill as NoValue), for edge chunks of a shape no multiple of the brick.
+// fill as NoValue), for edge chunks of a shape no multiple of the brick;
+// with the source read in native and in big-endian order (swapped as the
+// chunks are copied out).
 #include <gtest/gtest.h>
 
 #include <cstring>
@@ -75,7 +77,7 @@ std::vector<uint8_t> expected_object(const Channel& c, const LayerGeometry& g, u
 }
 
 void check_layer(const Channel& c, const WriterChannel& w, const LayerGeometry& g, uint64_t budget,
-                 LodStore* store = nullptr, bool narrow = false) {
+                 LodStore* store = nullptr, bool narrow = false, ByteOrder order = ByteOrder::Native) {
     std::vector<bool> seen(g.chunk_count, false);
     for (uint64_t chunk = 0; chunk < g.chunk_count; ++chunk) {
         if (seen[chunk]) continue;
@@ -88,10 +90,10 @@ void check_layer(const Channel& c, const WriterChannel& w, const LayerGeometry& 
             made[k - r.first].resize(chunk_object_size(c.format, chunk_box(g, k)));
             seen[k] = true;
         }
-        fill_batch(c, w, g, r, [&](uint64_t k) { return made[k - r.first].data(); }, store);
+        fill_batch(c, w, g, r, [&](uint64_t k) { return made[k - r.first].data(); }, store, order);
         for (uint64_t k = r.first; k < r.end; ++k)
             ASSERT_EQ(made[k - r.first], expected_object(c, g, k))
-                << "LOD" << g.lod << " chunk " << k << " budget " << budget;
+                << "LOD" << g.lod << " chunk " << k << " budget " << budget << " big-endian " << (order == ByteOrder::Big);
     }
 }
 
@@ -109,11 +111,12 @@ void check_all(NcType type, Format format, float offset) {
     // One chunk; groups of 3 chunks along x (4 = 3 + 1); groups of 2 x-y slabs along t; the whole layer.
     for (uint64_t budget : {uint64_t{1}, uint64_t{3} << 20, uint64_t{8} << 20, uint64_t{1} << 40})
         for (int lod = 0; lod <= l.lod_levels; ++lod)
-            for (bool narrow : {false, true}) check_layer(c, w, make_geometry(l, {0, 1, 2}, lod), budget, nullptr, narrow);
+            for (bool narrow : {false, true})
+                for (ByteOrder order : {ByteOrder::Native, ByteOrder::Big})
+                    check_layer(c, w, make_geometry(l, {0, 1, 2}, lod), budget, nullptr, narrow, order);
 }
 
-// LODs 1 and 2 made from the samples LOD0 batches kept (LodStore), not from the source.
-TEST(VdsBatch, LodChunksFromTheLod0SamplesKept) {
+void check_lods_from_store(ByteOrder order) {
     const Layout l = layout();
     Channel c;
     const WriterChannel w{0, source(NcType::Float), NcType::Float, std::nullopt};
@@ -123,7 +126,7 @@ TEST(VdsBatch, LodChunksFromTheLod0SamplesKept) {
     ASSERT_TRUE(store);
     std::vector<uint8_t> scratch(uint64_t{64} * 64 * 64 * 4);
     EXPECT_FALSE(store->take(1, chunk_box(layers[1], 0), scratch.data()));  // nothing kept yet
-    check_layer(c, w, layers[0], uint64_t{3} << 20, store.get());
+    check_layer(c, w, layers[0], uint64_t{3} << 20, store.get(), false, order);
     for (int lod = 1; lod <= l.lod_levels; ++lod) {
         for (uint64_t k = 0; k < layers[lod].chunk_count; ++k)
             EXPECT_TRUE(store->take(lod, chunk_box(layers[lod], k), scratch.data())) << "LOD" << lod << " chunk " << k;
@@ -131,8 +134,15 @@ TEST(VdsBatch, LodChunksFromTheLod0SamplesKept) {
         const WriterChannel broken{0, std::make_shared<MemorySource>(NcType::Float, std::vector<uint64_t>{1, 1, 1},
                                                                      std::vector<uint8_t>(4)),
                                    NcType::Float, std::nullopt};
-        check_layer(c, broken, layers[lod], uint64_t{8} << 20, store.get());
+        check_layer(c, broken, layers[lod], uint64_t{8} << 20, store.get(), false, order);
     }
+}
+
+// LODs 1 and 2 made from the samples LOD0 batches kept (LodStore), not from
+// the source; kept in the order read (big-endian: swapped when copied out).
+TEST(VdsBatch, LodChunksFromTheLod0SamplesKept) {
+    check_lods_from_store(ByteOrder::Native);
+    check_lods_from_store(ByteOrder::Big);
 }
 
 TEST(VdsBatch, FloatChunksOfEveryBatchEqualTheSourceDecimated) { check_all(NcType::Float, Format::R32, 0); }

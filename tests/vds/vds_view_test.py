@@ -17,7 +17,8 @@ and NoValue hashes with no bytes. A .vds view copied into a new SOURCE must
 read back (our reader, through its .nc view) as the original values, and
 `ncafs export --format vds` must give the view's bytes; ranges read by six
 threads at once must equal the whole file. A truncated partition gives EIO
-and a log line naming it, not a crash.
+and a log line naming it, not a crash, also to a reader that reads on into
+it through batches made ahead in the background.
 Environment: NCAFS_BIN; exit 77 = skipped (NCAFS_SKIP_FUSE=1 and no FUSE).
 """
 import concurrent.futures
@@ -365,6 +366,62 @@ def check_bad_partition():
         shutil.rmtree(source, ignore_errors=True)
 
 
+def make_big_aggregation(source):
+    """3 classic fragments of 40 time steps of tas(time, lat, lon) float
+    (10 MB each): a .vds view of several 8 MiB batches, read on from one to
+    the next (the next made in the background)."""
+    for k in range(3):
+        with netCDF4.Dataset(os.path.join(source, "big%d.nc" % k), "w", format="NETCDF3_CLASSIC") as ds:
+            for name, n in (("time", 40), ("lat", 180), ("lon", 360)):
+                ds.createDimension(name, n)
+            ds.createVariable("tas", "f4", ("time", "lat", "lon"))[:] = np.full((40, 180, 360), k, "f4")
+    cdl = """netcdf big {
+dimensions: time = 120 ; lat = 180 ; lon = 360 ; f_time = 3 ; f_lat = 1 ; f_lon = 1 ; j = 3 ; i = 3 ;
+variables:
+  float tas ; tas:aggregated_dimensions = "time lat lon" ;
+    tas:aggregated_data = "map: fragment_map uris: fragment_uris identifiers: fragment_identifiers" ;
+  int fragment_map(j, i) ;
+  string fragment_uris(f_time, f_lat, f_lon) ;
+  string fragment_identifiers ;
+:Conventions = "CF-1.13" ;
+data:
+  fragment_map = 40, 40, 40, 180, _, _, 360, _, _ ;
+  fragment_uris = "big0.nc", "big1.nc", "big2.nc" ;
+  fragment_identifiers = "tas" ;
+}
+"""
+    cdl_path = os.path.join(source, "big.cdl")
+    with open(cdl_path, "w") as f:
+        f.write(cdl)
+    subprocess.run(["ncgen", "-4", "-o", os.path.join(source, "big.nca"), cdl_path], check=True)
+    os.unlink(cdl_path)
+
+
+def check_bad_partition_read_on():
+    """A truncated partition met by a reader that reads on (its batch made in
+    the background first): EIO and a log line naming it, the daemon alive;
+    the bytes before it read."""
+    source = tempfile.mkdtemp(prefix="ncafs-vdsw-badon-")
+    try:
+        make_big_aggregation(source)
+        with open(os.path.join(source, "big2.nc"), "r+b") as f:
+            f.truncate(4096)
+        with test_mount.Mount(source, "views=nc,vds") as m:
+            done = 0
+            try:
+                with open(m.path("big.vds"), "rb") as f:
+                    while f.read(128 << 10):
+                        done += 128 << 10
+                test_mount.fail("big.vds read whole with a truncated partition")
+            except OSError as e:
+                check(e.errno == errno.EIO, "big.vds read failed with %s, want EIO" % e)
+            check(done > 8 << 20, "big.vds failed after %d bytes, before the batches made ahead" % done)
+            check(m.alive(), "ncafs died on a truncated partition met reading on")
+            check("big2.nc" in m.log_text(), "log does not name big2.nc:\n" + m.log_text())
+    finally:
+        shutil.rmtree(source, ignore_errors=True)
+
+
 def main():
     test_mount.require_fuse()
     source = tempfile.mkdtemp(prefix="ncafs-vdsw-src-")
@@ -394,6 +451,7 @@ def main():
         with test_mount.Mount(source, "views=nc,ds,ncs") as m:
             check("plain.vds" not in os.listdir(m.mnt), "a .vds view without vds in views=")
         check_bad_partition()
+        check_bad_partition_read_on()
     finally:
         shutil.rmtree(source, ignore_errors=True)
     print("PASS: vds views")
