@@ -73,13 +73,21 @@ std::vector<std::vector<ViewPiece>> realize_each(const ReadPlan& plan, size_t fr
     // for pieces whose partitions are open cost more than it saved (a cold
     // read of a netCDF-4-backed view: thread switches were a fifth of the
     // daemon's time).
+    bool partitions = false;
     size_t opens = 0;
     for (size_t i = from; i < to && opens < 2; ++i) {
         const auto& run = plan.pieces[i].run;
-        if (run && run->source->extents_open_files() && run->source->extents_would_open(run->first)) ++opens;
+        if (!run || !run->source->extents_open_files()) continue;
+        partitions = true;
+        if (run->source->extents_would_open(run->first)) ++opens;
     }
     auto one = [&](size_t k, size_t) { append_realized(realized[k], plan.pieces[from + k]); };
+    if (!partitions || realized.size() == 1) {
+        for (size_t k = 0; k < realized.size(); ++k) one(k, 0);
+        return realized;
+    }
     if (opens < 2) {
+        ManyRunsScope many;  // this read's runs, known together: no source opens ahead of them
         for (size_t k = 0; k < realized.size(); ++k) one(k, 0);
         return realized;
     }
