@@ -22,6 +22,7 @@ it through batches made ahead in the background.
 Environment: NCAFS_BIN; exit 77 = skipped (NCAFS_SKIP_FUSE=1 and no FUSE).
 """
 import concurrent.futures
+import contextlib
 import errno
 import os
 import random
@@ -340,30 +341,38 @@ def check_export(mnt, source, stem, name, format_args=("--format", "vds")):
         os.unlink(out)
 
 
+@contextlib.contextmanager
+def mounted_with_truncated(make, fragment, size):
+    """A mount (views nc and vds) of a source made by make(source) whose
+    file `fragment` is then cut to `size` bytes; the source removed after."""
+    source = tempfile.mkdtemp(prefix="ncafs-vdsw-bad-")
+    try:
+        make(source)
+        with open(os.path.join(source, fragment), "r+b") as f:
+            f.truncate(size)
+        with test_mount.Mount(source, "views=nc,vds") as m:
+            yield m
+    finally:
+        shutil.rmtree(source, ignore_errors=True)
+
+
 def check_bad_partition():
     """A truncated partition: the view's size still comes from metadata, its
     header reads, and reading its chunks fails with EIO and a log line naming
     the partition, while the daemon lives on."""
-    source = tempfile.mkdtemp(prefix="ncafs-vdsw-bad-")
-    try:
-        make_aggregation(source)
-        with open(os.path.join(source, "frag3.nc"), "r+b") as f:
-            f.truncate(100)
-        with test_mount.Mount(source, "views=nc,vds") as m:
-            path = m.path("agg.vds")
-            check(os.path.getsize(path) > 0, "agg.vds has no size")
+    with mounted_with_truncated(make_aggregation, "frag3.nc", 100) as m:
+        path = m.path("agg.vds")
+        check(os.path.getsize(path) > 0, "agg.vds has no size")
+        with open(path, "rb") as f:
+            check(f.read(12) == b"HueDataStore", "agg.vds header unreadable")
+        try:
             with open(path, "rb") as f:
-                check(f.read(12) == b"HueDataStore", "agg.vds header unreadable")
-            try:
-                with open(path, "rb") as f:
-                    f.read()
-                test_mount.fail("agg.vds read whole with a truncated partition")
-            except OSError as e:
-                check(e.errno == errno.EIO, "agg.vds read failed with %s, want EIO" % e)
-            check(m.alive(), "ncafs died on a truncated partition")
-            check("frag3.nc" in m.log_text(), "log does not name frag3.nc:\n" + m.log_text())
-    finally:
-        shutil.rmtree(source, ignore_errors=True)
+                f.read()
+            test_mount.fail("agg.vds read whole with a truncated partition")
+        except OSError as e:
+            check(e.errno == errno.EIO, "agg.vds read failed with %s, want EIO" % e)
+        check(m.alive(), "ncafs died on a truncated partition")
+        check("frag3.nc" in m.log_text(), "log does not name frag3.nc:\n" + m.log_text())
 
 
 def make_big_aggregation(source):
@@ -401,25 +410,18 @@ def check_bad_partition_read_on():
     """A truncated partition met by a reader that reads on (its batch made in
     the background first): EIO and a log line naming it, the daemon alive;
     the bytes before it read."""
-    source = tempfile.mkdtemp(prefix="ncafs-vdsw-badon-")
-    try:
-        make_big_aggregation(source)
-        with open(os.path.join(source, "big2.nc"), "r+b") as f:
-            f.truncate(4096)
-        with test_mount.Mount(source, "views=nc,vds") as m:
-            done = 0
-            try:
-                with open(m.path("big.vds"), "rb") as f:
-                    while f.read(128 << 10):
-                        done += 128 << 10
-                test_mount.fail("big.vds read whole with a truncated partition")
-            except OSError as e:
-                check(e.errno == errno.EIO, "big.vds read failed with %s, want EIO" % e)
-            check(done > 8 << 20, "big.vds failed after %d bytes, before the batches made ahead" % done)
-            check(m.alive(), "ncafs died on a truncated partition met reading on")
-            check("big2.nc" in m.log_text(), "log does not name big2.nc:\n" + m.log_text())
-    finally:
-        shutil.rmtree(source, ignore_errors=True)
+    with mounted_with_truncated(make_big_aggregation, "big2.nc", 4096) as m:
+        done = 0
+        try:
+            with open(m.path("big.vds"), "rb") as f:
+                while f.read(128 << 10):
+                    done += 128 << 10
+            test_mount.fail("big.vds read whole with a truncated partition")
+        except OSError as e:
+            check(e.errno == errno.EIO, "big.vds read failed with %s, want EIO" % e)
+        check(done > 8 << 20, "big.vds failed after %d bytes, before the batches made ahead" % done)
+        check(m.alive(), "ncafs died on a truncated partition met reading on")
+        check("big2.nc" in m.log_text(), "log does not name big2.nc:\n" + m.log_text())
 
 
 def main():
