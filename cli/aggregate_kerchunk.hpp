@@ -1,8 +1,8 @@
 // `ncafs aggregate --format kerchunk`: the same aggregation `aggregate`
 // writes as CF-1.13, written into a private (0700) folder made beside OUT,
 // read back as the mount reads it, and emitted as a reference set
-// (aggregation/kerchunk_export, the writer of `export --format kerchunk`) to
-// OUT; the folder is removed.
+// (aggregation/kerchunk_export, the writer of `export --format kerchunk`)
+// written there too and renamed over OUT; the folder is removed.
 #pragma once
 
 #include <ostream>

@@ -19,15 +19,18 @@ int run_check(const std::vector<std::string>& args, std::ostream& out, std::ostr
     // before the sandbox, which allows only what exists.
     remote::RemoteStore::configure_shared(cl.remote);
     const auto start = std::chrono::steady_clock::now();
-    const int status = run_confined(sandbox_roots(cl), cl.sandbox, out, err, [&cl](std::ostream& out, std::ostream&) {
+    const int status = run_confined(sandbox_roots(cl), cl.sandbox, out, err, subject_of(cl.files),
+                                    [&cl](std::ostream& out, std::ostream&) {
         resolve_view_names(cl);  // confined: only the folders allowed are read
         size_t problems = 0;
-        for (const auto& file : cl.files)
-            for (const auto& finding :
-                 agg::check_aggregation_file(file, cl.options, agg::DatasetCache::shared(), cl.verify_coordinates)) {
+        for (const auto& file : cl.files) {
+            name_confined_subject(file);
+            for (const auto& finding : agg::check_aggregation_file(file, options_for(cl, file),
+                                                                   agg::DatasetCache::shared(), cl.verify_coordinates)) {
                 out << (finding.problem ? "" : "warning: ") << finding.text << "\n";
                 if (finding.problem) ++problems;
             }
+        }
         if (problems == 0) out << "ok\n";
         return problems == 0 ? 0 : 1;
     });

@@ -10,6 +10,7 @@
 #include <functional>
 #include <ostream>
 #include <string>
+#include <vector>
 
 #include "fs/sandbox_policy.hpp"
 
@@ -21,10 +22,19 @@ std::string folder_of(const std::string& file);
 using ConfinedWork = std::function<int(std::ostream& out, std::ostream& err)>;
 
 // Runs work confined to roots in a child process; its text reaches out and
-// err when it ends. Returns its exit status (1 when it died by a signal).
-// With wanted false, or without Landlock (then with a warning on err), runs
-// work here unconfined.
+// err when it ends. Returns its exit status; a child that died (a signal: a
+// crash in a parser, the kernel's OOM killer) returns 1 after one line on
+// err naming the file it was reading (`subject`, or the last one the child
+// named with name_confined_subject) and the signal. With wanted false, or
+// without Landlock (then with a warning on err), runs work here unconfined.
 int run_confined(const fs::SandboxRoots& roots, bool wanted, std::ostream& out, std::ostream& err,
-                 const ConfinedWork& work);
+                 const std::string& subject, const ConfinedWork& work);
+
+// "A, B, C": the files of a command line, the default subject.
+std::string subject_of(const std::vector<std::string>& files);
+
+// In the confined child: the file it reads from now on, for the message
+// should it die (nothing outside run_confined's child).
+void name_confined_subject(const std::string& file);
 
 }  // namespace ncafs::cli

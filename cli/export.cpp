@@ -11,6 +11,7 @@
 #include <memory>
 #include <optional>
 #include <ostream>
+#include <utility>
 
 #include "aggregation/kerchunk_export/kerchunk_writer.hpp"
 #include "aggregation/read/precheck.hpp"
@@ -19,6 +20,7 @@
 #include "codecs/lod_dataset.hpp"
 #include "codecs/ncstream/ncstream_export.hpp"
 #include "io/open_file.hpp"
+#include "io/private_folder.hpp"
 #include "io/progress_meter.hpp"
 #include "codecs/sniff.hpp"
 #include "fs/backend.hpp"
@@ -29,6 +31,7 @@
 #include "fs/view_registry.hpp"
 #include "cli/contained.hpp"
 #include "cli/file_args.hpp"
+#include "cli/read_scope.hpp"
 #include "remote/remote_store.hpp"
 
 namespace ncafs::cli {
@@ -62,12 +65,39 @@ struct ExportArgs {
     std::optional<std::string> format;      // --format EXT (a view format of fs/view_registry.hpp) or kerchunk
     std::optional<int> deflate;             // --deflate[=LEVEL]: -1 is zlib's default (6)
     bool inline_converted = false;          // --inline-converted (kerchunk)
+    ReadScope scope;                        // the caller's rights, or FILE's folder and allow_root= (cli/read_scope.hpp)
 };
 
 int parse_deflate_level(const std::string& text) {
     if (text.size() != 1 || text[0] < '0' || text[0] > '9')
         throw UsageError("export: --deflate level must be 0..9, got '" + text + "'");
     return text[0] - '0';
+}
+
+// The format named by --format: a file format (kerchunk, or a view that is one file).
+std::string export_format(const std::string& f) {
+    if (f != "kerchunk" && view_format_named(f, "export --format").folder)
+        throw UsageError("export --format " + f + ": the ." + f +
+                         " view is a folder of files that only a mount serves (cp -r MNT/NAME." + f + ")");
+    return f;
+}
+
+// -o takes both the output path and option lists: a list whose every item is
+// an ncafs option is options (returned applied to `view`), anything else is
+// the output (nullopt).
+std::optional<ViewOptions> as_option_list(const std::string& value, const ViewOptions& view) {
+    ViewOptions trial = view;
+    bool all_options = true;
+    for (const auto& item : split_option_list(value)) {
+        try {
+            all_options = all_options && apply_view_option(item, trial);
+        } catch (const UsageError&) {
+            if (value.find('=') == std::string::npos) all_options = false;
+            else throw;
+        }
+    }
+    if (all_options && !split_option_list(value).empty()) return trial;
+    return std::nullopt;
 }
 
 ExportArgs parse(const std::vector<std::string>& args) {
@@ -86,8 +116,7 @@ ExportArgs parse(const std::vector<std::string>& args) {
             return std::nullopt;
         };
         if (auto f = long_value("--format")) {
-            if (*f != "kerchunk") view_format_named(*f, "export --format");
-            a.format = *f;
+            a.format = export_format(*f);
             continue;
         }
         if (auto v = long_value("--values")) {
@@ -121,24 +150,11 @@ ExportArgs parse(const std::vector<std::string>& args) {
             positional.push_back(s);
             continue;
         }
-        // -o takes both the output path and option lists: a list whose every
-        // item is an ncafs option is options, anything else is the output.
-        if (is_o) {
-            ViewOptions trial = a.view;
-            bool all_options = true;
-            for (const auto& item : split_option_list(*value)) {
-                try {
-                    all_options = all_options && apply_view_option(item, trial);
-                } catch (const UsageError&) {
-                    if (value->find('=') == std::string::npos) all_options = false;
-                    else throw;
-                }
-            }
-            if (all_options && !split_option_list(*value).empty()) {
-                a.view = trial;
+        if (is_o)
+            if (auto options = as_option_list(*value, a.view)) {
+                a.view = *options;
                 continue;
             }
-        }
         if (a.output) throw UsageError("export: more than one output given");
         a.output = *value;
     }
@@ -164,14 +180,18 @@ void write_all(int fd, const uint8_t* data, size_t n, const std::string& what) {
 bool print_usage_if_asked(const std::vector<std::string>& args, std::ostream& out) {
     for (const auto& a : args)
         if (a == "-h" || a == "--help") {
-            out << "usage: ncafs export FILE [--format " << view_extension_list("|") << "|kerchunk]\n"
+            std::string formats;
+            for (const auto& f : view_formats())
+                if (!f.folder) formats += std::string(f.extension) + "|";
+            out << "usage: ncafs export FILE [--format " << formats << "kerchunk]\n"
                    "                    [--values raw|cf] [--deflate[=LEVEL]] [--inline-converted]\n"
                    "                    [-o OUT] [-o opt[,opt...]]\n"
                    "Writes the bytes the mount serves for FILE (an aggregation: its virtual\n"
                    "netCDF file; any name the mount shows beside a dataset file, such as\n"
                    "NAME.ds, NAME.classic.nc or NAME.lod1.vds with -o lods=1: that view)\n"
                    "to OUT, or to standard output. --format converts FILE's dataset:\n";
-            for (const auto& f : view_formats()) out << "  " << f.extension << ": " << f.title << "\n";
+            for (const auto& f : view_formats())
+                if (!f.folder) out << "  " << f.extension << ": " << f.title << "\n";
             out << "  kerchunk: the .nc view's dataset as a reference set (kerchunk JSON,\n"
                    "    version 1): Zarr arrays whose chunks are byte ranges of the partition\n"
                    "    files; a variable whose values the view converts is left out, with the\n"
@@ -179,9 +199,11 @@ bool print_usage_if_asked(const std::vector<std::string>& args, std::ostream& ou
             out << "--values raw|cf: the values of a ds export (as ds_values=); --deflate[=LEVEL]:\n"
                    "an ncs export with zlib-compressed data (LEVEL 0..9, default 6).\n"
                    "Options as for the mount (cdf_version=, ds_values=, vds_lods=, allow_root=,\n"
-                   "rewrite=, missing_partitions=, sandbox=). Files are read beneath FILE's\n"
-                   "folder and the allow_root= folders only (the kernel refuses the rest;\n"
-                   "sandbox=off: partitions anywhere the caller can read).\n";
+                   "rewrite=, missing_partitions=, sandbox=). A caller other than root\n"
+                   "reads its own FILE (owned, writable by no one else) like any netCDF\n"
+                   "tool: partitions anywhere it may read. Else files are read beneath\n"
+                   "FILE's folder and the allow_root= folders only (the kernel refuses the\n"
+                   "rest; sandbox=off: partitions anywhere the caller can read).\n";
             return true;
         }
     return false;
@@ -238,28 +260,37 @@ std::string ncstream_name(const std::string& file, const std::optional<ViewName>
     return twin_name(name, ncs);
 }
 
-// Where the bytes go: -o OUT (created, removed again on failure) or standard output.
+// Where the bytes go: -o OUT (written in a private folder beside it, renamed
+// over it once whole: io/private_folder.hpp; a device or FIFO in place) or
+// standard output.
 struct ExportOutput {
     std::string name = "standard output";
     int fd = -1;
-    bool created = false;
+    std::unique_ptr<PrivateFolder> folder;  // set with -o OUT
 
     void open(const ExportArgs& a) {
         if (a.output && *a.output != "-") {
             name = *a.output;
-            fd = ::open(name.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-            if (fd < 0) throw SourceError(name, std::string("cannot create: ") + std::strerror(errno));
-            created = true;
+            fd = open_device_target(name);  // /dev/null, a named pipe: written in place
+            if (fd >= 0) return;
+            folder = std::make_unique<PrivateFolder>(name);
+            fd = folder->create(kOutputName, 0644);
         } else {
             if (::isatty(1)) throw UsageError("export: standard output is a terminal; give -o OUT");
             fd = 1;
         }
     }
-    void discard() {
-        if (!created) return;
-        if (fd >= 0) ::close(fd);
-        ::unlink(name.c_str());
+    void publish() {
+        if (fd == 1) return;
+        const int closing = std::exchange(fd, -1);
+        if (::close(closing) != 0) throw SourceError(name, std::string("close failed: ") + std::strerror(errno));
+        if (folder) folder->publish(kOutputName);
     }
+    void discard() {
+        if (fd >= 0 && fd != 1) ::close(std::exchange(fd, -1));
+        folder.reset();  // removes what was written
+    }
+    static constexpr const char* kOutputName = "export";
 };
 
 // The view's bytes, block by block, to the output.
@@ -282,26 +313,36 @@ int export_references(const std::shared_ptr<const Dataset>& dataset, bool aggreg
     if (!aggregation) origin.file = OpenFile::open(file);
     agg::kerchunk::ExportOptions options;
     options.inline_converted = a.inline_converted;
-    const auto result = agg::kerchunk::kerchunk_references(*dataset, origin, options);
+    // Written as it is made, through a buffer: a reference set of millions of chunks never whole in memory.
+    std::string pending;
+    auto flush = [&] {
+        write_all(out.fd, reinterpret_cast<const uint8_t*>(pending.data()), pending.size(), out.name);
+        pending.clear();
+    };
+    const auto result = agg::kerchunk::kerchunk_references(*dataset, origin, options, [&](std::string_view text) {
+        pending += text;
+        if (pending.size() >= kBlock) flush();
+    });
+    flush();
     for (const auto& line : result.notes) err << "ncafs export: " << line << "\n";
     if (result.variables_left_out > 0)
         err << "ncafs export: " << result.variables_left_out << " of "
             << result.variables_left_out + result.variables_written << " variables left out\n";
-    write_all(out.fd, reinterpret_cast<const uint8_t*>(result.json.data()), result.json.size(), out.name);
     return 0;
 }
 
 // The export itself, confined: the bytes of FILE's view (or conversion) to out.fd.
 int export_view(ExportArgs& a, const ExportOutput& out, std::ostream& err) {
     try {
-        // FILE's own folder plays SOURCE's part (partitions beside it are
-        // allowed, as on a mount) and allow_root= adds more: what the sandbox
-        // lets this process read. With sandbox=off and no allow_root=, the
-        // caller reads with their own rights: partitions anywhere.
+        // The caller's own file: partitions anywhere the caller may read.
+        // Else FILE's own folder plays SOURCE's part (partitions beside it
+        // are allowed, as on a mount) and allow_root= adds more: what the
+        // sandbox lets this process read. With sandbox=off and no
+        // allow_root=, the caller reads with their own rights too.
         std::vector<std::string> roots;
-        if (a.view.extra_allowed_roots.empty() && !a.view.sandbox) roots.push_back("/");
+        if (a.scope.callers_rights || (a.view.extra_allowed_roots.empty() && !a.view.sandbox)) roots.push_back("/");
         else roots.push_back(std::filesystem::absolute(a.file).parent_path().string());
-        Backend backend = make_backend(a.view, roots);
+        Backend backend = make_backend(a.view, roots, a.scope.rule);
         const ExportSource source = resolve_export_file(a, backend);
         const std::string& file = source.file;
         if (source.view && !a.format) a.format = source.view->view;
@@ -352,20 +393,22 @@ int run_export(const std::vector<std::string>& args, std::ostream& out_text, std
         ExportArgs a = parse(args);
         out.open(a);  // before the sandbox: OUT may lie outside the folders read
         remote::RemoteStore::configure_shared(a.view.remote);  // cache_dir opened (created) before it too
+        a.scope = read_scope({a.file});
         SandboxRoots roots;
+        if (a.scope.callers_rights) roots.read.push_back("/");
         roots.read.push_back(folder_of(a.file));
         for (const auto& r : a.view.extra_allowed_roots) roots.read.push_back(r);
         roots.remote = a.view.remote;
-        const int status = run_confined(roots, a.view.sandbox, out_text, err,
-                                        [&](std::ostream&, std::ostream& e) { return export_view(a, out, e); });
+        const int status = run_confined(roots, a.view.sandbox, out_text, err, a.file,
+                                        [&](std::ostream&, std::ostream& e) {
+                                            name_confined_subject(a.file);
+                                            return export_view(a, out, e);
+                                        });
         if (status != 0) {
             out.discard();
             return status;
         }
-        if (out.created && ::close(out.fd) != 0) {
-            out.fd = -1;
-            throw SourceError(out.name, std::string("close failed: ") + std::strerror(errno));
-        }
+        out.publish();
         return 0;
     } catch (const UsageError& e) {
         err << "ncafs: " << e.what() << "\n";

@@ -24,6 +24,14 @@ bool apply_remote_options(const std::string& list, FileArgs& cl, std::ostream& e
             continue;
         }
         try {
+            if (eq != std::string::npos && item.substr(0, eq) == "allow_root" &&
+                !remote::is_remote_url(item.substr(eq + 1))) {
+                fs::ViewOptions view;
+                fs::apply_view_option(item, view);
+                cl.options.allowed_roots.insert(cl.options.allowed_roots.end(), view.extra_allowed_roots.begin(),
+                                                view.extra_allowed_roots.end());
+                continue;
+            }
             if (eq != std::string::npos && item.substr(0, eq) == "missing_partitions") {
                 cl.options.missing_partitions.fill = fs::parse_missing_partitions(item.substr(eq + 1));
                 continue;
@@ -34,7 +42,7 @@ bool apply_remote_options(const std::string& list, FileArgs& cl, std::ostream& e
             err << "ncafs " << cmd << ": " << e.what() << "\n";
             return false;
         }
-        err << "ncafs " << cmd << ": -o takes remote options (allow_root=URL, remote=, s3_endpoint=, "
+        err << "ncafs " << cmd << ": -o takes allow_root=DIR, remote options (allow_root=URL, remote=, s3_endpoint=, "
                "s3_region=, ca_file=, cache_dir=, cache_size=), missing_partitions=error|fill and sandbox=on|off, got \"" << item << "\"\n";
         return false;
     }
@@ -70,10 +78,25 @@ void resolve_view_names(FileArgs& cl) {
 
 fs::SandboxRoots sandbox_roots(const FileArgs& cl) {
     fs::SandboxRoots roots;
+    if (cl.scope.callers_rights) roots.read.push_back("/");
     for (const auto& file : cl.files) roots.read.push_back(folder_of(file));
     for (const auto& root : cl.options.allowed_roots) roots.read.push_back(root);
     roots.remote = cl.remote;
     return roots;
+}
+
+AggregationOptions options_for(const FileArgs& cl, const std::string& file) {
+    AggregationOptions options = cl.options;
+    options.roots_rule = cl.scope.rule;
+    if (cl.scope.callers_rights) {
+        options.allowed_roots = {"/"};
+        return options;
+    }
+    // FILE's folder first, as the mount's SOURCE: partitions beside it are allowed.
+    if (!options.allowed_roots.empty())
+        options.allowed_roots.insert(options.allowed_roots.begin(),
+                                     std::filesystem::absolute(file).lexically_normal().parent_path().string());
+    return options;
 }
 
 bool parse_file_args(const std::vector<std::string>& args, FileArgs& cl, std::ostream& err, const char* cmd) {
@@ -120,6 +143,7 @@ bool parse_file_args(const std::vector<std::string>& args, FileArgs& cl, std::os
         err << "usage: ncafs " << cmd << " [--root DIR]... [--rewrite OLD=NEW]... FILE" << (std::string(cmd) == "check" ? "..." : "") << "\n";
         return false;
     }
+    cl.scope = read_scope(cl.files);
     return true;
 }
 

@@ -1,8 +1,8 @@
 // The arguments `ncafs inspect` and `ncafs check` share: --root DIR (an
-// allowed root; repeat), --rewrite OLD=NEW (path prefix rewrite; repeat),
+// allowed root besides FILE's folder; repeat), --rewrite OLD=NEW (path prefix rewrite; repeat),
 // --all (inspect: every partition), --json (inspect: machine-readable), --verify-coordinates (check: A9),
-// -o LIST (check: the remote options of the mount, fs/remote_options.hpp, and
-// sandbox=on|off), FILE...
+// -o LIST (the remote options of the mount, fs/remote_options.hpp,
+// allow_root=DIR, missing_partitions= and sandbox=on|off), FILE...
 #pragma once
 
 #include <ostream>
@@ -10,13 +10,15 @@
 #include <vector>
 
 #include "aggregation/read/open_aggregation.hpp"
+#include "cli/read_scope.hpp"
 #include "fs/sandbox_policy.hpp"
 #include "remote/remote_store.hpp"
 
 namespace ncafs::cli {
 
 struct FileArgs {
-    AggregationOptions options;
+    AggregationOptions options;  // allowed_roots: the --root and -o allow_root= folders (besides FILE's)
+    ReadScope scope;             // set by parse_file_args
     std::vector<std::string> files;
     bool all = false;
     bool json = false;  // inspect: a JSON document instead of text
@@ -25,8 +27,13 @@ struct FileArgs {
     bool sandbox = true;  // -o sandbox=on|off
 };
 
-// What the command may read: the files' folders, --root folders, cache_dir= and ca_file=.
+// What the command may read: the files' folders, --root and allow_root=
+// folders, cache_dir= and ca_file=; everything with the caller's rights.
 fs::SandboxRoots sandbox_roots(const FileArgs& cl);
+
+// The aggregation options for one FILE: its roots (cl.scope) and the rule
+// a refusal names.
+AggregationOptions options_for(const FileArgs& cl, const std::string& file);
 
 // A dataset file as the mount counts one: a regular file with a dataset's
 // magic number, or a folder NAME.vds holding an OpenVDS volume.

@@ -91,6 +91,10 @@ void print_array(const FileArgs& cl, const Dataset& ds, const agg::AggregatedSou
     for (const auto& c : coverage_map(src, ds, census.unreadable())) out << "  " << coverage_line(c) << "\n";
     for (const auto& f : census.missing) out << "  missing: " << f << "\n";
     for (const auto& f : census.refused) out << "  refused: " << f << " (outside the allowed roots)\n";
+    if (!census.refused.empty())
+        out << "  why refused: " << src.paths().outside_roots(*census.refused.begin()) << "\n";
+    if (!census.missing.empty() && !src.paths().missing_partitions().fill)
+        out << "  reads of missing files fail (EIO); -o missing_partitions=fill reads them as the fill value\n";
     const size_t show = cl.all ? a.fragments.size() : std::min<size_t>(a.fragments.size(), 20);
     for (size_t i = 0; i < show; ++i) {
         const auto& f = a.fragments[i];
@@ -165,8 +169,9 @@ int inspect_files(const FileArgs& cl, std::ostream& out, std::ostream& err) {
     nlohmann::json files = nlohmann::json::array();
     for (const auto& file : cl.files) {
         agg::LoadedAggregation loaded;
+        name_confined_subject(file);
         try {
-            loaded = agg::load_aggregation(file, cl.options, agg::DatasetCache::shared());
+            loaded = agg::load_aggregation(file, options_for(cl, file), agg::DatasetCache::shared());
         } catch (const Error& e) {
             err << e.what() << "\n";
             rc = 1;
@@ -189,7 +194,7 @@ int inspect_files(const FileArgs& cl, std::ostream& out, std::ostream& err) {
 int run_inspect(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
     FileArgs cl;
     if (!parse_file_args(args, cl, err, "inspect")) return 2;
-    return run_confined(sandbox_roots(cl), cl.sandbox, out, err,
+    return run_confined(sandbox_roots(cl), cl.sandbox, out, err, subject_of(cl.files),
                         [&cl](std::ostream& o, std::ostream& e) {
                             resolve_view_names(cl);  // confined: only the folders allowed are read
                             return inspect_files(cl, o, e);

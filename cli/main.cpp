@@ -6,6 +6,7 @@
 
 #include "cli/commands.hpp"
 #include "codecs/error.hpp"
+#include "codecs/netcdf/netcdf_helpers.hpp"
 
 namespace {
 
@@ -35,6 +36,9 @@ int dispatch(const std::vector<std::string>& args) {
 }  // namespace
 
 int main(int argc, char** argv) {
+    // First, while this process is single-threaded: the zygote of the
+    // processes that read netCDF-4/HDF5 files for it (netcdf_helpers.hpp).
+    ncafs::netcdf::start_netcdf_helpers();
     std::vector<std::string> args(argv + 1, argv + argc);
     try {
         return dispatch(args);

@@ -7,14 +7,6 @@
 
 namespace ncafs {
 
-namespace {
-thread_local bool many_runs = false;
-}  // namespace
-
-ManyRunsScope::ManyRunsScope() : before_(many_runs) { many_runs = true; }
-ManyRunsScope::~ManyRunsScope() { many_runs = before_; }
-bool ManyRunsScope::active() { return many_runs; }
-
 std::optional<std::vector<FileExtent>> ArraySource::big_endian_extents(uint64_t, uint64_t) const {
     return std::nullopt;
 }

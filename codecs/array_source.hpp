@@ -16,6 +16,8 @@
 
 namespace ncafs {
 
+class DeflatedChunks;
+
 enum class ByteOrder { Native, Big };
 
 // Bytes that already lie in a file exactly as a view needs them.
@@ -61,9 +63,24 @@ public:
         return std::nullopt;
     }
 
+    // The chunks as the variable's own file stores them, when each is
+    // deflated (after a shuffle or not) and nothing else, and every place
+    // in the chunk index is sound (deflated_chunks.hpp); else null, with
+    // *why set when the index itself is unsound (a chunk beyond the file,
+    // larger than deflate may make it, overlapping another). Never reads values.
+    virtual std::shared_ptr<const DeflatedChunks> deflated_chunks(std::string* why) const {
+        (void)why;
+        return nullptr;
+    }
+
     // Why every read fails before any file is touched (e.g. a netCDF-4
     // variable with HDF5 external storage), or nullopt.
     virtual std::optional<std::string> refusal() const { return std::nullopt; }
+
+    // True when values come from files other than the dataset's own (an
+    // aggregation's partitions, the objects a reference set names): what a
+    // stat or a listing computes may not read them (docs/security.md).
+    virtual bool draws_on_other_files() const { return false; }
 
     // Reads elements [first, first+n) of the C-order linearisation: split
     // into at most 2*rank boxes, each read with one read() call.
@@ -72,21 +89,34 @@ public:
     uint64_t element_count() const;
 };
 
+// A flag of the current thread, set for the life of a scope (a nested
+// scope restores what it found); Tag tells the flags apart.
+template <class Tag>
+class ThreadFlagScope {
+public:
+    ThreadFlagScope() : before_(set_) { set_ = true; }
+    ~ThreadFlagScope() { set_ = before_; }
+    ThreadFlagScope(const ThreadFlagScope&) = delete;
+    ThreadFlagScope& operator=(const ThreadFlagScope&) = delete;
+    static bool active() { return set_; }
+
+private:
+    inline static thread_local bool set_ = false;
+    bool before_;
+};
+
 // Set on the threads of a reader that asks for many runs of sources at once
 // (it opens their files side by side itself): a source does not then open
 // files ahead on its own (AggregatedSource's series detection), which would
 // open the same files twice.
-class ManyRunsScope {
-public:
-    ManyRunsScope();
-    ~ManyRunsScope();
-    ManyRunsScope(const ManyRunsScope&) = delete;
-    ManyRunsScope& operator=(const ManyRunsScope&) = delete;
-    static bool active();
+using ManyRunsScope = ThreadFlagScope<struct ManyRunsTag>;
 
-private:
-    bool before_;
-};
+// Set on the threads computing a view's bytes for a reader going forward
+// whose next bytes the caller computes ahead itself (fs/block_cache.hpp):
+// a source does not then decode ahead of the read on its own
+// (NetcdfVariableSource's chunks after a miss), which would decode the
+// same chunks a second time, or keep them for nothing.
+using ForwardReaderScope = ThreadFlagScope<struct ForwardReaderTag>;
 
 // Checks start/count against shape; throws UsageError naming `what`.
 void check_box(const std::vector<uint64_t>& shape, std::span<const uint64_t> start, std::span<const uint64_t> count,

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "codecs/types.hpp"
+#include "io/metadata_budget.hpp"
 
 namespace ncafs {
 
@@ -74,6 +75,8 @@ struct Dataset {
     std::vector<Dimension> dimensions;
     std::vector<Attribute> attributes;  // global
     std::vector<Variable> variables;
+    // What its metadata was counted at (io/metadata_budget.hpp), held while it lives.
+    std::shared_ptr<const MetadataCharge> charge;
 
     // Index of the unlimited dimension, if any.
     std::optional<size_t> unlimited_dimension() const;

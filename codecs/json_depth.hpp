@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <optional>
 #include <string_view>
 
@@ -18,5 +19,14 @@ constexpr size_t kMaxJsonDepth = 256;
 // single_quotes, '...' strings are skipped too (the pseudo-JSON of NCA).
 std::optional<size_t> json_too_deep_at(std::string_view text, size_t max_depth = kMaxJsonDepth,
                                        bool single_quotes = false);
+
+// Bytes a parsed tree of `text` (nlohmann::json) takes at most: per value
+// its slot, per object member a map node and key, per array or object its
+// container, plus the text; found by one scan, before anything is parsed.
+uint64_t parsed_json_bytes(std::string_view text);
+
+// Charges parsed_json_bytes(text) to the file's metadata budget
+// (io/metadata_budget.hpp) as "bytes of WHAT, parsed": refused before parsing.
+void charge_parsed_json(std::string_view text, const char* what);
 
 }  // namespace ncafs

@@ -19,7 +19,9 @@ Dataset open_dataset(const std::string& path) {
     return open_dataset(OpenFile::open(path));
 }
 
-Dataset open_dataset(std::shared_ptr<const OpenFile> file, const std::string& group) {
+namespace {
+
+Dataset read_dataset(std::shared_ptr<const OpenFile> file, const std::string& group) {
     if (!group.empty()) return netcdf::open_netcdf_dataset(std::move(file), nullptr, group);
     // A local file's first bytes serve both the sniff and a classic header
     // (one pread, checked, where a sniff and a header read were two).
@@ -44,6 +46,15 @@ Dataset open_dataset(std::shared_ptr<const OpenFile> file, const std::string& gr
         default:  // HDF5, and whatever else netcdf-c may know (it names the error)
             return netcdf::open_netcdf_dataset(std::move(file));
     }
+}
+
+}  // namespace
+
+Dataset open_dataset(std::shared_ptr<const OpenFile> file, const std::string& group) {
+    MetadataScope scope(file->path());  // the readers below count what they build
+    Dataset ds = read_dataset(std::move(file), group);
+    ds.charge = scope.take();
+    return ds;
 }
 
 }  // namespace ncafs

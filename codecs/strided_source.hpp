@@ -28,6 +28,7 @@ public:
     const std::vector<uint64_t>& shape() const override { return shape_; }
     void read(std::span<const uint64_t> start, std::span<const uint64_t> count, ByteOrder order,
               void* out) const override;
+    bool draws_on_other_files() const override { return inner_->draws_on_other_files(); }
 
 private:
     struct Request;

@@ -26,6 +26,10 @@ enum class NcType : int32_t {
     UInt64 = 11,
 };
 
+// Dimensions of one variable at most (netCDF's NC_MAX_VAR_DIMS): a file
+// declaring more is refused before its shape is built.
+inline constexpr size_t kMaxVariableRank = 1024;
+
 inline constexpr std::array<NcType, 11> kAllTypes = {
     NcType::Byte,  NcType::Char,   NcType::Short, NcType::Int,   NcType::Float, NcType::Double,
     NcType::UByte, NcType::UShort, NcType::UInt,  NcType::Int64, NcType::UInt64};

@@ -12,6 +12,8 @@
 #include "aggregation/read/dataset_cache.hpp"
 #include "aggregation/read/dataset_files.hpp"
 #include "aggregation/reference_set/reference_dataset.hpp"
+#include "aggregation/reference_set/reference_source.hpp"
+#include "aggregation/zarr_store/zarr_store_dataset.hpp"
 #include "codecs/array_source.hpp"
 #include "codecs/ds/ds_reader.hpp"
 #include "codecs/error.hpp"
@@ -56,6 +58,26 @@ agg::DatasetCache& shared_dataset_cache() { return agg::DatasetCache::shared(); 
 
 namespace {
 
+// The view with what building it was counted at, held while it lives.
+std::shared_ptr<const VirtualFile> holding(std::shared_ptr<const VirtualFile> view,
+                                           std::shared_ptr<const MetadataCharge> charge) {
+    struct Held {
+        std::shared_ptr<const VirtualFile> view;
+        std::shared_ptr<const MetadataCharge> charge;
+    };
+    auto held = std::make_shared<const Held>(Held{std::move(view), std::move(charge)});
+    return std::shared_ptr<const VirtualFile>(held, held->view.get());
+}
+
+// A dataset read by `open` with what it was counted at (io/metadata_budget.hpp) held while it lives.
+template <typename Open>
+std::shared_ptr<const Dataset> counted(const std::string& path, Open open) {
+    MetadataScope scope(path);
+    Dataset dataset = open();
+    dataset.charge = scope.take();
+    return std::make_shared<const Dataset>(std::move(dataset));
+}
+
 // The reader of a dataset file's magic, reading the opened file only.
 std::shared_ptr<const Dataset> open_plain_dataset(std::shared_ptr<const OpenFile> file) {
     switch (source_format_of(sniff_file(*file))) {
@@ -63,9 +85,9 @@ std::shared_ptr<const Dataset> open_plain_dataset(std::shared_ptr<const OpenFile
         case SourceFormat::Vds:     // and OpenVDS containers to codecs/vds
             return std::make_shared<const Dataset>(ncafs::open_dataset(std::move(file)));
         case SourceFormat::Ds:
-            return std::make_shared<const Dataset>(ds::open_ds_dataset(std::move(file)));
+            return counted(file->path(), [&] { return ds::open_ds_dataset(std::move(file)); });
         case SourceFormat::Ncstream:
-            return std::make_shared<const Dataset>(ncstream::open_ncstream_dataset(std::move(file)));
+            return counted(file->path(), [&] { return ncstream::open_ncstream_dataset(std::move(file)); });
         case SourceFormat::ReferenceSet:  // not a magic number: sniff_source_format tells it
         case SourceFormat::None:
             break;
@@ -80,7 +102,7 @@ std::shared_ptr<const Dataset> open_vds_directory_dataset(const std::string& pat
     if (!dir.fd)
         throw SourceError(path, "cannot open the VDS directory: " +
                                     (dir.reason.empty() ? std::string(std::strerror(dir.error)) : dir.reason));
-    return std::make_shared<const Dataset>(vds::open_vds_directory(std::move(dir.fd), path));
+    return counted(path, [&] { return vds::open_vds_directory(std::move(dir.fd), path); });
 }
 
 // A variable that refuses every read (HDF5 external storage...) is left out
@@ -104,6 +126,11 @@ std::shared_ptr<const Dataset> presentable(std::shared_ptr<const Dataset> datase
     }
     if (!left_out.empty()) log_once(LogLevel::Debug, dataset->origin + ": left out: " + left_out);
     return dataset;
+}
+
+bool draws_on_other_files(const Dataset& dataset) {
+    return std::any_of(dataset.variables.begin(), dataset.variables.end(),
+                       [](const Variable& v) { return v.source && v.source->draws_on_other_files(); });
 }
 
 // Partition folders held open during one sweep: partitions come in folder
@@ -131,13 +158,16 @@ std::optional<std::string> first_unreadable(std::span<const std::string> files, 
 
 }  // namespace
 
-Backend make_backend(const ViewOptions& options, const std::vector<std::string>& allowed_roots) {
+Backend make_backend(const ViewOptions& options, const std::vector<std::string>& allowed_roots,
+                     const std::string& roots_rule) {
     AggregationOptions aggregation;
     aggregation.allowed_roots = allowed_roots;
+    aggregation.roots_rule = roots_rule;
     for (const auto& r : options.extra_allowed_roots) aggregation.allowed_roots.push_back(r);
     aggregation.path_rewrites = options.path_rewrites;
     aggregation.limits = options.limits;
     aggregation.missing_partitions.fill = options.fill_missing_partitions;
+    aggregation.serves_other_users = options.serves_other_users;
     // One line per partition for the life of the process, however many reads.
     aggregation.missing_partitions.note = [](const std::string& m) { log_once(LogLevel::Warning, m); };
     ViewWriters writers;
@@ -148,15 +178,24 @@ Backend make_backend(const ViewOptions& options, const std::vector<std::string>&
     // something an operator acts on: debug level (one ls -lR of a healthy
     // collection writes no log line).
     writers.vds.note = [](const std::string& m) { log_once(LogLevel::Debug, m); };
-    // The view is planned at a stat: no coordinate values from a server then.
-    writers.vds.may_read_coordinates = [](const ArraySource& s) { return !agg::draws_on_remote_objects(s); };
+    // The view is planned at a stat: no coordinate values from a server then,
+    // and with allow_other none from another file than the dataset's own (a
+    // stat would tell other users' bytes: the axis is then an index axis).
+    if (options.serves_other_users)
+        writers.vds.may_read_coordinates = [](const ArraySource& s) { return !s.draws_on_other_files(); };
+    else
+        writers.vds.may_read_coordinates = [](const ArraySource& s) { return !agg::draws_on_remote_objects(s); };
     // Partition files count against open_files= too (mount and export alike):
     // the aggregations' shared cache keeps at most that many open, and never
     // more than RLIMIT_NOFILE allows.
     shared_dataset_cache().set_capacity(std::min(options.open_files, agg::descriptor_budget()));
+    shared_dataset_cache().set_serves_other_users(options.serves_other_users);  // local Zarr fragments
     netcdf::DecodedChunkCache::shared().set_capacity(options.cache_mem);
+    agg::set_decoded_chunk_capacity(options.cache_mem);
+    set_metadata_limits(options.metadata_mem);
     auto confined = std::make_shared<const ConfinedRoots>(aggregation.allowed_roots);
     Backend b;
+    b.confined = confined;
     b.sniff = [confined](const std::string& path) { return sniff_source_format(path, confined.get()); };
     b.is_aggregation = [confined](const std::string& path) { return is_aggregation_file(path, confined.get()); };
     b.open_dataset = [aggregation, confined](const std::string& path,
@@ -165,13 +204,17 @@ Backend make_backend(const ViewOptions& options, const std::vector<std::string>&
         if (is_aggregation || sniff_source_format(path, confined.get()) == SourceFormat::ReferenceSet)
             return presentable(open_aggregation(path, aggregation));  // confined by its PathPolicy
         struct stat st {};
-        if (confined->stat(path, st) && S_ISDIR(st.st_mode)) return open_vds_directory_dataset(path, *confined);
+        if (confined->stat(path, st) && S_ISDIR(st.st_mode))  // a store directory: *.zarr/ or *.vds/
+            return path.ends_with(".zarr") ? presentable(open_zarr_store(path, *confined, aggregation))
+                                           : open_vds_directory_dataset(path, *confined);
         return presentable(open_plain_dataset(OpenFile::open(path, confined.get())));
     };
     b.source_files = [](const Dataset& dataset) {
         std::vector<std::string> files = agg::files_drawn_on(dataset);
         // A *.vds/ folder: every member read (the caller check tests each).
         for (auto& member : vds::vds_member_files(dataset)) files.push_back(std::move(member));
+        // A *.zarr/ folder: its folders and metadata files (docs/zarr.md).
+        for (auto& member : zarr_store_files(dataset)) files.push_back(std::move(member));
         return files;
     };
     b.first_unreadable = [confined](std::span<const std::string> files) { return first_unreadable(files, *confined); };
@@ -179,9 +222,16 @@ Backend make_backend(const ViewOptions& options, const std::vector<std::string>&
     b.cheap_verdict = [writers](const Dataset& dataset, const std::string& view) {
         return view_format_named(view, "view").verdict(dataset, writers);
     };
-    b.make_view = [writers](std::shared_ptr<const Dataset> dataset, const std::string& view,
-                            const std::string& name) -> std::shared_ptr<const VirtualFile> {
-        return view_format_named(view, "view").build(std::move(dataset), writers, name);
+    b.make_view = [writers, others = options.serves_other_users](std::shared_ptr<const Dataset> dataset,
+                                                                 const std::string& view,
+                                                                 const std::string& name) -> std::shared_ptr<const VirtualFile> {
+        if (others && view == "ds" && writers.ds.values == DsViewOptions::Values::Cf && draws_on_other_files(*dataset))
+            throw UsageError(dataset->origin + ": with ds_values=cf the .ds view's size depends on every value, and "
+                                               "with allow_other no size is computed from other files' bytes");
+        // What a view builds (headers, slabs, page tables) counts as its file's metadata.
+        MetadataScope scope(dataset->origin);
+        auto file = view_format_named(view, "view").build(std::move(dataset), writers, name);
+        return holding(std::move(file), scope.take());
     };
     return b;
 }

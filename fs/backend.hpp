@@ -73,6 +73,8 @@ struct Backend {
     std::function<bool(const Dataset& dataset)> draws_on_remote;
     // The datasets and partitions the aggregations keep open.
     agg::DatasetCache* dataset_cache = &shared_dataset_cache();
+    // The allowed roots every file is opened beneath (null: SOURCE's alone).
+    std::shared_ptr<const ConfinedRoots> confined;
     // Cheap magic sniff; defaults to sniff_source_format.
     std::function<SourceFormat(const std::string& path)> sniff = [](const std::string& p) {
         return sniff_source_format(p);
@@ -83,6 +85,9 @@ struct Backend {
 // roots {allowed_roots..., options.extra_allowed_roots...}, the options'
 // rewrites, cdf_version and ds_values. Every file is opened confined to
 // those roots (io/confined_open.hpp) and read through that fd only.
-Backend make_backend(const ViewOptions& options, const std::vector<std::string>& allowed_roots);
+// roots_rule: why the roots are these, in the message refusing a path
+// outside them (AggregationOptions::roots_rule).
+Backend make_backend(const ViewOptions& options, const std::vector<std::string>& allowed_roots,
+                     const std::string& roots_rule = {});
 
 }  // namespace ncafs::fs

@@ -3,16 +3,19 @@
 #include <algorithm>
 #include <cstring>
 #include <future>
+#include <optional>
 
+#include "codecs/array_source.hpp"
 #include "codecs/error.hpp"
 #include "fs/read_path.hpp"
+#include "io/worker_pool.hpp"
 
 namespace ncafs::fs {
 
 BlockCache::Span BlockCache::block(const std::shared_ptr<const VirtualFile>& vf, uint64_t index, uint64_t until) {
     Pending pending;
     {
-        std::lock_guard lock(mutex_);
+        MutexLock lock(mutex_);
         if (auto hit = blocks_.get(BlockKey{vf, index})) return Span{*hit, index * kComputedBlockSize};
         if (auto it = computing_.find(BlockKey{vf, index}); it != computing_.end()) pending = it->second;
     }
@@ -20,81 +23,141 @@ BlockCache::Span BlockCache::block(const std::shared_ptr<const VirtualFile>& vf,
     return compute(vf, index, until);
 }
 
-BlockCache::Span BlockCache::compute(const std::shared_ptr<const VirtualFile>& vf, uint64_t index, uint64_t until) {
-    std::promise<Bytes> promise;
-    uint64_t generation, ticket, end = index;  // the run: blocks [index, end)
+BlockCache::Run BlockCache::claim_locked(const std::shared_ptr<const VirtualFile>& vf, uint64_t index, uint64_t until) {
+    Run run{vf, index, index, generation_, ++next_ticket_, {}};
+    auto future = run.promise.get_future().share();
     const uint64_t start = index * kComputedBlockSize;
+    // The run stops before a block that is cached or being computed.
+    do {
+        computing_[BlockKey{vf, run.end}] = Pending{run.ticket, start, future};
+        ++run.end;
+    } while (run.end * kComputedBlockSize < std::min(until, vf->size()) && !blocks_.contains(BlockKey{vf, run.end}) &&
+             !computing_.count(BlockKey{vf, run.end}));
+    return run;
+}
+
+void BlockCache::unclaim_locked(const Run& run) {
+    for (uint64_t i = run.index; i < run.end; ++i)
+        if (auto it = computing_.find(BlockKey{run.vf, i}); it != computing_.end() && it->second.ticket == run.ticket)
+            computing_.erase(it);
+}
+
+BlockCache::Span BlockCache::compute(const std::shared_ptr<const VirtualFile>& vf, uint64_t index, uint64_t until) {
+    Run run;
     {
-        std::lock_guard lock(mutex_);
-        generation = generation_;
-        ticket = ++next_ticket_;
-        auto future = promise.get_future().share();
-        // The run stops before a block that is cached or being computed.
-        do {
-            computing_[BlockKey{vf, end}] = Pending{ticket, start, future};
-            ++end;
-        } while (end * kComputedBlockSize < std::min(until, vf->size()) && !blocks_.contains(BlockKey{vf, end}) &&
-                 !computing_.count(BlockKey{vf, end}));
+        MutexLock lock(mutex_);
+        run = claim_locked(vf, index, until);
     }
-    auto done = [&] {  // under the lock
-        for (uint64_t i = index; i < end; ++i)
-            if (auto it = computing_.find(BlockKey{vf, i}); it != computing_.end() && it->second.ticket == ticket)
-                computing_.erase(it);
-    };
+    return fill(run);
+}
+
+BlockCache::Span BlockCache::fill(Run& r) {
+    const VirtualFile& vf = *r.vf;
+    const uint64_t start = r.index * kComputedBlockSize;
     Bytes run;
     try {
         auto bytes = std::make_shared<std::vector<uint8_t>>(
-            static_cast<size_t>(std::min(end * kComputedBlockSize, vf->size()) - start));
-        read_view(*vf, start, *bytes);  // outside the lock: other readers go on
+            static_cast<size_t>(std::min(r.end * kComputedBlockSize, vf.size()) - start));
+        read_view(vf, start, *bytes);  // outside the lock: other readers go on
         run = std::move(bytes);
     } catch (...) {
-        promise.set_exception(std::current_exception());
-        std::lock_guard lock(mutex_);
-        done();
+        r.promise.set_exception(std::current_exception());
+        MutexLock lock(mutex_);
+        unclaim_locked(r);
         throw;
     }
-    promise.set_value(run);
+    r.promise.set_value(run);
     std::vector<std::pair<BlockKey, Bytes>> blocks;  // copied out before taking the lock
-    if (end - index == 1) blocks.emplace_back(BlockKey{vf, index}, run);
-    for (uint64_t i = index; end - index > 1 && i < end; ++i) {
-        auto from = run->begin() + static_cast<ptrdiff_t>((i - index) * kComputedBlockSize);
-        auto to = run->begin() + static_cast<ptrdiff_t>(std::min<uint64_t>((i + 1 - index) * kComputedBlockSize, run->size()));
-        blocks.emplace_back(BlockKey{vf, i}, std::make_shared<const std::vector<uint8_t>>(from, to));
+    if (r.end - r.index == 1) blocks.emplace_back(BlockKey{r.vf, r.index}, run);
+    for (uint64_t i = r.index; r.end - r.index > 1 && i < r.end; ++i) {
+        auto from = run->begin() + static_cast<ptrdiff_t>((i - r.index) * kComputedBlockSize);
+        auto to = run->begin() + static_cast<ptrdiff_t>(std::min<uint64_t>((i + 1 - r.index) * kComputedBlockSize, run->size()));
+        blocks.emplace_back(BlockKey{r.vf, i}, std::make_shared<const std::vector<uint8_t>>(from, to));
     }
-    std::lock_guard lock(mutex_);
-    done();
-    if (generation == generation_)
+    MutexLock lock(mutex_);
+    unclaim_locked(r);
+    if (r.generation == generation_)
         for (auto& [key, bytes] : blocks) blocks_.put(key, std::move(bytes));
     return Span{run, start};
 }
 
+void BlockCache::compute_ahead(const std::shared_ptr<const VirtualFile>& vf, uint64_t from, uint64_t until) {
+    until = std::min(until, vf->size());
+    auto run = std::make_shared<Run>();
+    {
+        MutexLock lock(mutex_);
+        if (ahead_jobs_ >= kAheadJobs) return;  // the cores are busy computing ahead already
+        uint64_t index = from / kComputedBlockSize;
+        while (index * kComputedBlockSize < until &&
+               (blocks_.contains(BlockKey{vf, index}) || computing_.count(BlockKey{vf, index})))
+            ++index;
+        // Runs of at least half the readahead, not one per request.
+        if (index * kComputedBlockSize >= from + (until - from) / 2) return;
+        *run = claim_locked(vf, index, until);
+        ++ahead_jobs_;
+    }
+    auto ended = [this] {
+        MutexLock lock(mutex_);
+        if (--ahead_jobs_ == 0) ahead_ended_.notify_all();
+    };
+    auto job = [this, run, ended] {
+        try {
+            ForwardReaderScope forward;  // this is the decoding ahead: the sources need not
+            fill(*run);
+        } catch (...) {
+            // Its readers fall back to reading the bytes they asked for (reply_view).
+        }
+        ended();
+    };
+    auto dropped = [this, run, ended] {  // the pool stopped: its readers compute for themselves
+        run->promise.set_exception(std::make_exception_ptr(UsageError("a run computed ahead was dropped")));
+        {
+            MutexLock lock(mutex_);
+            unclaim_locked(*run);
+        }
+        ended();
+    };
+    if (!WorkerPool::shared().post(job, dropped)) job();  // no thread to spare: the caller computes it
+}
+
+void BlockCache::wait_for_ahead() {
+    MutexLock lock(mutex_);
+    while (ahead_jobs_ != 0) lock.wait(ahead_ended_);
+}
+
+BlockCache::~BlockCache() { wait_for_ahead(); }
+
 void BlockCache::clear() {
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     blocks_.clear();
     computing_.clear();
     ++generation_;
 }
 
 void BlockCache::forget(const VirtualFile* vf) {
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     blocks_.erase_if([&](const BlockKey& k, const auto&) { return k.file.get() == vf; });
     std::erase_if(computing_, [&](const auto& entry) { return entry.first.file.get() == vf; });
+    ++generation_;  // a run of vf still being computed (ahead, or by a slow reader) computed the old bytes
 }
 
 void BlockCache::read(const std::shared_ptr<const VirtualFile>& vf, uint64_t offset, std::span<uint8_t> out,
                       uint64_t readahead) {
     if (offset > vf->size() || out.size() > vf->size() - offset)
         throw UsageError("cached read outside the virtual file");
-    const uint64_t until = offset + out.size() + std::min(readahead, vf->size() - offset - out.size());
+    const uint64_t end = offset + out.size();
+    std::optional<ForwardReaderScope> forward;
+    if (readahead > 0) forward.emplace();  // its next bytes are computed ahead below
     size_t done = 0;
     while (done < out.size()) {
         uint64_t position = offset + done;
-        Span span = block(vf, position / kComputedBlockSize, until);
+        Span span = block(vf, position / kComputedBlockSize, end);
         size_t within = static_cast<size_t>(position - span.start);
         size_t n = std::min(out.size() - done, span.bytes->size() - within);
         std::memcpy(out.data() + done, span.bytes->data() + within, n);
         done += n;
     }
+    if (readahead > 0 && end < vf->size()) compute_ahead(vf, end, end + readahead);
 }
 
 }  // namespace ncafs::fs

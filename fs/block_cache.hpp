@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <condition_variable>
 #include <functional>
 #include <future>
 #include <memory>
@@ -13,25 +14,38 @@
 
 #include "codecs/virtual_file.hpp"
 #include "io/lru_cache.hpp"
+#include "io/mutex.hpp"
 
 namespace ncafs::fs {
 
 // Blocks of computed (not file-extent) view bytes, most recently used kept.
 // A miss computes, in one call, the run of missing blocks from the one asked
-// to the end of the request plus the readahead its caller chose
-// (readahead.hpp): computing a view range has a fixed cost per call
-// (partition lookup, library calls), which a sequential reader spreads over
-// a large run while a point reader pays for little more than its request.
+// to the end of the request: a point reader pays for little more than its
+// request. For a reader going forward the readahead its caller chose
+// (readahead.hpp) is computed meanwhile on a pool thread, in runs of at
+// least half of it: computing a view range has a fixed cost per call
+// (partition lookup, library calls), spread over many requests, and the
+// reader's next requests find their bytes computed (or being computed)
+// while it consumes these: the view's decoding and the reader overlap on
+// two cores instead of taking turns.
 // Requests for a block being computed wait for it instead of computing it again.
 class BlockCache {
 public:
     // The grain of the cache: what a point read computes at least.
     static constexpr uint64_t kComputedBlockSize = uint64_t{64} << 10;
+    // Runs computed ahead at once, in the process.
+    static constexpr size_t kAheadJobs = 2;
     explicit BlockCache(uint64_t capacity_bytes) : blocks_(capacity_bytes / kComputedBlockSize) {}
+    ~BlockCache();  // waits for the runs being computed ahead
+    BlockCache(const BlockCache&) = delete;
+    BlockCache& operator=(const BlockCache&) = delete;
     // Fills out with [offset, offset + out.size()) of vf through the cache;
-    // a miss also computes up to `readahead` bytes after the request.
+    // with readahead > 0 the bytes up to `readahead` after the request are
+    // computed ahead on a pool thread (unless cached or being computed).
     void read(const std::shared_ptr<const VirtualFile>& vf, uint64_t offset, std::span<uint8_t> out,
               uint64_t readahead = 0);
+    // Waits until no run is being computed ahead (tests).
+    void wait_for_ahead();
     // Drops every block (a file behind some view changed).
     void clear();
     // Drops vf's blocks: an open that finds the view or a partition changed
@@ -60,10 +74,27 @@ private:
     // now together with the missing blocks after it up to view offset `until`.
     Span block(const std::shared_ptr<const VirtualFile>& vf, uint64_t index, uint64_t until);
     Span compute(const std::shared_ptr<const VirtualFile>& vf, uint64_t index, uint64_t until);
+    // A run of blocks [index, end) claimed for computing: readers of its
+    // blocks wait for `promise` instead of computing them.
+    struct Run {
+        std::shared_ptr<const VirtualFile> vf;
+        uint64_t index = 0, end = 0, generation = 0, ticket = 0;
+        std::promise<Bytes> promise;
+    };
+    // Claims the missing blocks from index up to view offset `until`
+    // (stopping before one cached or being computed).
+    Run claim_locked(const std::shared_ptr<const VirtualFile>& vf, uint64_t index, uint64_t until)
+        NCAFS_REQUIRES(mutex_);
+    // Computes a claimed run, keeps its blocks and fulfils its promise.
+    Span fill(Run& run);
+    void unclaim_locked(const Run& run) NCAFS_REQUIRES(mutex_);
+    // Claims and computes on a pool thread the first missing run in
+    // [from, until), when it starts before from + half of the span.
+    void compute_ahead(const std::shared_ptr<const VirtualFile>& vf, uint64_t from, uint64_t until);
     // Lock order: blocks are computed outside it; a dropped block may be the last
     // holder of a netCDF-4 file, closed under it (netcdf_library_mutex).
-    std::mutex mutex_;
-    LruCache<BlockKey, Bytes, BlockKeyHash> blocks_;
+    Mutex mutex_;
+    LruCache<BlockKey, Bytes, BlockKeyHash> blocks_ NCAFS_GUARDED_BY(mutex_);
     // Blocks being computed: a second reader of the same block (the
     // kernel's readahead runs beside the read) waits for the first rather
     // than opening and reading every partition of that run again.
@@ -75,9 +106,11 @@ private:
         uint64_t run_start = 0;  // view offset of the run's first byte
         std::shared_future<Bytes> bytes;
     };
-    std::unordered_map<BlockKey, Pending, BlockKeyHash> computing_;
-    uint64_t next_ticket_ = 0;
-    uint64_t generation_ = 0;  // bumped by clear(): a block computed across it is not kept
+    std::unordered_map<BlockKey, Pending, BlockKeyHash> computing_ NCAFS_GUARDED_BY(mutex_);
+    uint64_t next_ticket_ NCAFS_GUARDED_BY(mutex_) = 0;
+    uint64_t generation_ NCAFS_GUARDED_BY(mutex_) = 0;  // bumped by clear() and forget(): a block computed across either is not kept
+    size_t ahead_jobs_ NCAFS_GUARDED_BY(mutex_) = 0;    // runs posted to the pool and not ended
+    std::condition_variable ahead_ended_;
 };
 
 }  // namespace ncafs::fs

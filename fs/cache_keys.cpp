@@ -26,6 +26,7 @@ size_t CacheKeyHash::operator()(const DatasetKey& k) const { return mix((*this)(
 size_t CacheKeyHash::operator()(const ViewKey& k) const {
     size_t h = mix((*this)(k.dataset), static_cast<size_t>(k.kind));
     h = mix(h, static_cast<size_t>(k.lod));
+    h = mix(h, std::hash<uint64_t>{}(k.epoch));
     return mix(h, std::hash<std::string>{}(k.name));
 }
 

@@ -33,6 +33,10 @@ struct ViewKey {
     ViewKind kind = ViewKind::Nc;
     std::string name;  // for a format that records its name (ncs); empty for the others
     int lod = 0;       // LOD level (fs options lods=): 0 is the full dataset
+    // Opened views only: the access generation their openers were judged at
+    // (fs/filesystem.hpp): a view object, and what it caches, serves callers
+    // judged against the same files only. 0 for sizes and verdicts.
+    uint64_t epoch = 0;
     bool operator==(const ViewKey&) const = default;
 };
 

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstring>
 #include <optional>
 #include <set>
 
@@ -52,6 +53,47 @@ int read_access_error(const std::string& path) {
     int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
     if (fd < 0) return errno;
     ::close(fd);
+    return 0;
+}
+
+// Search permission on a folder and every folder above it, for the current credentials.
+int search_access_error(const std::string& folder) {
+#ifdef SYS_faccessat2
+    if (::syscall(SYS_faccessat2, AT_FDCWD, folder.c_str(), X_OK, AT_EACCESS) == 0) return 0;
+    if (errno != ENOSYS) return errno;
+#endif
+    UniqueFd fd(::open(folder.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));  // walks as the caller
+    if (!fd) return errno;
+    return ::faccessat(fd.get(), ".", X_OK, AT_EACCESS) == 0 ? 0 : errno;
+}
+
+// The read access of an opened file (O_PATH) for the current credentials.
+int fd_read_access_error(int fd, const ConfinedRoots& within, const std::string& path) {
+#ifdef SYS_faccessat2
+    if (::syscall(SYS_faccessat2, fd, "", R_OK, AT_EACCESS | AT_EMPTY_PATH) == 0) return 0;
+    if (errno != ENOSYS && errno != EINVAL) return errno;
+#endif
+    OpenResult r = within.open(path, O_RDONLY);  // kernels before 5.8: an open as the caller
+    return r.fd ? 0 : r.error;
+}
+
+// One file as the caller, walked from its root's descriptor: 0 and what is
+// there (its pin, or absent), or the errno of a refusal. A file the walk
+// refuses for everyone (leading out of the roots) counts as absent: the
+// daemon cannot read it either.
+int caller_may_read(const ConfinedRoots& within, const std::string& file, FilePin& pin) {
+    pin = FilePin{};
+    OpenResult r = within.open(file, O_PATH);
+    if (!r.fd) {
+        const bool permission = (r.error == EACCES || r.error == EPERM) && r.reason == std::strerror(r.error);
+        if (permission) return r.error;
+        pin.absent = true;
+        return 0;
+    }
+    if (int e = fd_read_access_error(r.fd.get(), within, file)) return e;
+    auto found = FilePins::pin_of(r.fd.get());
+    if (!found) return errno ? errno : EIO;
+    pin = *found;
     return 0;
 }
 
@@ -121,27 +163,63 @@ void AssumedCredentials::restore() {
     groups_changed_ = false;
 }
 
-AccessVerdict readable_by_current_credentials(const std::vector<std::string>& files) {
-    for (const auto& file : files) {
-        int error = read_access_error(file);
-        if (error == 0 || error == ENOENT) continue;
-        return AccessVerdict{false, file, error};
+AccessVerdict readable_by_current_credentials(const std::vector<std::string>& files, const ConfinedRoots* within,
+                                              std::vector<FilePin>* pins) {
+    if (!within) {
+        for (const auto& file : files) {
+            int error = read_access_error(file);
+            if (error == 0 || error == ENOENT) continue;
+            return AccessVerdict{false, file, error};
+        }
+        return {};
     }
-    return {};
+    std::set<std::string> roots_searched;
+    bool through_links = false;
+    if (pins) pins->resize(files.size());
+    for (size_t i = 0; i < files.size(); ++i) {
+        // The folders above a root: searched by name (the operator's trusted
+        // path), once per root; the rest walked from the root's descriptor.
+        const std::string root = within->root_of(files[i]);
+        if (!root.empty() && roots_searched.insert(root).second)
+            if (int error = search_access_error(root)) return AccessVerdict{false, root, error};
+        FilePin pin;
+        if (int error = caller_may_read(*within, files[i], pin)) return AccessVerdict{false, files[i], error};
+        if (pins) (*pins)[i] = pin;
+        struct stat named {};
+        through_links |= ::lstat(files[i].c_str(), &named) == 0 && S_ISLNK(named.st_mode);
+    }
+    AccessVerdict verdict;
+    verdict.through_links = through_links;
+    return verdict;
 }
+
+CallerAccess::CallerAccess(std::shared_ptr<const ConfinedRoots> within) : within_(std::move(within)) {
+    if (within_) FilePins::shared().enforce(true);
+}
+
+uint64_t CallerAccess::pins_generation() const { return within_ ? FilePins::shared().generation() : 0; }
 
 AccessVerdict CallerAccess::run_check(const Caller& caller, const std::vector<std::string>& files) {
     {
-        std::lock_guard lock(mutex_);
+        MutexLock lock(mutex_);
         ++checks_run_;
     }
-    AssumedCredentials as_caller(caller);
-    if (!as_caller.ok()) {
-        // A daemon that cannot take on other users' rights reads with its own.
-        if (caller.uid == ::geteuid()) return {};
-        return AccessVerdict{false, files.empty() ? std::string() : files.front(), EPERM};
+    std::vector<FilePin> pins;
+    AccessVerdict verdict;
+    {
+        AssumedCredentials as_caller(caller);
+        if (!as_caller.ok()) {
+            // A daemon that cannot take on other users' rights reads with its own.
+            if (caller.uid != ::geteuid())
+                return AccessVerdict{false, files.empty() ? std::string() : files.front(), EPERM};
+        }
+        verdict = readable_by_current_credentials(files, within_.get(), &pins);
     }
-    return readable_by_current_credentials(files);
+    // What the caller found is what reads may open from now on (io/file_pins.hpp).
+    if (verdict.allowed && within_)
+        for (size_t i = 0; i < files.size() && i < pins.size(); ++i)
+            verdict.pins_moved += FilePins::shared().pin(files[i], pins[i]) ? 1 : 0;
+    return verdict;
 }
 
 AccessVerdict CallerAccess::check(const Caller& caller, const std::string& subject, const struct stat& subject_st,
@@ -150,13 +228,15 @@ AccessVerdict CallerAccess::check(const Caller& caller, const std::string& subje
     uint64_t generation;
     std::optional<Decision> cached;
     {
-        std::lock_guard lock(mutex_);
+        MutexLock lock(mutex_);
         generation = generation_;
         auto it = cacheable ? decisions_.find(key) : decisions_.end();
         if (it != decisions_.end() && (it->second.files == files || *it->second.files == *files)) cached = it->second;
     }
-    // The folders are stat'ed outside the lock (other opens go on).
-    if (cached && fingerprint_of(cached->folders) == cached->fingerprint) return cached->verdict;
+    // The folders are stat'ed outside the lock (other opens go on). A pin
+    // changed since: the files are opened as the caller again.
+    if (cached && cached->pins_generation == pins_generation() && fingerprint_of(cached->folders) == cached->fingerprint)
+        return AccessVerdict{cached->verdict.allowed, cached->verdict.file, cached->verdict.error, 0, false};
     std::set<std::string> on_the_way;
     add_folders_on_the_way(subject, on_the_way);
     for (const auto& f : *files) add_folders_on_the_way(f, on_the_way);
@@ -164,9 +244,12 @@ AccessVerdict CallerAccess::check(const Caller& caller, const std::string& subje
     d.files = files;
     d.folders.assign(on_the_way.begin(), on_the_way.end());
     d.fingerprint = fingerprint_of(d.folders);  // before the check: a change during it shows later
+    d.pins_generation = pins_generation();
     d.verdict = run_check(caller, *files);
-    if (!cacheable) return d.verdict;
-    std::lock_guard lock(mutex_);
+    // A refusal is not kept: a link on the way, in a folder no fingerprint
+    // covers, may name a file the caller may read at the next open.
+    if (!cacheable || !d.verdict.allowed || d.verdict.through_links) return d.verdict;
+    MutexLock lock(mutex_);
     if (generation != generation_) return d.verdict;  // attributes changed meanwhile: do not keep it
     if (decisions_.size() >= kMaxDecisions) decisions_.clear();
     decisions_[key] = d;
@@ -174,18 +257,18 @@ AccessVerdict CallerAccess::check(const Caller& caller, const std::string& subje
 }
 
 void CallerAccess::forget_all() {
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     ++generation_;
     decisions_.clear();
 }
 
 uint64_t CallerAccess::generation() const {
-    std::lock_guard lock(mutex_);
-    return generation_;
+    MutexLock lock(mutex_);
+    return generation_ + pins_generation();
 }
 
 size_t CallerAccess::checks_run() const {
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     return checks_run_;
 }
 

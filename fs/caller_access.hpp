@@ -14,10 +14,13 @@
 
 #include <cstdint>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <unordered_map>
 #include <vector>
+
+#include "io/confined_open.hpp"
+#include "io/file_pins.hpp"
+#include "io/mutex.hpp"
 
 namespace ncafs::fs {
 
@@ -54,14 +57,28 @@ struct AccessVerdict {
     bool allowed = true;
     std::string file;
     int error = 0;
+    uint64_t pins_moved = 0;  // generations the check's own pins moved FilePins on
+    // A file's name is a symlink: what it names may change where no folder
+    // fingerprint or watch sees it, so the decision is not kept.
+    bool through_links = false;
 };
 
 // Tests each file for reading as the caller (the current credentials must be
 // the caller's). A missing file is not a refusal: reading it fails anyway.
-AccessVerdict readable_by_current_credentials(const std::vector<std::string>& files);
+// With `within`, each file is opened as the caller through the confined walk
+// (io/confined_open.hpp) from its root's descriptor (and the root itself
+// searched by name: a trusted one), and what was found there is pinned in
+// *pins (io/file_pins.hpp): the file's identity, or "absent".
+AccessVerdict readable_by_current_credentials(const std::vector<std::string>& files,
+                                              const ConfinedRoots* within = nullptr,
+                                              std::vector<FilePin>* pins = nullptr);
 
 class CallerAccess {
 public:
+    // within: the allowed roots; given, every check opens the files as the
+    // caller and pins them (FilePins::shared(), enforced from then on).
+    explicit CallerAccess(std::shared_ptr<const ConfinedRoots> within = nullptr);
+
     // Bound of cached decisions; beyond it the cache starts afresh.
     static constexpr size_t kMaxDecisions = 4096;
 
@@ -72,7 +89,8 @@ public:
                         const std::shared_ptr<const std::vector<std::string>>& files, bool cacheable);
     // Drops every cached decision (a watched file's attributes changed).
     void forget_all();
-    // Counts forget_all calls: a decision taken at an older generation may be stale.
+    // Counts forget_all calls and pin changes (FilePins): a decision taken
+    // at an older generation may be stale.
     uint64_t generation() const;
     size_t checks_run() const;
 
@@ -82,13 +100,17 @@ private:
         std::shared_ptr<const std::vector<std::string>> files;
         std::vector<std::string> folders;  // every folder on the way to a file
         std::string fingerprint;           // of those folders when decided
+        uint64_t pins_generation = 0;      // FilePins' when decided
     };
     AccessVerdict run_check(const Caller& caller, const std::vector<std::string>& files);
+    uint64_t pins_generation() const;
 
-    mutable std::mutex mutex_;  // lock order: a leaf (folders are stat'ed outside it)
-    std::unordered_map<std::string, Decision> decisions_;
-    uint64_t generation_ = 0;
-    size_t checks_run_ = 0;
+    std::shared_ptr<const ConfinedRoots> within_;
+
+    mutable Mutex mutex_;  // lock order: a leaf (folders are stat'ed outside it)
+    std::unordered_map<std::string, Decision> decisions_ NCAFS_GUARDED_BY(mutex_);
+    uint64_t generation_ NCAFS_GUARDED_BY(mutex_) = 0;
+    size_t checks_run_ NCAFS_GUARDED_BY(mutex_) = 0;
 };
 
 }  // namespace ncafs::fs

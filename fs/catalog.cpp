@@ -17,10 +17,13 @@
 
 #include "aggregation/read/dataset_cache.hpp"
 #include "aggregation/read/precheck.hpp"
+#include "aggregation/zarr_store/zarr_store_dataset.hpp"
+#include "aggregation/zarr_view/zarr_member_files.hpp"
 #include "codecs/error.hpp"
 #include "codecs/lod_dataset.hpp"
 #include "codecs/sniff.hpp"
 #include "codecs/types.hpp"
+#include "io/metadata_budget.hpp"
 #include "fs/log.hpp"
 #include "fs/view_names.hpp"
 
@@ -78,6 +81,7 @@ Catalog::Catalog(std::string source_root, ViewOptions options, Backend backend)
     // Opened datasets hold descriptors: open_files bounds them, and so does RLIMIT_NOFILE.
     datasets_.set_capacity(std::min(options_.open_files, agg::descriptor_budget()));
     views_.set_capacity(datasets_.capacity());
+    zarr_layouts_.set_capacity(datasets_.capacity());
     source_files_.set_capacity(datasets_.capacity());
     if (!backend_.sniff)
         backend_.sniff = [c = confined_](const std::string& path) { return sniff_source_format(path, c.get()); };
@@ -86,22 +90,22 @@ Catalog::Catalog(std::string source_root, ViewOptions options, Backend backend)
 bool Catalog::nc_view_enabled() const { return options_.has_view("nc"); }
 
 size_t Catalog::classification_count() const {
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     return classification_count_;
 }
 
 size_t Catalog::sniff_count() const {
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     return sniff_count_;
 }
 
 size_t Catalog::precheck_count() const {
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     return precheck_count_;
 }
 
 size_t Catalog::dataset_open_count() const {
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     return dataset_open_count_;
 }
 
@@ -115,9 +119,14 @@ bool has_hdf5_signature(const std::string& path, const ConfinedRoots& within) {
 
 }  // namespace
 
-bool Catalog::is_vds_directory(const std::string& name, const std::string& path) const {
-    // Only folders named *.vds are looked into (one stat): other folders cost nothing more.
+bool Catalog::is_store_directory(const std::string& name, const std::string& path) const {
+    // Only folders named *.vds or *.zarr are looked into: other folders cost nothing more.
     struct stat st {};
+    if (name.size() > 5 && ends_with(name, ".zarr")) {  // a stat per marker file, only for folders named *.zarr
+        for (const char* marker : kZarrStoreMarkers)
+            if (stat_within_source(path + "/" + marker, st) && S_ISREG(st.st_mode)) return true;
+        return false;
+    }
     return name.size() > 4 && ends_with(name, ".vds") && stat_within_source(path + "/VolumeDataLayout", st) &&
            S_ISREG(st.st_mode);
 }
@@ -138,12 +147,12 @@ OpenResult Catalog::open_real_file(const Entry& entry) {
 SourceFormat Catalog::sniff(const std::string& path, const struct stat& st) {
     const FileKey key = file_key(path, st);
     {
-        std::lock_guard lock(mutex_);
+        MutexLock lock(mutex_);
         if (auto hit = formats_.get(key)) return *hit;
     }
     SourceFormat f = backend_.sniff(path);
     if (f != SourceFormat::ReferenceSet && only_reference_sets(path)) f = SourceFormat::None;  // other JSON: no dataset
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     ++sniff_count_;
     formats_.put(key, f);
     return f;
@@ -152,13 +161,13 @@ SourceFormat Catalog::sniff(const std::string& path, const struct stat& st) {
 Classification Catalog::classify(const std::string& path, const struct stat& st) {
     const FileKey key = file_key(path, st);
     {
-        std::lock_guard lock(mutex_);
+        MutexLock lock(mutex_);
         if (auto hit = classifications_.get(key)) return *hit;
     }
     Classification c;
     std::shared_ptr<const VirtualFile> view;
     std::shared_ptr<const Dataset> data;
-    // A VDS directory (found by is_vds_directory) is read like a .vds container.
+    // A store directory (is_store_directory: *.vds/, *.zarr/) is a dataset; the backend tells them apart.
     SourceFormat format = S_ISDIR(st.st_mode) ? SourceFormat::Vds : sniff(path, st);
     if (format != SourceFormat::None) c.kind = Classification::Dataset;
     const bool references = format == SourceFormat::ReferenceSet;  // a JSON text read like an aggregation
@@ -179,7 +188,7 @@ Classification Catalog::classify(const std::string& path, const struct stat& st)
             log_once(LogLevel::Warning, path + ": shown as a plain file, not as " + what + ": unknown error");
         }
     }
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     ++classification_count_;
     classifications_.put(key, c);
     if (view) {
@@ -195,13 +204,13 @@ Classification Catalog::classify(const std::string& path, const struct stat& st)
 bool Catalog::may_be_aggregation(const std::string& path, const struct stat& st) {
     const FileKey key = file_key(path, st);
     {
-        std::lock_guard lock(mutex_);
+        MutexLock lock(mutex_);
         if (auto hit = prechecks_.get(key)) return *hit;
     }
     OpenResult opened = open_regular_file(path, confined_.get());  // O_NONBLOCK, regular files only
     if (!opened.fd) return false;  // unreadable: served (and failing) as a plain file
     const bool maybe = agg::precheck_opened_file(opened.fd.get(), path) == agg::Precheck::Maybe;
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     ++precheck_count_;
     // Another file than `st` describes was opened (a swap): answer, but do not remember.
     if (identity_from_stat(opened.st) == identity_from_stat(st)) prechecks_.put(key, maybe);
@@ -211,7 +220,7 @@ bool Catalog::may_be_aggregation(const std::string& path, const struct stat& st)
 std::shared_ptr<const Dataset> Catalog::dataset(const std::string& path, const struct stat& st, bool aggregation) {
     const DatasetKey key{file_key(path, st), aggregation};
     {
-        std::lock_guard lock(mutex_);
+        MutexLock lock(mutex_);
         if (auto hit = datasets_.get(key)) return *hit;
     }
     auto d = backend_.open_dataset(path, aggregation);  // outside the lock: parsing may be slow
@@ -220,7 +229,7 @@ std::shared_ptr<const Dataset> Catalog::dataset(const std::string& path, const s
     struct stat now {};
     if (!stat_within_source(path, now) || identity_from_stat(now) != identity_from_stat(st))
         throw SourceError(path, "changed while it was being opened: not served (try again)");
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     ++dataset_open_count_;
     datasets_.put(key, d);
     return d;
@@ -234,19 +243,26 @@ std::shared_ptr<const Dataset> Catalog::dataset_at(const std::string& path, cons
 }
 
 std::shared_ptr<const VirtualFile> Catalog::view_of(const std::string& path, const struct stat& st, bool aggregation,
-                                                    const std::string& view, const std::string& name, int lod) {
+                                                    const std::string& view, const std::string& name, int lod,
+                                                    uint64_t epoch) {
     // Only the ncs view records its name; nc and ds views are the same for any name.
-    const ViewKey key = view_key(path, st, aggregation, view, name, lod);
+    const ViewKey sized = view_key(path, st, aggregation, view, name, lod);
+    ViewKey key = sized;
+    key.epoch = epoch;
     {
-        std::lock_guard lock(mutex_);
+        MutexLock lock(mutex_);
         if (auto hit = views_.get(key)) return *hit;
     }
     auto vf = backend_.make_view(dataset_at(path, st, aggregation, lod), view, name);
     uint64_t size = vf->size();
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     views_.put(key, vf);
-    view_sizes_.put(key, size);
+    view_sizes_.put(sized, size);
     return vf;
+}
+
+std::shared_ptr<const ConfinedRoots> Catalog::allowed_roots() const {
+    return backend_.confined ? backend_.confined : confined_;
 }
 
 std::optional<Entry> Catalog::resolve(const std::string& virtual_path) {
@@ -257,6 +273,7 @@ std::optional<Entry> Catalog::resolve(const std::string& virtual_path) {
         if (::stat(root_.c_str(), &e.st) != 0) return std::nullopt;
         return e;
     }
+    if (auto below = resolve_below_folder_view(virtual_path)) return *below;
     auto slash = virtual_path.rfind('/');
     std::string dir = slash == std::string::npos ? std::string() : virtual_path.substr(0, slash);
     std::string name = slash == std::string::npos ? virtual_path : virtual_path.substr(slash + 1);
@@ -264,12 +281,12 @@ std::optional<Entry> Catalog::resolve(const std::string& virtual_path) {
 }
 
 std::optional<Entry> Catalog::resolve_in(const std::string& real_dir, const std::string& name) {
-    if (name.empty() || name == "." || name == "..") return std::nullopt;
+    if (name.empty() || name == "." || name == ".." || !unservable_name_reason(name).empty()) return std::nullopt;
     Entry e;
     e.real_path = join(real_dir, name);
     if (stat_within_source(e.real_path, e.st)) {
         if (S_ISDIR(e.st.st_mode)) {
-            if (is_vds_directory(name, e.real_path)) return std::nullopt;  // shown as its views, not as a folder
+            if (is_store_directory(name, e.real_path)) return std::nullopt;  // shown as its views, not as a folder
             e.kind = EntryKind::Directory;
             return e;
         }
@@ -328,6 +345,11 @@ std::optional<Entry> Catalog::resolve_twin(const std::string& real_dir, const st
     v.name = name;
     v.lod = resolved->lod;
     if (v.lod > 0 && !dataset_has_lods(v.real_path, v.st, v.aggregation)) return std::nullopt;
+    if (view_format_named(v.view, "view").folder) {
+        v.kind = EntryKind::ViewFolder;
+        if (!folder_view_servable(v)) return std::nullopt;
+        return v;
+    }
     if (v.lod == 0 && v.aggregation && v.view == "nc") {
         v.size = c.nc_size;
         return v;
@@ -341,7 +363,7 @@ std::optional<std::pair<Entry, Classification>> Catalog::dataset_source(const st
     Entry v;
     v.real_path = join(real_dir, candidate);
     if (!stat_within_source(v.real_path, v.st)) return std::nullopt;
-    if (!S_ISREG(v.st.st_mode) && !(S_ISDIR(v.st.st_mode) && is_vds_directory(candidate, v.real_path)))
+    if (!S_ISREG(v.st.st_mode) && !(S_ISDIR(v.st.st_mode) && is_store_directory(candidate, v.real_path)))
         return std::nullopt;
     auto c = classify(v.real_path, v.st);
     if (!c.is_dataset()) return std::nullopt;
@@ -378,14 +400,14 @@ bool may_pass(const std::exception& ex) {
 bool Catalog::dataset_has_lods(const std::string& path, const struct stat& st, bool aggregation) {
     const DatasetKey key{file_key(path, st), aggregation};
     {
-        std::lock_guard lock(mutex_);
+        MutexLock lock(mutex_);
         if (auto hit = lod_datasets_.get(key)) return *hit;
     }
     bool readable = true;
     auto d = readable_dataset(path, st, aggregation, readable);
     if (!d && !readable) return false;  // may pass: not remembered
     const bool has = d && shows_lod_views(*d, aggregation, options_.lod_min_size);
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     lod_datasets_.put(key, has);
     return has;
 }
@@ -393,7 +415,7 @@ bool Catalog::dataset_has_lods(const std::string& path, const struct stat& st, b
 bool Catalog::view_servable(Entry& v, bool need_size) {
     const ViewKey key = view_key(v.real_path, v.st, v.aggregation, v.view, v.name, v.lod);
     {
-        std::lock_guard lock(mutex_);
+        MutexLock lock(mutex_);
         if (auto hit = view_sizes_.get(key)) {
             v.size = *hit;
             return true;
@@ -424,7 +446,7 @@ std::optional<bool> Catalog::judge_cheaply(const Entry& v) {
         refuse_view(v);
         return false;
     }
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     view_verdicts_.put(view_key(v.real_path, v.st, v.aggregation, v.view, v.name, v.lod), true);
     return true;
 }
@@ -434,7 +456,7 @@ std::shared_ptr<const Dataset> Catalog::readable_dataset(const std::string& path
     const DatasetKey key{file_key(path, st), aggregation};
     remembered = true;
     {
-        std::lock_guard lock(mutex_);
+        MutexLock lock(mutex_);
         if (unreadable_.get(key)) return nullptr;
     }
     try {
@@ -443,7 +465,7 @@ std::shared_ptr<const Dataset> Catalog::readable_dataset(const std::string& path
         // A file that does not parse: an operator may want to know, once.
         log_once(LogLevel::Warning, path + ": cannot be read, so its views are not shown: " + ex.what());
         remembered = !may_pass(ex);
-        std::lock_guard lock(mutex_);
+        MutexLock lock(mutex_);
         if (remembered) unreadable_.put(key, true);
         return nullptr;
     }
@@ -459,8 +481,10 @@ bool Catalog::size_view(Entry& v) {
         v.size = view_of(v.real_path, v.st, v.aggregation, v.view, v.name, v.lod)->size();
     } catch (const std::exception& ex) {
         // A dataset this view cannot hold (no VDS type, too many chunks...): a
-        // fact about the dataset, not something to act on.
-        log_once(LogLevel::Debug, v.real_path + ": no " + v.name + " view: " + ex.what());
+        // fact about the dataset, not something to act on; one claiming more
+        // memory than its budget is a warning (an operator may raise the bound).
+        const bool budget = dynamic_cast<const MetadataBudgetError*>(&ex) != nullptr;
+        log_once(budget ? LogLevel::Warning : LogLevel::Debug, v.real_path + ": no " + v.name + " view: " + ex.what());
         if (!may_pass(ex)) refuse_view(v);
         return false;
     }
@@ -468,7 +492,7 @@ bool Catalog::size_view(Entry& v) {
 }
 
 void Catalog::refuse_view(const Entry& v) {
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     view_verdicts_.put(view_key(v.real_path, v.st, v.aggregation, v.view, v.name, v.lod), false);
 }
 
@@ -492,11 +516,11 @@ std::optional<Entry> Catalog::resolve_classic_view(const std::string& real_dir, 
 bool Catalog::is_netcdf4(const std::string& path, const struct stat& st) {
     const FileKey key = file_key(path, st);
     {
-        std::lock_guard lock(mutex_);
+        MutexLock lock(mutex_);
         if (auto hit = netcdf4_.get(key)) return *hit;
     }
     bool hdf5 = has_hdf5_signature(path, *confined_);
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     netcdf4_.put(key, hdf5);
     return hdf5;
 }
@@ -572,6 +596,10 @@ std::vector<DirEntry> Catalog::list(const std::string& virtual_dir) {
     std::vector<ListedSource> sources;
     for (auto& r : raw) {
         std::string path = join(real_dir, r.name);
+        if (std::string why = unservable_name_reason(r.name); !why.empty()) {
+            log_once(LogLevel::Warning, path + ": not shown: " + why);
+            continue;
+        }
         unsigned char type = r.type;
         struct stat st {};
         bool have_stat = false;
@@ -588,7 +616,7 @@ std::vector<DirEntry> Catalog::list(const std::string& virtual_dir) {
             type = S_ISDIR(st.st_mode) ? DT_DIR : S_ISREG(st.st_mode) ? DT_REG : DT_UNKNOWN;
         }
         if (type == DT_DIR) {
-            if (is_vds_directory(r.name, path) && (have_stat || stat_within_source(path, st)))
+            if (is_store_directory(r.name, path) && (have_stat || stat_within_source(path, st)))
                 sources.push_back({source_stem(r.name)->second, r.name, path, st, false});  // its views only
             else
                 out.push_back({r.name, true});
@@ -641,6 +669,10 @@ void Catalog::list_twins(std::vector<ListedSource>& sources, const std::set<std:
     std::set<std::string> claimed, lod_stems;
     auto offer = [&](const ListedSource& s, const std::string& name, const std::string& view, int lod) {
         if (names.count(name) || !claimed.insert(name).second) return;
+        if (std::string why = unservable_name_reason(name); !why.empty()) {
+            log_once(LogLevel::Warning, s.path + ": its view " + name + " is not shown: " + why);
+            return;
+        }
         Entry v;
         v.kind = EntryKind::View;
         v.real_path = s.path;
@@ -649,6 +681,11 @@ void Catalog::list_twins(std::vector<ListedSource>& sources, const std::set<std:
         v.view = view;
         v.name = name;
         v.lod = lod;
+        if (view_format_named(view, "view").folder) {
+            v.kind = EntryKind::ViewFolder;
+            if (folder_view_servable(v)) out.push_back({name, true});
+            return;
+        }
         // An aggregation's nc view was built when it was classified.
         if ((s.aggregation && view == "nc" && lod == 0) || view_servable(v, false)) out.push_back({name, false});
     };
@@ -674,8 +711,16 @@ void Catalog::list_twins(std::vector<ListedSource>& sources, const std::set<std:
     }
 }
 
-std::shared_ptr<const VirtualFile> Catalog::open_view(const Entry& entry) {
-    return view_of(entry.real_path, entry.st, entry.aggregation, entry.view, entry.name, entry.lod);
+std::shared_ptr<const VirtualFile> Catalog::open_view(const Entry& entry, uint64_t epoch) {
+    if (view_format_named(entry.view, "view").folder) {
+        // A member's file costs no more than its metadata: made at each open, from the cached layout.
+        auto layout = zarr_layout(entry);
+        const auto slash = entry.name.find('/');
+        auto member = slash == std::string::npos ? std::nullopt : layout->member(entry.name.substr(slash + 1));
+        if (!member) throw UsageError(entry.real_path + ": " + entry.name + " is no longer in its .zarr view");
+        return agg::zarr_view::zarr_member_file(std::move(layout), *member);
+    }
+    return view_of(entry.real_path, entry.st, entry.aggregation, entry.view, entry.name, entry.lod, epoch);
 }
 
 std::optional<std::string> Catalog::absent_partition(const Entry& entry) {
@@ -699,23 +744,23 @@ bool Catalog::draws_on_remote(const Entry& entry) {
     // and only the aggregation file (its identity is in the key) decides it.
     const DatasetKey key{file_key(entry.real_path, entry.st), true};
     {
-        std::lock_guard lock(mutex_);
+        MutexLock lock(mutex_);
         if (auto hit = remote_datasets_.get(key)) return *hit;
     }
     const bool remote = backend_.draws_on_remote(*dataset(entry.real_path, entry.st, true));
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     remote_datasets_.put(key, remote);
     return remote;
 }
 
 std::shared_ptr<const std::vector<std::string>> Catalog::source_files(const Entry& entry) {
-    // A view of a *.vds/ folder draws on its members, as an aggregation on its partitions.
+    // A view of a *.vds/ or *.zarr/ folder draws on its members, as an aggregation on its partitions.
     const bool vds_folder = S_ISDIR(entry.st.st_mode);
     if (entry.kind != EntryKind::View || (!entry.aggregation && !vds_folder))
         return std::make_shared<const std::vector<std::string>>(1, entry.real_path);
     const FileKey key = file_key(entry.real_path, entry.st);
     {
-        std::lock_guard lock(mutex_);
+        MutexLock lock(mutex_);
         if (auto hit = source_files_.get(key)) return *hit;
     }
     auto data = dataset(entry.real_path, entry.st, entry.aggregation);
@@ -723,7 +768,7 @@ std::shared_ptr<const std::vector<std::string>> Catalog::source_files(const Entr
     if (backend_.source_files) *files = backend_.source_files(*data);
     if (files->empty() || files->front() != entry.real_path) files->insert(files->begin(), entry.real_path);
     std::shared_ptr<const std::vector<std::string>> result = std::move(files);
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     source_files_.put(key, result);
     return result;
 }
@@ -737,8 +782,107 @@ struct stat Catalog::attributes(const Entry& entry) const {
         st.st_size = static_cast<off_t>(entry.size);
         st.st_blocks = static_cast<blkcnt_t>((entry.size + 511) / 512);
         st.st_nlink = 1;
+    } else if (entry.kind == EntryKind::ViewFolder) {
+        // A folder of a view: searchable by whoever may read its dataset file.
+        const mode_t read = entry.st.st_mode & 0444;
+        st.st_mode = S_IFDIR | read | (read >> 2);
+        st.st_size = 0;
+        st.st_blocks = 0;
+        st.st_nlink = 2;
     }
     return st;
+}
+
+// ---- folder views (NAME.zarr) ----
+
+DirEntry FolderListing::at(uint64_t i) const {
+    auto [name, folder_entry] = layout->listing_entry(folder, i);
+    return {std::move(name), folder_entry};
+}
+
+std::optional<std::optional<Entry>> Catalog::resolve_below_folder_view(const std::string& virtual_path) {
+    size_t begin = 0;
+    for (size_t slash; (slash = virtual_path.find('/', begin)) != std::string::npos; begin = slash + 1) {
+        const std::string component = virtual_path.substr(begin, slash - begin);
+        if (!ends_with(component, ".zarr")) continue;
+        const std::string parent = begin == 0 ? std::string() : virtual_path.substr(0, begin - 1);
+        auto store = resolve_in(join(root_, parent), component);
+        if (store && store->kind == EntryKind::ViewFolder)
+            return folder_view_member(*store, virtual_path.substr(slash + 1));
+        if (!store || store->kind != EntryKind::Directory) return std::optional<Entry>();  // nothing below a file
+    }
+    return std::nullopt;
+}
+
+std::optional<Entry> Catalog::folder_view_member(const Entry& store, const std::string& member) {
+    auto layout = zarr_layout(store);
+    auto found = layout->member(member);
+    if (!found) return std::nullopt;
+    Entry e = store;
+    e.name = store.name + "/" + member;
+    if (found->kind == agg::zarr_view::ZarrMember::Kind::Folder) return e;
+    e.kind = EntryKind::View;
+    e.size = found->size();
+    return e;
+}
+
+std::optional<FolderListing> Catalog::folder_listing(const std::string& virtual_dir) {
+    if (virtual_dir.find(".zarr") == std::string::npos) return std::nullopt;  // no folder view on the path
+    auto entry = resolve(virtual_dir);
+    if (!entry || entry->kind != EntryKind::ViewFolder) return std::nullopt;
+    auto layout = zarr_layout(*entry);
+    const auto slash = entry->name.find('/');
+    auto folder = layout->member(slash == std::string::npos ? std::string() : entry->name.substr(slash + 1));
+    if (!folder) return std::nullopt;
+    return FolderListing{std::move(layout), *folder};
+}
+
+std::shared_ptr<const agg::zarr_view::ZarrStoreLayout> Catalog::zarr_layout(const Entry& entry) {
+    const ViewKey key = view_key(entry.real_path, entry.st, entry.aggregation, entry.view, std::string(), entry.lod);
+    {
+        MutexLock lock(mutex_);
+        if (auto hit = zarr_layouts_.get(key)) return *hit;
+    }
+    // With zarr_chunks=stored, big-endian where values may lie in classic
+    // files as they are (a classic file, the partitions of an aggregation:
+    // spliced); else little-endian, computed, which every reader reads
+    // (netcdf-c 4.9's NCZarr reads big-endian chunks unswapped).
+    const bool classic = options_.zarr_chunks_stored &&
+                         (entry.aggregation || (S_ISREG(entry.st.st_mode) &&
+                                                sniff(entry.real_path, entry.st) == SourceFormat::Netcdf &&
+                                                !is_netcdf4(entry.real_path, entry.st)));
+    auto layout = std::make_shared<const agg::zarr_view::ZarrStoreLayout>(
+        dataset_at(entry.real_path, entry.st, entry.aggregation, entry.lod), classic, options_.zarr_format,
+        options_.zarr_chunks_stored);
+    for (const auto& note : layout->notes()) log_once(LogLevel::Warning, entry.real_path + ": " + note);
+    MutexLock lock(mutex_);
+    zarr_layouts_.put(key, layout);
+    return layout;
+}
+
+bool Catalog::folder_view_servable(const Entry& v) {
+    // Remembered like the sizes of file views: listing again opens no dataset.
+    const ViewKey key = view_key(v.real_path, v.st, v.aggregation, v.view, v.name, v.lod);
+    {
+        MutexLock lock(mutex_);
+        if (auto verdict = view_verdicts_.get(key)) return *verdict;
+    }
+    bool remembered = true;
+    if (!readable_dataset(v.real_path, v.st, v.aggregation, remembered)) {
+        if (remembered) refuse_view(v);
+        return false;
+    }
+    bool servable = true;
+    try {
+        zarr_layout(v);
+    } catch (const std::exception& ex) {
+        log_once(LogLevel::Debug, v.real_path + ": no " + v.name + " view: " + ex.what());
+        if (may_pass(ex)) return false;
+        servable = false;
+    }
+    MutexLock lock(mutex_);
+    view_verdicts_.put(key, servable);
+    return servable;
 }
 
 }  // namespace ncafs::fs

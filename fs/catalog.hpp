@@ -23,6 +23,12 @@
 // parses each dataset that has twins once per identity; a *.nc is
 // pre-checked (its header's attribute names) once per identity too.
 // Everything is cached by (path, device, inode, size, mtime, ctime), bounded.
+// The folder view NAME.zarr (views= zarr) is a folder of files computed
+// from the dataset's metadata (aggregation/zarr_view/): its entries are
+// ViewFolder (the store, each array) and View (metadata and chunk files,
+// Entry::name "NAME.zarr/VAR/0.0"); a listing of an array's folder names
+// its chunks one by one as the kernel asks (FolderListing), never all at once.
+//
 // Every lookup, listing, pre-check and open walks from an fd of SOURCE with
 // every component confined (io/confined_open.hpp): symlinks are followed
 // only while they stay inside SOURCE, whatever is swapped meanwhile.
@@ -31,7 +37,6 @@
 #include <sys/stat.h>
 
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <set>
 #include <string>
@@ -45,16 +50,18 @@
 #include "fs/cache_keys.hpp"
 #include "fs/partition_sweeps.hpp"
 #include "fs/options.hpp"
+#include "aggregation/zarr_view/zarr_store_layout.hpp"
+#include "io/mutex.hpp"
 
 namespace ncafs::fs {
 
-enum class EntryKind { Directory, RealFile, View };
+enum class EntryKind { Directory, RealFile, View, ViewFolder };
 
 struct Entry {
     EntryKind kind = EntryKind::RealFile;
     std::string real_path;  // the directory, the real file, or the aggregation file
     std::string view;       // for View: the format's extension (fs/view_registry.hpp)
-    std::string name;       // for View: the virtual file name (NAME.ncs records it)
+    std::string name;       // for View: the virtual file name (NAME.ncs records it); in a folder view: its path from the folder's parent
     bool aggregation = false;  // for View: real_path is an aggregation file
     int lod = 0;            // for View: LOD level of NAME.lodN.EXT (0: the full dataset)
     struct stat st {};      // stat of real_path (symlinks followed)
@@ -65,6 +72,14 @@ struct Entry {
 struct DirEntry {
     std::string name;
     bool directory = false;
+};
+
+// The names of a folder of a folder view, computed as they are asked for.
+struct FolderListing {
+    std::shared_ptr<const agg::zarr_view::ZarrStoreLayout> layout;
+    agg::zarr_view::ZarrMember folder;
+    uint64_t size() const { return layout->listing_size(folder); }
+    DirEntry at(uint64_t i) const;
 };
 
 // How a regular file is served.
@@ -91,8 +106,14 @@ public:
     std::optional<Entry> resolve(const std::string& virtual_path);
     // The names shown in a directory (by virtual path); throws std::system_error.
     std::vector<DirEntry> list(const std::string& virtual_dir);
+    // The listing of a folder of a folder view (NAME.zarr, NAME.zarr/VAR), or nullopt for any other path.
+    std::optional<FolderListing> folder_listing(const std::string& virtual_dir);
     // The view of a View entry, from the cache or built; throws on failure.
-    std::shared_ptr<const VirtualFile> open_view(const Entry& entry);
+    // epoch: the access generation its opener was judged at (ViewKey::epoch).
+    std::shared_ptr<const VirtualFile> open_view(const Entry& entry, uint64_t epoch = 0);
+    // The allowed roots partitions are opened beneath (SOURCE's alone when
+    // the backend names none): the caller check walks them as the caller.
+    std::shared_ptr<const ConfinedRoots> allowed_roots() const;
     // For a view of an aggregation: the first partition file that is absent
     // or unreadable now (Backend::first_unreadable: one faccessat per
     // partition file, from its folder opened confined), else nullopt; an
@@ -131,9 +152,20 @@ private:
     void list_twins(std::vector<ListedSource>& sources, const std::set<std::string>& names,
                     std::vector<DirEntry>& out);
     std::optional<Entry> resolve_in(const std::string& real_dir, const std::string& name);
-    // A folder NAME.vds holding a VolumeDataLayout file: an OpenVDS volume in
-    // the object-store directory form, shown as NAME.nc/.ds/.ncs, not as a folder.
-    bool is_vds_directory(const std::string& name, const std::string& path) const;
+    // A path below a folder view (NAME.zarr/...): the entry there, or an
+    // empty optional when nothing is; nullopt when the path is below no folder view.
+    std::optional<std::optional<Entry>> resolve_below_folder_view(const std::string& virtual_path);
+    // The member of a folder view's entry `store` at `member` ("VAR/0.0").
+    std::optional<Entry> folder_view_member(const Entry& store, const std::string& member);
+    // The Zarr layout of a folder view's dataset (cached by dataset and LOD);
+    // throws when the dataset cannot be read.
+    std::shared_ptr<const agg::zarr_view::ZarrStoreLayout> zarr_layout(const Entry& entry);
+    // Whether the folder view of v can be served (its layout made); logged once when not.
+    bool folder_view_servable(const Entry& v);
+    // A folder NAME.vds holding a VolumeDataLayout file (an OpenVDS volume in
+    // the object-store directory form) or NAME.zarr holding .zgroup, .zarray
+    // or zarr.json (a Zarr store): shown as NAME.nc/.ds/.ncs/.vds, not as a folder.
+    bool is_store_directory(const std::string& name, const std::string& path) const;
     // stat following symlinks, but only when the final target lies inside SOURCE.
     bool stat_within_source(const std::string& path, struct stat& st) const;
     Classification classify(const std::string& path, const struct stat& st);
@@ -151,7 +183,8 @@ private:
     // The dataset a view of LOD `lod` shows (lod 0: the file's own).
     std::shared_ptr<const Dataset> dataset_at(const std::string& path, const struct stat& st, bool aggregation, int lod);
     std::shared_ptr<const VirtualFile> view_of(const std::string& path, const struct stat& st, bool aggregation,
-                                               const std::string& view, const std::string& name, int lod);
+                                               const std::string& view, const std::string& name, int lod,
+                                               uint64_t epoch = 0);
     std::optional<Entry> resolve_twin(const std::string& real_dir, const std::string& name);
     // The dataset file `candidate` of real_dir (a regular file or a VDS
     // folder classified as a dataset), as a View entry (view fields unset),
@@ -196,28 +229,29 @@ private:
 
     // Lock order: parsing and opening run outside it; a dropped dataset may close
     // a netCDF-4 file under it (netcdf_library_mutex).
-    mutable std::mutex mutex_;
+    mutable Mutex mutex_;
     // Bounded LRUs of classifications, sniffs, datasets and built views
     // (fs/cache_keys.hpp: a changed file is another key).
     template <typename Key, typename Value>
     using Lru = LruCache<Key, Value, CacheKeyHash>;
-    Lru<FileKey, Classification> classifications_;
-    Lru<FileKey, SourceFormat> formats_;
-    Lru<FileKey, bool> netcdf4_;
-    Lru<FileKey, bool> prechecks_;  // "may be an aggregation" (the header pre-check)
-    Lru<ViewKey, uint64_t> view_sizes_;
-    Lru<ViewKey, bool> view_verdicts_;  // false: cannot be built (never listed); true: a cheap verdict said it can
-    Lru<DatasetKey, bool> lod_datasets_;  // dataset_has_lods
-    Lru<DatasetKey, bool> remote_datasets_;  // draws_on_remote
-    Lru<DatasetKey, bool> unreadable_;    // datasets that do not parse
-    Lru<DatasetKey, std::shared_ptr<const Dataset>> datasets_;
-    Lru<ViewKey, std::shared_ptr<const VirtualFile>> views_;
-    Lru<FileKey, std::shared_ptr<const std::vector<std::string>>> source_files_;
+    Lru<FileKey, Classification> classifications_ NCAFS_GUARDED_BY(mutex_);
+    Lru<FileKey, SourceFormat> formats_ NCAFS_GUARDED_BY(mutex_);
+    Lru<FileKey, bool> netcdf4_ NCAFS_GUARDED_BY(mutex_);
+    Lru<FileKey, bool> prechecks_ NCAFS_GUARDED_BY(mutex_);  // "may be an aggregation" (the header pre-check)
+    Lru<ViewKey, uint64_t> view_sizes_ NCAFS_GUARDED_BY(mutex_);
+    Lru<ViewKey, bool> view_verdicts_ NCAFS_GUARDED_BY(mutex_);  // false: cannot be built (never listed); true: a cheap verdict said it can
+    Lru<DatasetKey, bool> lod_datasets_ NCAFS_GUARDED_BY(mutex_);  // dataset_has_lods
+    Lru<DatasetKey, bool> remote_datasets_ NCAFS_GUARDED_BY(mutex_);  // draws_on_remote
+    Lru<DatasetKey, bool> unreadable_ NCAFS_GUARDED_BY(mutex_);    // datasets that do not parse
+    Lru<DatasetKey, std::shared_ptr<const Dataset>> datasets_ NCAFS_GUARDED_BY(mutex_);
+    Lru<ViewKey, std::shared_ptr<const VirtualFile>> views_ NCAFS_GUARDED_BY(mutex_);
+    Lru<ViewKey, std::shared_ptr<const agg::zarr_view::ZarrStoreLayout>> zarr_layouts_ NCAFS_GUARDED_BY(mutex_);
+    Lru<FileKey, std::shared_ptr<const std::vector<std::string>>> source_files_ NCAFS_GUARDED_BY(mutex_);
     PartitionSweeps sweeps_{64};  // is every partition of an aggregation readable (its own lock)
-    size_t classification_count_ = 0;
-    size_t sniff_count_ = 0;
-    size_t precheck_count_ = 0;
-    size_t dataset_open_count_ = 0;
+    size_t classification_count_ NCAFS_GUARDED_BY(mutex_) = 0;
+    size_t sniff_count_ NCAFS_GUARDED_BY(mutex_) = 0;
+    size_t precheck_count_ NCAFS_GUARDED_BY(mutex_) = 0;
+    size_t dataset_open_count_ NCAFS_GUARDED_BY(mutex_) = 0;
 };
 
 }  // namespace ncafs::fs

@@ -2,9 +2,11 @@
 
 #include <fcntl.h>
 #include <sys/mount.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -52,7 +54,9 @@ std::optional<MountedThere> mount_at(const std::string& path) {
         std::istringstream left(line.substr(0, separator)), right(line.substr(separator + 3));
         std::string id, parent, device, root, point, fstype, source;
         if (!(left >> id >> parent >> device >> root >> point) || !(right >> fstype >> source)) continue;
-        if (unescape_mountinfo(point) == path) found = MountedThere{fstype, unescape_mountinfo(source)};
+        unsigned major = 0, minor = 0;
+        if (std::sscanf(device.c_str(), "%u:%u", &major, &minor) != 2) continue;
+        if (unescape_mountinfo(point) == path) found = MountedThere{fstype, unescape_mountinfo(source), makedev(major, minor)};
     }
     return found;  // the last one listed is the one on top
 }

@@ -2,6 +2,8 @@
 // behind (every access answers ENOTCONN until it is unmounted).
 #pragma once
 
+#include <sys/types.h>
+
 #include <optional>
 #include <string>
 
@@ -10,6 +12,7 @@ namespace ncafs::fs {
 struct MountedThere {
     std::string fstype;  // as /proc/self/mountinfo says: fuse.ncafs, tmpfs, ...
     std::string source;
+    dev_t device = 0;  // the major:minor the kernel gave the mount
 };
 
 // The mount on top at PATH (absolute, no symlinks), if PATH is a mount point.

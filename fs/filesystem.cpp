@@ -8,14 +8,19 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <memory>
+#include <optional>
 #include <system_error>
 #include <vector>
 
 #include "io/confined_open.hpp"
+#include "io/file_pins.hpp"
 #include "codecs/error.hpp"
 #include "io/worker_pool.hpp"
 #include "io/open_file.hpp"
+#include "io/read_lease.hpp"
+#include "io/writer_probe.hpp"
 #include "fs/log.hpp"
 #include "fs/outside_helper.hpp"
 #include "fs/piece_windows.hpp"
@@ -35,9 +40,10 @@ Filesystem& fs_of(fuse_req_t req) { return *static_cast<Filesystem*>(fuse_req_us
 struct FileHandle {
     EntryKind kind = EntryKind::RealFile;
     int fd = -1;                               // RealFile
-    std::shared_ptr<const VirtualFile> view;   // View
     std::string real_path;                     // for messages
     std::unique_ptr<Filesystem::AccessGrant> grant;  // allow_other: judged again after changes
+    Entry entry;                               // View with a grant: to open its view anew
+    bool holds_pages = false;                  // admitted to the page cache (PageSharing)
     bool remote = false;                       // View on remote objects: reads needing a server go to RemoteWorkers
     bool direct = false;                       // opened with direct I/O: no read is ever answered short
     fuse_ino_t ino = 0;
@@ -46,6 +52,25 @@ struct FileHandle {
     ~FileHandle() {
         if (fd >= 0) ::close(fd);
     }
+    // The view read now; with a grant, the one of the generation it was last judged at.
+    std::shared_ptr<const VirtualFile> current_view() const {
+        MutexLock lock(view_mutex);
+        return view;
+    }
+    void set_view(std::shared_ptr<const VirtualFile> v, uint64_t at) const {
+        MutexLock lock(view_mutex);
+        view = std::move(v);
+        epoch = at;
+    }
+    uint64_t view_epoch() const {
+        MutexLock lock(view_mutex);
+        return epoch;
+    }
+
+private:
+    mutable Mutex view_mutex;
+    mutable std::shared_ptr<const VirtualFile> view NCAFS_GUARDED_BY(view_mutex);  // View
+    mutable uint64_t epoch NCAFS_GUARDED_BY(view_mutex) = 0;  // the access generation view was opened at
 };
 
 // fi->fh holds one of these: a read answered by RemoteWorkers keeps its
@@ -56,7 +81,12 @@ const HandleRef& handle_of(const fuse_file_info* fi) { return *reinterpret_cast<
 
 struct DirHandle {
     std::vector<DirEntry> entries;
+    std::optional<FolderListing> folder;  // a folder of a folder view: names made as asked for
+    uint64_t size() const { return folder ? folder->size() : entries.size(); }
+    DirEntry at(uint64_t i) const { return folder ? folder->at(i) : entries[i]; }
 };
+
+bool is_folder(EntryKind kind) { return kind == EntryKind::Directory || kind == EntryKind::ViewFolder; }
 
 std::string child_path(const std::string& parent, const char* name) {
     return parent.empty() ? std::string(name) : parent + "/" + name;
@@ -116,7 +146,7 @@ void op_lookup(fuse_req_t req, fuse_ino_t parent, const char* name) {
         param.attr = attributes_with_ino(fs.catalog(), *entry, param.ino);
         param.attr_timeout = timeout;
         param.entry_timeout = timeout;
-        if (entry->kind != EntryKind::Directory && fs.inodes().note_identity(param.ino, entry->identity()))
+        if (!is_folder(entry->kind) && fs.inodes().note_identity(param.ino, entry->identity()))
             fs.invalidate(param.ino);
         if (fuse_reply_entry(req, &param) != 0) fs.inodes().forget(param.ino, 1);
     });
@@ -142,7 +172,7 @@ void op_getattr(fuse_req_t req, fuse_ino_t ino, fuse_file_info*) {
         if (!path) return (void)fuse_reply_err(req, ESTALE);
         auto entry = fs.catalog().resolve(*path);
         if (!entry) return (void)fuse_reply_err(req, ENOENT);
-        if (entry->kind != EntryKind::Directory && fs.inodes().note_identity(ino, entry->identity()))
+        if (!is_folder(entry->kind) && fs.inodes().note_identity(ino, entry->identity()))
             fs.invalidate(ino);
         struct stat st = attributes_with_ino(fs.catalog(), *entry, ino);
         fuse_reply_attr(req, &st, fs.catalog().options().cache_timeout);
@@ -155,7 +185,8 @@ void op_opendir(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
         auto path = fs.inodes().path_of(ino);
         if (!path) return (void)fuse_reply_err(req, ESTALE);
         auto handle = std::make_unique<DirHandle>();
-        handle->entries = fs.catalog().list(*path);
+        handle->folder = fs.catalog().folder_listing(*path);
+        if (!handle->folder) handle->entries = fs.catalog().list(*path);
         fi->fh = reinterpret_cast<uint64_t>(handle.get());
         if (fuse_reply_open(req, fi) == 0) handle.release();
     });
@@ -167,18 +198,18 @@ void op_readdir(fuse_req_t req, fuse_ino_t, size_t size, off_t offset, fuse_file
         std::vector<char> buffer(size);
         size_t used = 0;
         // Offsets: 1 ".", 2 "..", 3.. entries; an entry's offset is that of the next one.
-        size_t total = handle.entries.size() + 2;
-        for (size_t i = static_cast<size_t>(offset); i < total; ++i) {
+        const uint64_t total = handle.size() + 2;
+        for (uint64_t i = static_cast<uint64_t>(offset); i < total; ++i) {
             struct stat st {};
-            const char* name;
+            DirEntry e;
             if (i < 2) {
-                name = i == 0 ? "." : "..";
-                st.st_mode = S_IFDIR;
+                e = {i == 0 ? "." : "..", true};
             } else {
-                const auto& e = handle.entries[i - 2];
-                name = e.name.c_str();
-                st.st_mode = e.directory ? S_IFDIR : S_IFREG;
+                e = handle.at(i - 2);
+                if (e.name.empty()) continue;  // a chunk absent from a .zarr view's store
             }
+            const char* name = e.name.c_str();
+            st.st_mode = e.directory ? S_IFDIR : S_IFREG;
             st.st_ino = 0xffffffffu;  // unknown: the kernel looks the entry up
             size_t need = fuse_add_direntry(req, buffer.data() + used, size - used, name, &st,
                                             static_cast<off_t>(i + 1));
@@ -229,6 +260,12 @@ void open_entry(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi, Entry entry,
             int e = opened.error == EINVAL ? EIO : opened.error == EXDEV ? ENOENT : opened.error;
             return (void)fuse_reply_err(req, e);
         }
+        // With allow_other: the very file the caller was checked for (io/file_pins.hpp).
+        if (handle->grant)
+            if (std::string refused = FilePins::shared().refusal(entry.real_path, opened.fd.get()); !refused.empty()) {
+                log_rate_limited(LogLevel::Warning, entry.real_path + ": " + refused);
+                return (void)fuse_reply_err(req, EIO);
+            }
         // The identity of what was opened (the name may name another file by now).
         struct stat st {};
         if (::fstat(opened.fd.get(), &st) == 0) entry.st = st;
@@ -238,7 +275,10 @@ void open_entry(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi, Entry entry,
         // DatasetCache::kRemoteRevalidate ago: a replaced object is read in its new version.
         if (remote) fs.catalog().dataset_cache().paths_may_have_changed();
         try {
-            handle->view = fs.catalog().open_view(entry);
+            // With allow_other: a view object of the generation its opener was judged at (ViewKey::epoch).
+            const uint64_t epoch = handle->grant ? handle->grant->pins_generation.load() : 0;
+            handle->set_view(fs.catalog().open_view(entry, epoch), epoch);
+            if (handle->grant) handle->entry = entry;
         } catch (const remote::NetworkNeeded&) {
             throw;  // nothing answered yet: op_open hands the open over
         } catch (const std::exception& e) {
@@ -252,22 +292,32 @@ void open_entry(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi, Entry entry,
     // comes back short at the failing page, and netcdf-c (posixio)
     // zero-fills a short read: silently wrong values (docs/views.md). So is
     // a view whose read failed before, through the page cache (a damaged partition).
-    const bool direct = remote || (entry.kind == EntryKind::View && (fs.inodes().had_read_failure(ino) ||
-                                                                     direct_io_for_missing_partition(fs, entry)));
+    bool direct = remote || (entry.kind == EntryKind::View && (fs.inodes().had_read_failure(ino) ||
+                                                               direct_io_for_missing_partition(fs, entry)));
+    // Pages are shared by every open of the inode: only among callers judged alike (fs/page_sharing.hpp).
+    bool other_pages = false;
+    if (!direct && handle->grant && entry.kind == EntryKind::View) {
+        const auto admission = fs.pages().admit(ino, handle->grant->caller.key(), handle->view_epoch());
+        direct = !admission.pages;
+        handle->holds_pages = admission.pages;
+        other_pages = admission.invalidate;
+    }
     handle->direct = direct;
     // Keep the kernel's page cache across opens while the source is unchanged.
-    bool changed = fs.inodes().note_identity(ino, entry.identity());
+    bool changed = fs.inodes().note_identity(ino, entry.identity()) || other_pages;
     if (changed || direct) fs.invalidate(ino);
     // Computed blocks are kept across opens as the kernel keeps its pages:
     // until the view or a partition changes. Under direct I/O they are all
     // there is: a client that opens a file three times (ncks) reads its
     // first block three times.
-    if (handle->view && (changed || partitions_changed || remote)) fs.block_cache().forget(handle->view.get());
+    if (auto view = handle->current_view(); view && (changed || partitions_changed || remote))
+        fs.block_cache().forget(view.get());
     fi->keep_cache = changed || direct || partitions_changed ? 0 : 1;
     fi->direct_io = direct ? 1 : 0;
     auto ref = std::make_unique<HandleRef>(std::move(handle));
     fi->fh = reinterpret_cast<uint64_t>(ref.get());
-    if (fuse_reply_open(req, fi) == 0) ref.release();
+    if (fuse_reply_open(req, fi) == 0) return (void)ref.release();
+    if ((*ref)->holds_pages) fs.pages().release(ino, (*ref)->grant->caller.key());
 }
 
 void op_open(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
@@ -278,7 +328,7 @@ void op_open(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
         if (!path) return (void)fuse_reply_err(req, ESTALE);
         auto entry = fs.catalog().resolve(*path);
         if (!entry) return (void)fuse_reply_err(req, ENOENT);
-        if (entry->kind == EntryKind::Directory) return (void)fuse_reply_err(req, EISDIR);
+        if (is_folder(entry->kind)) return (void)fuse_reply_err(req, EISDIR);
         // Such a view may need requests to open (never on a FUSE worker): from
         // the caches if it can be, else on a thread that may wait.
         if (fs.catalog().draws_on_remote(*entry)) {
@@ -296,10 +346,25 @@ void op_open(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
     });
 }
 
+// A lease on fd for a splice of it (read_lease.hpp), taken before the file
+// is checked: dropped at the end of the scope.
+struct SpliceLease {
+    int fd = -1;
+    explicit SpliceLease(int descriptor) : fd(descriptor >= 0 && take_read_lease(descriptor) ? descriptor : -1) {}
+    ~SpliceLease() {
+        if (fd >= 0) drop_read_lease(fd);
+    }
+    SpliceLease(const SpliceLease&) = delete;
+    SpliceLease& operator=(const SpliceLease&) = delete;
+};
+
 void reply_real_file(fuse_req_t req, const FileHandle& h, size_t size, off_t offset, bool splice) {
+    // Spliced only under a lease taken before the check: the kernel reads
+    // after every check of ours, and no writer may start in between.
+    const SpliceLease lease(splice ? h.fd : -1);
     struct stat before {};
     if (::fstat(h.fd, &before) != 0) return (void)fuse_reply_err(req, errno);
-    if (splice && !changed_within_last_second(before)) {
+    if (lease.fd >= 0 && !changed_within_last_second(before)) {
         fuse_bufvec bv = FUSE_BUFVEC_INIT(size);
         bv.buf[0].flags = static_cast<fuse_buf_flags>(FUSE_BUF_IS_FD | FUSE_BUF_FD_SEEK | FUSE_BUF_FD_RETRY);
         bv.buf[0].fd = h.fd;
@@ -330,25 +395,39 @@ void reply_real_file(fuse_req_t req, const FileHandle& h, size_t size, off_t off
     fuse_reply_buf(req, buffer.data(), done);
 }
 
-// True when every extent's (open) file is unchanged since it was opened and
-// was not changed within the last second, so that a splice cannot come back
-// short or hand over bytes of a version other than the one described (the
-// check cannot follow a splice; other reads are copied and checked after).
-bool extents_spliceable(const std::vector<ViewPiece>& pieces) {
+// Leases on the files of every extent (read_lease.hpp), taken before each
+// file is checked to be unchanged since it was opened (the layout its
+// extents come from: vouched for, OpenFile::vouched) and not changed
+// within the last second: held until the splice is done, they keep any
+// writer out until then, so the kernel, which reads after every check of
+// ours, splices the version described.
+// Nullopt, nothing held, when a file is remote or cannot be leased (another
+// process has it open for writing, or no lease here: the copy, checked
+// after reading, serves then) or fails a check.
+std::optional<std::vector<ReadLease>> splice_leases(const std::vector<ViewPiece>& pieces) {
+    std::vector<ReadLease> leases;
     for (const auto& p : pieces) {
         if (!p.extent) continue;
-        if (p.extent->file->is_remote()) return false;  // no fd: read_view fetches it by range
-        struct stat st {};
-        if (::fstat(p.extent->file->fd(), &st) != 0) return false;
-        if (identity_from_stat(st) != p.extent->file->identity() || changed_within_last_second(st)) return false;
+        const auto& file = p.extent->file;
+        if (file->is_remote()) return std::nullopt;  // no fd: read_view fetches it by range
+        auto leased = [&](const ReadLease& l) { return l.file() == file.get(); };
+        if (std::none_of(leases.begin(), leases.end(), leased)) {
+            ReadLease lease(file);
+            if (!lease.held()) return std::nullopt;
+            struct stat st {};
+            if (::fstat(file->fd(), &st) != 0) return std::nullopt;
+            if (identity_from_stat(st) != file->identity() || changed_within_last_second(st) || !file->vouched())
+                return std::nullopt;
+            leases.push_back(std::move(lease));
+        }
     }
-    return true;
+    return leases;
 }
 
 // Replies with the pieces: computed ones from one buffer, extents as fds the
 // kernel splices.
 void reply_spliced(fuse_req_t req, const VirtualFile& vf, const std::vector<ViewPiece>& pieces, uint64_t off,
-                   size_t n) {
+                   size_t n, const std::function<void()>& before_reply) {
     size_t computed = 0;
     for (const auto& p : pieces)
         if (!p.extent) computed += p.length;
@@ -379,6 +458,7 @@ void reply_spliced(fuse_req_t req, const VirtualFile& vf, const std::vector<View
         covered += p.length;
     }
     if (covered != n) throw UsageError("VirtualFile::pieces did not cover the range");
+    before_reply();
     fuse_reply_data(req, bv.get(), FUSE_BUF_SPLICE_MOVE);
 }
 
@@ -386,7 +466,7 @@ void reply_spliced(fuse_req_t req, const VirtualFile& vf, const std::vector<View
 // (VirtualFile::held): the kernel copies them from there, with no copy into
 // a buffer first. False, nothing answered, when the view holds none, or in
 // more pieces than one reply should take.
-bool reply_held(fuse_req_t req, const VirtualFile& vf, uint64_t off, size_t n) {
+bool reply_held(fuse_req_t req, const VirtualFile& vf, uint64_t off, size_t n, const std::function<void()>& before_reply) {
     constexpr size_t kMaxPieces = 64;  // far under IOV_MAX: a read of many tiny objects is copied instead
     const auto held = held_view_bytes(vf, off, n);
     if (!held || held->size() > kMaxPieces) return false;
@@ -397,6 +477,7 @@ bool reply_held(fuse_req_t req, const VirtualFile& vf, uint64_t off, size_t n) {
         covered += piece.size;
     }
     if (covered != n) throw UsageError("VirtualFile::held did not cover the range");
+    before_reply();
     fuse_reply_iov(req, iov.data(), static_cast<int>(iov.size()));  // `held` keeps the memory until it returns
     return true;
 }
@@ -414,12 +495,22 @@ void fail_later_reads(Filesystem& fs, const FileHandle& h) {
                                             "this open fails (EIO), later opens use direct I/O");
 }
 
+// A change of pins or checks while a read of a view ran (reply_view).
+struct GrantWentStale {};
+
 // Answers a read of a view. caches_only (a FUSE worker reading a view that
 // draws on remote objects): false, nothing answered, when a request would
 // be needed.
 bool reply_view(fuse_req_t req, Filesystem& fs, const FileHandle& h, size_t size, off_t offset, bool splice,
                 bool caches_only = false) {
-    const VirtualFile& vf = *h.view;
+    const std::shared_ptr<const VirtualFile> view = h.current_view();
+    const VirtualFile& vf = *view;
+    // With allow_other: bytes go out only if no check or pin changed while
+    // they were read (a file met then may be one the caller was not checked for).
+    const uint64_t judged = h.view_epoch();
+    const auto before_reply = [&] {
+        if (h.grant && FilePins::shared().generation() != judged) throw GrantWentStale();
+    };
     uint64_t file_size = vf.size();
     uint64_t off = static_cast<uint64_t>(offset);
     if (off >= file_size) return fuse_reply_buf(req, nullptr, 0), true;
@@ -434,13 +525,14 @@ bool reply_view(fuse_req_t req, Filesystem& fs, const FileHandle& h, size_t size
         std::vector<ViewPiece> pieces = within ? std::move(within->pieces) : std::vector<ViewPiece>{};
         bool any_extent = !within;
         for (const auto& p : pieces) any_extent = any_extent || p.extent.has_value();
-        if (splice && within && any_extent && extents_spliceable(pieces)) {
-            reply_spliced(req, vf, pieces, off, n);
-            return true;
-        }
+        if (splice && within && any_extent)
+            if (auto leases = splice_leases(pieces)) {
+                reply_spliced(req, vf, pieces, off, n, before_reply);
+                return true;
+            }
         pieces.clear();  // the reads below hold files by leases of their own
         within.reset();
-        if (!any_extent && vf.caches_its_bytes() && reply_held(req, vf, off, n)) return true;
+        if (!any_extent && vf.caches_its_bytes() && reply_held(req, vf, off, n, before_reply)) return true;
         thread_local std::vector<uint8_t> buffer;
         buffer.resize(n);
         if (any_extent || vf.caches_its_bytes()) {  // the latter: no second copy in the block cache
@@ -451,15 +543,21 @@ bool reply_view(fuse_req_t req, Filesystem& fs, const FileHandle& h, size_t size
             // which these bytes do not need; the objects' blocks are cached below.
             try {
                 if (h.remote) read_view(vf, plan, std::span<uint8_t>(buffer.data(), n));
-                else fs.block_cache().read(h.view, off, std::span<uint8_t>(buffer.data(), n), h.readahead.after(off, n));
+                else fs.block_cache().read(view, off, std::span<uint8_t>(buffer.data(), n), h.readahead.after(off, n));
             } catch (const std::exception&) {
                 // The run computed with the readahead failed somewhere: only the bytes asked for decide.
                 read_view(vf, plan, std::span<uint8_t>(buffer.data(), n));
             }
         }
+        before_reply();
         fuse_reply_buf(req, reinterpret_cast<const char*>(buffer.data()), n);
     } catch (const remote::NetworkNeeded&) {
         return false;  // only where caches_only: nothing answered
+    } catch (const GrantWentStale&) {
+        log_rate_limited(LogLevel::Warning, "read of " + h.real_path + ": a file it draws on changed during the read: "
+                                            "EIO rather than bytes no check covered");
+        fail_later_reads(fs, h);
+        fuse_reply_err(req, EIO);
     } catch (const SourceError& e) {
         // One line per view and failing file a minute, whatever the reason's details.
         log_rate_limited(LogLevel::Error, "read of " + h.real_path + " failed: " + e.what(),
@@ -474,6 +572,32 @@ bool reply_view(fuse_req_t req, Filesystem& fs, const FileHandle& h, size_t size
     return true;
 }
 
+// With allow_other, before a read of a view: after any change of checks or
+// pins, the opener is judged again (the files are opened as the caller and
+// pinned anew) and the handle reads a view object of the new generation
+// from then on. A handle reading through pages another caller reads too
+// fails instead (EIO): those pages may only hold bytes both were checked for.
+int judge_again_if_stale(Filesystem& fs, const FileHandle& h) {
+    Filesystem::AccessGrant& grant = *h.grant;
+    if (grant.generation.load() == fs.access_generation()) return 0;
+    const std::string who = grant.caller.key();
+    const bool pins_moved = FilePins::shared().generation() != h.view_epoch();
+    if (h.holds_pages && pins_moved && fs.pages().others_hold(h.ino, who)) {
+        log_rate_limited(LogLevel::Warning, h.real_path + ": a file it draws on changed while other users read it "
+                                                          "through the same pages: EIO until opened again");
+        return EIO;
+    }
+    if (int refused = fs.grant_holds(grant)) return refused;
+    const uint64_t epoch = grant.pins_generation.load();
+    if (epoch == h.view_epoch()) return 0;
+    if (h.holds_pages) {
+        if (!fs.pages().judged_again(h.ino, who, epoch)) return EIO;
+        fs.invalidate(h.ino);
+    }
+    h.set_view(fs.catalog().open_view(h.entry, epoch), epoch);
+    return 0;
+}
+
 void op_read(fuse_req_t req, fuse_ino_t, size_t size, off_t offset, fuse_file_info* fi) {
     auto& fs = fs_of(req);
     guarded(req, "read", [&] {
@@ -484,7 +608,7 @@ void op_read(fuse_req_t req, fuse_ino_t, size_t size, off_t offset, fuse_file_in
         if (h.failed) return (void)fuse_reply_err(req, EIO);  // fail_later_reads
         // A partition may now be another file than the one the caller was judged on.
         if (h.grant)
-            if (int refused = fs.grant_holds(*h.grant)) return (void)fuse_reply_err(req, refused);
+            if (int refused = judge_again_if_stale(fs, h)) return (void)fuse_reply_err(req, refused);
         if (h.remote) {
             // Cached bytes at once; a read that needs a server waits on a thread that may.
             if (reply_view(req, fs, h, size, offset, false, true)) return;
@@ -498,7 +622,9 @@ void op_read(fuse_req_t req, fuse_ino_t, size_t size, off_t offset, fuse_file_in
 }
 
 void op_release(fuse_req_t req, fuse_ino_t, fuse_file_info* fi) {
-    delete reinterpret_cast<HandleRef*>(fi->fh);
+    auto* ref = reinterpret_cast<HandleRef*>(fi->fh);
+    if ((*ref)->holds_pages) fs_of(req).pages().release((*ref)->ino, (*ref)->grant->caller.key());
+    delete ref;
     fuse_reply_err(req, 0);
 }
 
@@ -566,7 +692,7 @@ fuse_lowlevel_ops make_operations() {
 
 Filesystem::Filesystem(Catalog& catalog, bool check_callers)
     : catalog_(catalog),
-      access_(check_callers ? std::make_unique<CallerAccess>() : nullptr),
+      access_(check_callers ? std::make_unique<CallerAccess>(catalog.allowed_roots()) : nullptr),
       watch_([this](const std::vector<fuse_ino_t>& inodes) { partitions_changed(inodes); },
              [this] {
                  if (access_) access_->forget_all();
@@ -575,21 +701,15 @@ Filesystem::Filesystem(Catalog& catalog, bool check_callers)
 
 namespace {
 
-Caller caller_of(fuse_req_t req) {
+// The caller whole, or nothing: groups that cannot be read (the caller is
+// gone, its thread changed identity, the list was cut) refuse the request.
+std::optional<Caller> caller_of(fuse_req_t req) {
     const fuse_ctx* ctx = fuse_req_ctx(req);
-    Caller caller{ctx->uid, ctx->gid, {}};
-    std::vector<gid_t> groups(64);
-    int n = caller_groups(req, static_cast<int>(groups.size()), groups.data());
-    if (n > static_cast<int>(groups.size())) {
-        groups.resize(static_cast<size_t>(n));
-        n = caller_groups(req, static_cast<int>(groups.size()), groups.data());
-    }
-    // Unknown groups (the caller is gone, no /proc): judged without them, i.e. with fewer rights.
-    groups.resize(n > 0 ? std::min(static_cast<size_t>(n), groups.size()) : 0);
-    std::sort(groups.begin(), groups.end());
-    groups.erase(std::unique(groups.begin(), groups.end()), groups.end());
-    caller.groups = std::move(groups);
-    return caller;
+    std::optional<std::vector<gid_t>> groups = caller_groups(req);
+    if (!groups) return std::nullopt;
+    std::sort(groups->begin(), groups->end());
+    groups->erase(std::unique(groups->begin(), groups->end()), groups->end());
+    return Caller{ctx->uid, ctx->gid, std::move(*groups)};
 }
 
 }  // namespace
@@ -597,14 +717,29 @@ Caller caller_of(fuse_req_t req) {
 int Filesystem::caller_may_open(fuse_req_t req, fuse_ino_t ino, const Entry& entry,
                                 std::unique_ptr<AccessGrant>& grant) {
     if (!access_) return 0;
+    std::optional<Caller> caller = caller_of(req);
+    if (!caller) {
+        const fuse_ctx* ctx = fuse_req_ctx(req);
+        log_rate_limited(LogLevel::Warning, "open of " + entry.real_path + " refused for uid " +
+                                                std::to_string(ctx->uid) + " gid " + std::to_string(ctx->gid) +
+                                                ": its supplementary groups cannot be read whole");
+        return EACCES;
+    }
     grant = std::make_unique<AccessGrant>();
-    grant->caller = caller_of(req);
+    grant->caller = std::move(*caller);
     grant->subject = entry.real_path;
     grant->subject_st = entry.st;
     grant->files = catalog_.source_files(entry);
     const bool draws_on_others = entry.aggregation || S_ISDIR(entry.st.st_mode);  // partitions, *.vds/ members
     grant->watched = entry.kind == EntryKind::View && draws_on_others && watch_.track(ino, grant->files);
-    return judge(*grant, "open");
+    if (int refused = judge(*grant, "open")) return refused;
+    // The file opened must be the one the entry was resolved (and its view built) from.
+    auto pin = FilePins::shared().pinned(entry.real_path);
+    if (pin && (pin->absent || pin->device != entry.st.st_dev || pin->inode != entry.st.st_ino)) {
+        log_rate_limited(LogLevel::Warning, entry.real_path + ": changed while it was being opened: EIO (open it again)");
+        return EIO;
+    }
+    return 0;
 }
 
 int Filesystem::grant_holds(AccessGrant& grant) {
@@ -614,9 +749,15 @@ int Filesystem::grant_holds(AccessGrant& grant) {
 
 int Filesystem::judge(AccessGrant& grant, const char* what) {
     uint64_t generation = access_->generation();  // before: a change during the check is judged again
+    const uint64_t pins = FilePins::shared().generation();
     AccessVerdict verdict = access_->check(grant.caller, grant.subject, grant.subject_st, grant.files, grant.watched);
     if (verdict.allowed) {
-        grant.generation = generation;
+        // The check's own pins moved the generations on: it judged those later
+        // ones, unless some other change came between (then judged again).
+        const uint64_t now = access_->generation(), pins_now = FilePins::shared().generation();
+        const bool only_its_own = now == generation + verdict.pins_moved && pins_now == pins + verdict.pins_moved;
+        grant.pins_generation = only_its_own ? pins_now : pins;
+        grant.generation = only_its_own ? now : generation;
         return 0;
     }
     log_rate_limited(LogLevel::Warning, std::string(what) + " of " + grant.subject + " refused for " +
@@ -663,7 +804,7 @@ void Filesystem::stop() {
     if (session_) WorkerPool::shared().stop();
     watch_.stop();
     {
-        std::lock_guard lock(queue_mutex_);
+        MutexLock lock(queue_mutex_);
         stopping_ = true;
     }
     queue_cv_.notify_all();
@@ -672,7 +813,7 @@ void Filesystem::stop() {
 
 void Filesystem::invalidate(fuse_ino_t ino) {
     {
-        std::lock_guard lock(queue_mutex_);
+        MutexLock lock(queue_mutex_);
         if (stopping_ || !session_) return;
         queue_.push_back(ino);
     }
@@ -680,9 +821,9 @@ void Filesystem::invalidate(fuse_ino_t ino) {
 }
 
 void Filesystem::invalidation_loop() {
-    std::unique_lock lock(queue_mutex_);
+    MutexLock lock(queue_mutex_);
     for (;;) {
-        queue_cv_.wait(lock, [&] { return stopping_ || !queue_.empty(); });
+        while (!stopping_ && queue_.empty()) lock.wait(queue_cv_);
         if (stopping_) return;
         fuse_ino_t ino = queue_.front();
         queue_.pop_front();

@@ -14,9 +14,11 @@
 #include "fs/caller_access.hpp"
 #include "fs/catalog.hpp"
 #include "fs/inode_table.hpp"
+#include "fs/page_sharing.hpp"
 #include "fs/partition_watch.hpp"
 #include "fs/block_cache.hpp"
 #include "fs/remote_workers.hpp"
+#include "io/mutex.hpp"
 
 namespace ncafs::fs {
 
@@ -42,7 +44,10 @@ public:
     InodeTable& inodes() { return inodes_; }
     RemoteWorkers& remote_workers() { return remote_workers_; }
     // The kernel dropped ino: its partitions need no watching for it.
-    void forgotten(fuse_ino_t ino) { watch_.untrack(ino); }
+    void forgotten(fuse_ino_t ino) {
+        watch_.untrack(ino);
+        pages_.forget(ino);
+    }
     // Queues a kernel cache invalidation (page cache and attributes) of ino.
     void invalidate(fuse_ino_t ino);
     // What an open was judged on (allow_other): reads judge it again after
@@ -54,6 +59,7 @@ public:
         std::shared_ptr<const std::vector<std::string>> files;
         bool watched = false;
         std::atomic<uint64_t> generation{0};  // of CallerAccess when last judged
+        std::atomic<uint64_t> pins_generation{0};  // of FilePins when last judged: the view's epoch
     };
     // 0 when the caller of req may open entry (grant: what it was judged on;
     // null without allow_other), else the errno to reply (EACCES, one log
@@ -61,6 +67,9 @@ public:
     int caller_may_open(fuse_req_t req, fuse_ino_t ino, const Entry& entry, std::unique_ptr<AccessGrant>& grant);
     // 0 while the grant holds, else EACCES (logged).
     int grant_holds(AccessGrant& grant);
+    // The generation of the caller checks and pins (CallerAccess::generation); 0 without allow_other.
+    uint64_t access_generation() const { return access_ ? access_->generation() : 0; }
+    PageSharing& pages() { return pages_; }
     // Watches the partitions of an aggregation view served as ino; true when
     // one in an unwatched folder changed since the last open (the caches of
     // ino were dropped then).
@@ -75,12 +84,13 @@ private:
     InodeTable inodes_;
     BlockCache block_cache_{uint64_t{32} << 20};  // of computed view bytes
     fuse_session* session_ = nullptr;
-    std::mutex queue_mutex_;  // lock order: a leaf (the kernel is notified outside it)
+    Mutex queue_mutex_;  // lock order: a leaf (the kernel is notified outside it)
     std::condition_variable queue_cv_;
-    std::deque<fuse_ino_t> queue_;
-    bool stopping_ = false;
+    std::deque<fuse_ino_t> queue_ NCAFS_GUARDED_BY(queue_mutex_);
+    bool stopping_ NCAFS_GUARDED_BY(queue_mutex_) = false;
     std::thread worker_;
     std::unique_ptr<CallerAccess> access_;  // only with check_callers
+    PageSharing pages_;
     PartitionWatch watch_;
     RemoteWorkers remote_workers_;  // last: stopped (in stop()) before the rest goes
 };

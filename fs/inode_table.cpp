@@ -9,7 +9,7 @@ InodeTable::InodeTable() {
 }
 
 fuse_ino_t InodeTable::lookup(const std::string& virtual_path) {
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     auto it = by_path_.find(virtual_path);
     if (it != by_path_.end()) {
         ++nodes_[it->second].lookups;
@@ -23,7 +23,7 @@ fuse_ino_t InodeTable::lookup(const std::string& virtual_path) {
 
 bool InodeTable::forget(fuse_ino_t ino, uint64_t count) {
     if (ino == FUSE_ROOT_ID) return false;
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     auto it = nodes_.find(ino);
     if (it == nodes_.end()) return false;
     if (it->second.lookups > count) {
@@ -36,14 +36,14 @@ bool InodeTable::forget(fuse_ino_t ino, uint64_t count) {
 }
 
 std::optional<std::string> InodeTable::path_of(fuse_ino_t ino) const {
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     auto it = nodes_.find(ino);
     if (it == nodes_.end()) return std::nullopt;
     return it->second.path;
 }
 
 bool InodeTable::note_identity(fuse_ino_t ino, const FileIdentity& identity) {
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     auto it = nodes_.find(ino);
     if (it == nodes_.end()) return false;
     bool changed = it->second.identity && !(*it->second.identity == identity);
@@ -53,19 +53,19 @@ bool InodeTable::note_identity(fuse_ino_t ino, const FileIdentity& identity) {
 }
 
 void InodeTable::set_read_failure(fuse_ino_t ino, bool failed) {
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     auto it = nodes_.find(ino);
     if (it != nodes_.end()) it->second.read_failed = failed;
 }
 
 bool InodeTable::had_read_failure(fuse_ino_t ino) const {
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     auto it = nodes_.find(ino);
     return it != nodes_.end() && it->second.read_failed;
 }
 
 size_t InodeTable::size() const {
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     return nodes_.size();
 }
 

@@ -7,12 +7,12 @@
 #include <fuse_lowlevel.h>
 
 #include <cstdint>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <unordered_map>
 
 #include "io/open_file.hpp"
+#include "io/mutex.hpp"
 
 namespace ncafs::fs {
 
@@ -43,10 +43,10 @@ private:
         std::optional<FileIdentity> identity;
         bool read_failed = false;
     };
-    mutable std::mutex mutex_;  // lock order: a leaf
-    fuse_ino_t next_ = FUSE_ROOT_ID + 1;
-    std::unordered_map<fuse_ino_t, Node> nodes_;
-    std::unordered_map<std::string, fuse_ino_t> by_path_;
+    mutable Mutex mutex_;  // lock order: a leaf
+    fuse_ino_t next_ NCAFS_GUARDED_BY(mutex_) = FUSE_ROOT_ID + 1;
+    std::unordered_map<fuse_ino_t, Node> nodes_ NCAFS_GUARDED_BY(mutex_);
+    std::unordered_map<std::string, fuse_ino_t> by_path_ NCAFS_GUARDED_BY(mutex_);
 };
 
 }  // namespace ncafs::fs

@@ -7,9 +7,10 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
-#include <mutex>
 #include <unordered_map>
 #include <unordered_set>
+
+#include "io/mutex.hpp"
 
 namespace ncafs::fs {
 
@@ -21,12 +22,12 @@ struct RateEntry {
 };
 
 struct LogState {
-    std::mutex mutex;  // lock order: innermost of ours (taken under PartitionWatch::mutex_)
-    bool syslog = false;
-    bool journal = false;  // stderr is systemd's journal stream: lines carry <N>
-    bool debug = false;
-    std::unordered_map<std::string, RateEntry> recent;
-    std::unordered_set<std::string> once;
+    Mutex mutex;  // lock order: innermost of ours (taken under PartitionWatch::mutex_)
+    bool syslog NCAFS_GUARDED_BY(mutex) = false;
+    bool journal NCAFS_GUARDED_BY(mutex) = false;  // stderr is systemd's journal stream: lines carry <N>
+    bool debug NCAFS_GUARDED_BY(mutex) = false;
+    std::unordered_map<std::string, RateEntry> recent NCAFS_GUARDED_BY(mutex);
+    std::unordered_set<std::string> once NCAFS_GUARDED_BY(mutex);
 };
 
 LogState& state() {
@@ -69,8 +70,7 @@ bool stderr_is_journal() {
     return device == static_cast<unsigned long long>(st.st_dev) && inode == static_cast<unsigned long long>(st.st_ino);
 }
 
-// Caller holds the mutex.
-void write_locked(LogState& s, LogLevel level, const std::string& raw) {
+void write_locked(LogState& s, LogLevel level, const std::string& raw) NCAFS_REQUIRES(s.mutex) {
     if (level == LogLevel::Debug && !s.debug) return;
     const std::string message = escape_log_text(raw);
     if (s.syslog) {
@@ -104,7 +104,7 @@ std::string escape_log_text(const std::string& message) {
 
 void log_to_stderr(bool debug) {
     auto& s = state();
-    std::lock_guard lock(s.mutex);
+    MutexLock lock(s.mutex);
     s.syslog = false;
     s.journal = stderr_is_journal();
     s.debug = debug;
@@ -112,7 +112,7 @@ void log_to_stderr(bool debug) {
 
 void log_to_syslog(bool debug) {
     auto& s = state();
-    std::lock_guard lock(s.mutex);
+    MutexLock lock(s.mutex);
     ::openlog("ncafs", LOG_PID, LOG_DAEMON);
     s.syslog = true;
     s.debug = debug;
@@ -120,7 +120,7 @@ void log_to_syslog(bool debug) {
 
 void log_line(LogLevel level, const std::string& message) {
     auto& s = state();
-    std::lock_guard lock(s.mutex);
+    MutexLock lock(s.mutex);
     write_locked(s, level, message);
 }
 
@@ -129,7 +129,7 @@ void log_rate_limited(LogLevel level, const std::string& message) { log_rate_lim
 void log_rate_limited(LogLevel level, const std::string& message, const std::string& key) {
     auto& s = state();
     auto now = std::chrono::steady_clock::now();
-    std::lock_guard lock(s.mutex);
+    MutexLock lock(s.mutex);
     auto it = s.recent.find(key);
     if (it != s.recent.end() && now - it->second.last < kRateInterval) {
         ++it->second.suppressed;
@@ -145,7 +145,7 @@ void log_rate_limited(LogLevel level, const std::string& message, const std::str
 
 void log_once(LogLevel level, const std::string& message) {
     auto& s = state();
-    std::lock_guard lock(s.mutex);
+    MutexLock lock(s.mutex);
     if (s.once.count(message)) return;
     if (s.once.size() >= kMaxRemembered) s.once.clear();
     s.once.insert(message);

@@ -2,19 +2,38 @@
 
 #include "fs/backend.hpp"
 #include "fs/catalog.hpp"
+#include "fs/dead_mount.hpp"
 #include "fs/filesystem.hpp"
 #include "fs/log.hpp"
 #include "fs/mount_options.hpp"
 #include "fs/mount_sandbox.hpp"
 #include "fs/service_notify.hpp"
+#include "fs/stop_deadline.hpp"
+#include "io/confined_open.hpp"
 #include "remote/remote_store.hpp"
 
 #include <csignal>
 #include <cstdio>
+#include <cstdlib>
 #include <string>
 #include <vector>
 
 namespace ncafs::fs {
+
+namespace {
+
+// The FUSE loop, until a signal or the kernel's unmount ends the session.
+int serve(fuse_session* session, bool single_thread) {
+    if (single_thread) return fuse_session_loop(session);
+    fuse_loop_config* config = fuse_loop_cfg_create();
+    fuse_loop_cfg_set_max_threads(config, 64);
+    fuse_loop_cfg_set_idle_threads(config, 16);
+    const int loop = fuse_session_loop_mt(session, config);
+    fuse_loop_cfg_destroy(config);
+    return loop;
+}
+
+}  // namespace
 
 int run_mount(const MountOptions& options, const char* program) {
     log_to_stderr(options.debug);
@@ -35,7 +54,8 @@ int run_mount(const MountOptions& options, const char* program) {
     remote::RemoteConfig remote = options.view.remote;
     remote.log = [](const std::string& key, const std::string& line) { log_rate_limited(LogLevel::Error, line, key); };
     remote::RemoteStore::configure_shared(remote);  // opened lazily, after daemonizing
-    Catalog catalog(options.source, options.view, make_backend(options.view, {options.source}));
+    const char* rule = "the mount reads partitions beneath SOURCE and the allow_root= folders only";
+    Catalog catalog(options.source, options.view, make_backend(options.view, {options.source}, rule));
     Filesystem filesystem(catalog, options.allow_other);
 
     fuse_session* session = fuse_session_new(&args, &Filesystem::operations(), sizeof(fuse_lowlevel_ops), &filesystem);
@@ -52,6 +72,8 @@ int run_mount(const MountOptions& options, const char* program) {
             std::fprintf(stderr, "%s: cannot mount %s at %s\n", program, options.source.c_str(),
                          options.mountpoint.c_str());
         } else {
+            // No open of a file may enter the mount itself (its own device; read before the sandbox closes /proc).
+            if (auto mounted = mount_at(options.mountpoint)) refuse_own_mount(options.mountpoint, mounted->device);
             // Daemonize only now: a failed mount above has reached the caller.
             fuse_daemonize(options.foreground ? 1 : 0);
             if (!options.foreground) log_to_syslog(options.debug);
@@ -68,21 +90,24 @@ int run_mount(const MountOptions& options, const char* program) {
             filesystem.start(session);
             ncafs::notify_service("READY=1\nSTATUS=serving " + options.source + " at " + options.mountpoint);
             int loop;
-            if (options.single_thread) {
-                loop = fuse_session_loop(session);
-            } else {
-                fuse_loop_config* config = fuse_loop_cfg_create();
-                fuse_loop_cfg_set_max_threads(config, 64);
-                fuse_loop_cfg_set_idle_threads(config, 16);
-                loop = fuse_session_loop_mt(session, config);
-                fuse_loop_cfg_destroy(config);
+            {
+                StopDeadline deadline(session, [&] {
+                    contained.unmount();
+                    fuse_session_unmount(session);
+                    log_line(LogLevel::Info, "unmounted " + options.mountpoint);
+                });
+                loop = serve(session, options.single_thread);
+                ncafs::notify_service("STOPPING=1\nSTATUS=unmounting " + options.mountpoint);
+                filesystem.stop();
+                deadline.claim_unmount();
             }
-            ncafs::notify_service("STOPPING=1\nSTATUS=unmounting " + options.mountpoint);
-            filesystem.stop();
-            contained.unmount();
-            fuse_session_unmount(session);
-            log_line(LogLevel::Info, "unmounted " + options.mountpoint);
             status = loop < 0 ? 1 : 0;  // >0: ended by a signal, a clean exit
+            // Unmounted, every request answered: what the catalog holds (up to
+            // max_metadata_mem= and cache_mem=) is the kernel's to free. Freed
+            // object by object it took over 30 s under AddressSanitizer (a
+            // dataset of 10^5 variables). The helpers see their sockets close.
+            std::fflush(nullptr);
+            std::_Exit(status);
         }
         fuse_remove_signal_handlers(session);
     }

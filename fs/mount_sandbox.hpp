@@ -1,7 +1,8 @@
 // The mount's side of the kernel sandbox: after the mount and fuse_daemonize,
 // before any thread starts, fork the outside helper (fs/outside_helper.hpp)
 // and restrict the daemon to SOURCE, allow_root=, cache_dir and the system
-// files (fs/sandbox_policy.hpp); at the end, unmount through the helper.
+// files (fs/sandbox_policy.hpp), then drop its privileges (fs/privileges.hpp);
+// at the end, unmount through the helper.
 #pragma once
 
 #include <memory>

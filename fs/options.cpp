@@ -157,6 +157,13 @@ bool apply_layout_option(const std::string& key, const std::string& value, ViewO
         const uint64_t n = parse_unsigned(value, key);
         if (n > 12) throw UsageError("option vds_lods: expected 0..12");
         options.vds_lods = static_cast<int>(n);
+    } else if (key == "zarr_format") {
+        if (value != "2" && value != "3") throw UsageError("option zarr_format: expected 2 or 3, got '" + value + "'");
+        options.zarr_format = value == "2" ? 2 : 3;
+    } else if (key == "zarr_chunks") {
+        if (value != "stored" && value != "computed")
+            throw UsageError("option zarr_chunks: expected stored or computed, got '" + value + "'");
+        options.zarr_chunks_stored = value == "stored";
     } else if (key == "lods") {
         const uint64_t n = parse_unsigned(value, key);
         if (n > kMaxLodLevel) throw UsageError("option lods: expected 0.." + std::to_string(kMaxLodLevel));
@@ -201,6 +208,10 @@ bool apply_source_option(const std::string& key, const std::string& value, bool 
         const uint64_t n = parse_unsigned(value, key);
         if (n < 1) throw UsageError("option " + key + ": expected a positive integer");
         (key == "max_fragments" ? options.limits.max_fragments : options.limits.max_metadata_bytes) = n;
+    } else if (key == "max_metadata_mem" || key == "max_file_metadata_mem") {
+        const uint64_t n = parse_size(value, key);
+        if (n < (uint64_t{1} << 20)) throw UsageError("option " + key + ": expected at least 1M");
+        (key == "max_metadata_mem" ? options.metadata_mem.total : options.metadata_mem.per_file) = n;
     } else if (key == "sandbox") {
         if (value != "on" && value != "off") throw UsageError("option sandbox: expected on or off, got '" + value + "'");
         options.sandbox = value == "on";
@@ -274,6 +285,7 @@ MountOptions parse_mount_command_line(const std::vector<std::string>& args) {
         throw UsageError(positional.size() < 2 ? "missing SOURCE or MOUNTPOINT (see --help)"
                                                : "too many arguments: " + positional.back() + " (see --help)");
     o.view.remote.access.serve_other_users(o.allow_other);
+    o.view.serves_other_users = o.allow_other;
     o.source = absolute_directory(positional[0], "SOURCE");
     o.mountpoint = usable_mountpoint(positional[1], o.source);
     if (o.source == o.mountpoint) throw UsageError("SOURCE and MOUNTPOINT are the same directory");
@@ -292,9 +304,9 @@ std::string usage_text(const std::string& program) {
       << "                    [--deflate[=LEVEL]] [--inline-converted]\n"
       << "                    [-o OUT] [-o opt[,opt...]]\n"
       << "       " << program << " inspect [--root DIR] [--rewrite OLD=NEW] [--all] [--json]\n"
-      << "                    [-o remote-opt[,remote-opt...]] FILE\n"
+      << "                    [-o opt[,opt...]] FILE\n"
       << "       " << program << " check [--root DIR] [--rewrite OLD=NEW] [--verify-coordinates]\n"
-      << "                    [-o remote-opt[,remote-opt...]] FILE...\n"
+      << "                    [-o opt[,opt...]] FILE...\n"
       << "       " << program << " aggregate [--dim NAME]... [--relative|--absolute] [--classic]\n"
       << "                    [--format nc|kerchunk] [--inline-converted]\n"
       << "                    [--files-from FILE|-] [--glob PATTERN] -o OUT.nc [FILE|DIR]...\n"
@@ -320,6 +332,12 @@ std::string usage_text(const std::string& program) {
       << "                     views=nc:ds; default: " << all_views << ")\n"
       << "  vds_lods=N         LODs stored in the .vds views besides LOD0 (0..12,\n"
       << "                     default 2)\n"
+      << "  zarr_format=2|3    Zarr version of the .zarr views (default 2: .zgroup,\n"
+      << "                     .zmetadata, VAR/.zarray, VAR/0.0; 3: zarr.json, VAR/c/0/0)\n"
+      << "  zarr_chunks=stored|computed  chunks of the .zarr views as the files store\n"
+      << "                     them (classic runs spliced, big-endian; netCDF-4 chunks\n"
+      << "                     deflated, shuffled) or computed, little-endian and\n"
+      << "                     uncompressed (default: every Zarr reader reads them)\n"
       << "  ds_values=raw|cf   values of the .ds views: raw as stored (default), or cf:\n"
       << "                     as netCDF4-python shows them (masked, scaled)\n"
       << "  allow_root=DIR     also allow partition files under DIR (repeatable; by\n"
@@ -334,7 +352,8 @@ std::string usage_text(const std::string& program) {
       << "                     (repeatable, first match wins)\n"
       << "  open_files=N       keep at most N datasets and partitions open (default 128;\n"
       << "                     at most a quarter of the descriptor limit, ulimit -n)\n"
-      << "  cache_mem=SIZE     memory for decoded chunks of deflated netCDF-4 partitions,\n"
+      << "  cache_mem=SIZE     memory for decoded chunks of deflated netCDF-4 partitions\n"
+      << "                     (and, apart, of reference sets),\n"
       << "                     bytes or K, M, G (default 256M; 0: decode on every read)\n"
       << "  cache_timeout=S    kernel attribute/entry cache time for unchanged files,\n"
       << "                     seconds (default 60)\n"
@@ -343,6 +362,12 @@ std::string usage_text(const std::string& program) {
       << "                     (default 2000000)\n"
       << "  max_metadata=BYTES refuse aggregation JSON/attribute text longer than BYTES\n"
       << "                     (default 268435456)\n"
+      << "  max_metadata_mem=SIZE  memory for what the daemon builds from the metadata\n"
+      << "                     of all files open at once (variables, attributes,\n"
+      << "                     references, partitions, view headers), bytes or K, M, G;\n"
+      << "                     a file that does not fit is refused for now (default 2G)\n"
+      << "  max_file_metadata_mem=SIZE  the same for one file: a file claiming more is\n"
+      << "                     refused, naming what it claims (default 1G)\n"
       << "  missing_partitions=error|fill  a partition file that is absent, unreadable\n"
       << "                     or of no dataset format: reads of it fail with EIO (error,\n"
       << "                     default) or read as the variable's fill value (fill;\n"

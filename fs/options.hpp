@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "aggregation/model/limits.hpp"
+#include "io/metadata_budget.hpp"
 #include "fs/view_registry.hpp"
 #include "remote/remote_store.hpp"
 
@@ -21,6 +22,8 @@ struct ViewOptions {
     std::vector<std::string> views = view_extensions();  // view formats (fs/view_registry.hpp) in the order given
     bool ds_values_cf = false;                  // ds_values=cf: .ds views hold netCDF4-python's values
     int vds_lods = 2;                           // vds_lods=N: stored LODs of the .vds views
+    int zarr_format = 2;                        // zarr_format=2|3: the .zarr views' Zarr version
+    bool zarr_chunks_stored = false;            // zarr_chunks=stored|computed: netCDF-4 chunks passed through
     std::vector<std::string> extra_allowed_roots;  // allow_root=DIR (absolute, repeatable)
     std::vector<std::pair<std::string, std::string>> path_rewrites;  // rewrite=OLD=NEW
     bool has_view(const std::string& name) const;
@@ -29,6 +32,7 @@ struct ViewOptions {
     double cache_timeout = 60.0;                // entry/attr timeout of unchanged files (seconds)
     bool splice = true;                         // pass file extents to the kernel by splice
     agg::AggregationLimits limits;              // max_fragments=, max_metadata=
+    MetadataLimits metadata_mem;                // max_metadata_mem=, max_file_metadata_mem= (io/metadata_budget.hpp)
     remote::RemoteConfig remote;                // remote=, s3_*=, ca_file=, cache_dir=, cache_size= (remote_options.hpp)
     bool sandbox = true;                        // sandbox=on|off: Landlock (fs/sandbox_policy.hpp)
     bool fill_missing_partitions = false;       // missing_partitions=error|fill
@@ -36,6 +40,10 @@ struct ViewOptions {
     std::vector<std::string> lod_keep;          // lod_keep=DIM:DIM: dimensions LOD views leave whole
     uint64_t lod_min_size = uint64_t{64} << 20;  // lod_min_size=SIZE: LOD views of datasets holding more (aggregations always)
     std::vector<std::string> reference_globs;   // refs=GLOB: names besides *.json that may be reference sets
+    // allow_other: sizes and listings read no file but the entry's own
+    // (docs/security.md "What a caller can learn"), so views that would need
+    // other files' values for their size do without them.
+    bool serves_other_users = false;
 };
 
 struct MountOptions {

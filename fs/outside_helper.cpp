@@ -19,20 +19,21 @@
 #include <stdexcept>
 #include <vector>
 
+#include "fs/privileges.hpp"
+#include "fs/process_groups.hpp"
+
 namespace ncafs::fs {
 
 namespace {
 
-constexpr int kMaxGroups = 4096;  // a reply stays one small datagram
+constexpr size_t kGroupsPerMessage = 4096;  // one message of a reply stays small (16 KiB)
+constexpr int32_t kMaxGroups = 65536;       // NGROUPS_MAX of the kernel
 
 struct Request {
-    char op;  // 'U' unmount, 'G' groups of tid
+    char op;       // 'U' unmount, 'G' groups of tid
     int32_t tid;
-};
-
-struct GroupsReply {
-    int32_t count;  // -1: unknown
-    gid_t groups[kMaxGroups];
+    uint32_t uid;  // the request's filesystem uid and gid: the status file must show them
+    uint32_t gid;
 };
 
 // /proc/self/mountinfo escapes blanks, newlines and backslashes as \ooo.
@@ -102,28 +103,19 @@ void unmount_if_ours(const std::string& mountpoint, const std::pair<std::string,
     abort_connection(ours.second);
 }
 
-// The "Groups:" line of /proc/TID/task/TID/status (what fuse_req_getgroups reads).
-int32_t read_groups(int32_t tid, gid_t* list) {
-    if (tid <= 0) return -1;
-    const std::string t = std::to_string(tid);
-    std::ifstream in("/proc/" + t + "/task/" + t + "/status");
-    std::string line;
-    while (std::getline(in, line)) {
-        if (line.rfind("Groups:", 0) != 0) continue;
-        std::istringstream numbers(line.substr(7));
-        int32_t n = 0;
-        unsigned long g;
-        while (numbers >> g) {
-            if (n < kMaxGroups) list[n] = static_cast<gid_t>(g);
-            ++n;
-        }
-        return n;
+// A groups reply: the count (-1: unknown), then the groups in messages of
+// kGroupsPerMessage.
+void send_groups(int sock, const Request& r) {
+    const auto groups = groups_of_thread(r.tid, r.uid, r.gid);
+    const int32_t count = groups ? static_cast<int32_t>(groups->size()) : -1;
+    if (::send(sock, &count, sizeof count, MSG_NOSIGNAL) != static_cast<ssize_t>(sizeof count) || !groups) return;
+    for (size_t at = 0; at < groups->size(); at += kGroupsPerMessage) {
+        const size_t n = std::min(kGroupsPerMessage, groups->size() - at);
+        if (::send(sock, groups->data() + at, n * sizeof(gid_t), MSG_NOSIGNAL) < 0) return;
     }
-    return -1;
 }
 
 [[noreturn]] void serve(int sock, const std::string& mountpoint, const std::pair<std::string, std::string>& ours) {
-    auto reply = std::make_unique<GroupsReply>();
     for (;;) {
         Request r {};
         ssize_t n = ::recv(sock, &r, sizeof r, 0);
@@ -133,9 +125,7 @@ int32_t read_groups(int32_t tid, gid_t* list) {
             unmount_if_ours(mountpoint, ours);
             ::send(sock, "D", 1, MSG_NOSIGNAL);
         } else if (r.op == 'G') {
-            reply->count = read_groups(r.tid, reply->groups);
-            const size_t shown = reply->count > 0 ? std::min<size_t>(reply->count, kMaxGroups) : 0;
-            ::send(sock, reply.get(), sizeof(int32_t) + shown * sizeof(gid_t), MSG_NOSIGNAL);
+            send_groups(sock, r);
         }
     }
     unmount_if_ours(mountpoint, ours);
@@ -152,6 +142,12 @@ int32_t read_groups(int32_t tid, gid_t* list) {
     ::sigprocmask(SIG_BLOCK, &all, nullptr);
     if (sock != 3 && ::dup2(sock, 3) < 0) ::_exit(1);
     ::close_range(4, ~0U, 0);
+    try {
+        drop_privileges(PrivilegeRole::OutsideHelper);  // as root: CAP_SYS_ADMIN only, for umount2
+    } catch (const std::exception& e) {
+        std::fprintf(stderr, "ncafs-outside: %s\n", e.what());
+    }
+    ::send(3, "R", 1, MSG_NOSIGNAL);  // confined: the daemon may go on
     serve(3, mountpoint, ours);
 }
 
@@ -174,6 +170,20 @@ OutsideHelper::OutsideHelper(const std::string& mountpoint) {
     if (pid_ == 0) become_helper(pair[1], mountpoint, ours);
     ::close(pair[1]);
     socket_ = pair[0];
+    wait_until_confined();
+}
+
+// The daemon serves nobody before the helper has dropped its privileges, so no
+// one ever sees a helper with more than CAP_SYS_ADMIN.
+void OutsideHelper::wait_until_confined() {
+    char ready = 0;
+    ssize_t n;
+    while ((n = ::recv(socket_, &ready, 1, 0)) < 0 && errno == EINTR) {
+    }
+    if (n == 1 && ready == 'R') return;
+    ::close(socket_);
+    ::waitpid(pid_, nullptr, 0);
+    throw std::runtime_error("the unmount helper ended before it was ready");
 }
 
 OutsideHelper::~OutsideHelper() {
@@ -184,32 +194,41 @@ OutsideHelper::~OutsideHelper() {
 }
 
 void OutsideHelper::unmount() {
-    std::lock_guard lock(mutex_);
-    const Request r{'U', 0};
+    MutexLock lock(mutex_);
+    const Request r{'U', 0, 0, 0};
     char done = 0;
     if (::send(socket_, &r, sizeof r, MSG_NOSIGNAL) == static_cast<ssize_t>(sizeof r))
         while (::recv(socket_, &done, 1, 0) < 0 && errno == EINTR) {
         }
 }
 
-int OutsideHelper::groups(pid_t tid, int size, gid_t list[]) {
-    auto reply = std::make_unique<GroupsReply>();
-    std::lock_guard lock(mutex_);
-    const Request r{'G', static_cast<int32_t>(tid)};
-    if (::send(socket_, &r, sizeof r, MSG_NOSIGNAL) != static_cast<ssize_t>(sizeof r)) return -1;
-    ssize_t n;
-    while ((n = ::recv(socket_, reply.get(), sizeof *reply, 0)) < 0 && errno == EINTR) {
+std::optional<std::vector<gid_t>> OutsideHelper::groups(pid_t tid, uid_t uid, gid_t gid) {
+    MutexLock lock(mutex_);
+    const Request r{'G', static_cast<int32_t>(tid), static_cast<uint32_t>(uid), static_cast<uint32_t>(gid)};
+    if (::send(socket_, &r, sizeof r, MSG_NOSIGNAL) != static_cast<ssize_t>(sizeof r)) return std::nullopt;
+    auto receive = [&](void* into, size_t size) {
+        ssize_t n;
+        while ((n = ::recv(socket_, into, size, 0)) < 0 && errno == EINTR) {
+        }
+        return n;
+    };
+    int32_t count = -1;
+    if (receive(&count, sizeof count) != static_cast<ssize_t>(sizeof count) || count < 0 || count > kMaxGroups)
+        return std::nullopt;
+    std::vector<gid_t> groups(static_cast<size_t>(count));
+    bool whole = true;
+    for (size_t at = 0; at < groups.size(); at += kGroupsPerMessage) {  // every message read, even after a fault
+        const size_t n = std::min(kGroupsPerMessage, groups.size() - at);
+        whole = receive(groups.data() + at, n * sizeof(gid_t)) == static_cast<ssize_t>(n * sizeof(gid_t)) && whole;
     }
-    if (n < static_cast<ssize_t>(sizeof(int32_t)) || reply->count < 0) return -1;
-    const size_t got = (static_cast<size_t>(n) - sizeof(int32_t)) / sizeof(gid_t);
-    const size_t copy = std::min({got, static_cast<size_t>(reply->count), static_cast<size_t>(std::max(size, 0))});
-    std::copy(reply->groups, reply->groups + copy, list);
-    return reply->count;
+    if (!whole) return std::nullopt;
+    return groups;
 }
 
-int caller_groups(fuse_req_t req, int size, gid_t list[]) {
-    if (OutsideHelper* helper = active_helper.load()) return helper->groups(fuse_req_ctx(req)->pid, size, list);
-    return fuse_req_getgroups(req, size, list);
+std::optional<std::vector<gid_t>> caller_groups(fuse_req_t req) {
+    const fuse_ctx* ctx = fuse_req_ctx(req);
+    if (OutsideHelper* helper = active_helper.load()) return helper->groups(ctx->pid, ctx->uid, ctx->gid);
+    return groups_of_thread(ctx->pid, ctx->uid, ctx->gid);
 }
 
 void set_active_outside_helper(OutsideHelper* helper) { active_helper.store(helper); }

@@ -11,10 +11,13 @@
 #include <sys/types.h>
 
 #include <memory>
-#include <mutex>
+#include <optional>
 #include <string>
+#include <vector>
 
 #include <fuse_lowlevel.h>
+
+#include "io/mutex.hpp"
 
 namespace ncafs::fs {
 
@@ -30,21 +33,23 @@ public:
 
     // Unmounts the mount (lazily) unless it is gone or covered; waits for the answer.
     void unmount();
-    // As fuse_req_getgroups: the number of groups of thread tid (up to size
-    // written to list), or -1 when unknown.
-    int groups(pid_t tid, int size, gid_t list[]);
+    // Every supplementary group of thread tid, when its filesystem ids are
+    // uid and gid (fs/process_groups.hpp); nullopt when unknown.
+    std::optional<std::vector<gid_t>> groups(pid_t tid, uid_t uid, gid_t gid);
 
 private:
+    void wait_until_confined();
     struct MountId {
         std::string id, device;  // mount ID and major:minor from /proc/self/mountinfo
     };
-    std::mutex mutex_;  // one request at a time on the socket; lock order: a leaf
+    Mutex mutex_;  // one request at a time on the socket; lock order: a leaf
     int socket_ = -1;
     pid_t pid_ = -1;
 };
 
-// fuse_req_getgroups, asked through the active helper when there is one.
-int caller_groups(fuse_req_t req, int size, gid_t list[]);
+// The request's caller's supplementary groups, all of them, through the
+// active helper when there is one; nullopt when unknown (then refuse).
+std::optional<std::vector<gid_t>> caller_groups(fuse_req_t req);
 // The helper caller_groups asks (nullptr: none); set by the mount.
 void set_active_outside_helper(OutsideHelper* helper);
 

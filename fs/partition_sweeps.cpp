@@ -6,6 +6,7 @@
 
 #include "io/lru_cache.hpp"
 #include "io/worker_pool.hpp"
+#include "io/mutex.hpp"
 
 namespace ncafs::fs {
 
@@ -19,14 +20,14 @@ struct PartitionSweeps::State {
         std::optional<std::string> absent;
     };
     explicit State(size_t capacity) : results(capacity), running(capacity) {}
-    std::mutex mutex;
+    Mutex mutex;
     std::condition_variable answered;  // a background sweep kept its result
-    LruCache<FileKey, Result, CacheKeyHash> results;
-    LruCache<FileKey, uint64_t, CacheKeyHash> running;  // generation being swept in the background
+    LruCache<FileKey, Result, CacheKeyHash> results NCAFS_GUARDED_BY(mutex);
+    LruCache<FileKey, uint64_t, CacheKeyHash> running NCAFS_GUARDED_BY(mutex);  // generation being swept in the background
 
     void keep(const FileKey& key, uint64_t generation, std::optional<std::string> absent) {
         {
-            std::lock_guard lock(mutex);
+            MutexLock lock(mutex);
             running.erase_if([&](const FileKey& k, const uint64_t& g) { return k == key && g == generation; });
             if (auto before = results.get(key); !before || before->generation <= generation)
                 results.put(key, Result{generation, std::move(absent)});
@@ -36,14 +37,12 @@ struct PartitionSweeps::State {
     // The answer for key in this generation, waiting for a background sweep
     // at most `patience`; nullopt when it is not known by then.
     std::optional<Result> answer(const FileKey& key, uint64_t generation, std::chrono::milliseconds patience) {
-        std::unique_lock lock(mutex);
-        std::optional<Result> known;
-        answered.wait_for(lock, patience, [&] {
-            auto r = results.get(key);
-            if (r && r->generation == generation) known = std::move(r);
-            return known.has_value();
-        });
-        return known;
+        const auto deadline = std::chrono::steady_clock::now() + patience;
+        MutexLock lock(mutex);
+        for (bool in_time = true;; in_time = lock.wait_until(answered, deadline)) {
+            if (auto r = results.get(key); r && r->generation == generation) return r;
+            if (!in_time) return std::nullopt;  // looked once more when the time ran out
+        }
     }
 };
 
@@ -53,7 +52,7 @@ PartitionSweeps::Answer PartitionSweeps::ask(const FileKey& key, uint64_t genera
                                              std::shared_ptr<const std::vector<std::string>> files,
                                              const Sweep& sweep, const Found& found) {
     {
-        std::unique_lock lock(state_->mutex);
+        MutexLock lock(state_->mutex);
         if (auto known = state_->results.get(key); known && known->generation == generation)
             return Answer{true, known->absent};
         if (files->size() > kSweepAtOpen + 1) {
@@ -77,7 +76,7 @@ PartitionSweeps::Answer PartitionSweeps::ask(const FileKey& key, uint64_t genera
     };
     if (!WorkerPool::shared().post(std::move(job))) {
         // No thread for it now: the next open asks again.
-        std::lock_guard lock(state_->mutex);
+        MutexLock lock(state_->mutex);
         state_->running.erase_if([&](const FileKey& k, const uint64_t& g) { return k == key && g == generation; });
         return Answer{false, std::nullopt};
     }

@@ -108,7 +108,7 @@ std::vector<fuse_ino_t> PartitionWatch::FolderNames::inodes() const {
 }
 
 bool PartitionWatch::track(fuse_ino_t ino, const std::shared_ptr<const std::vector<std::string>>& files) {
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     auto found = tracked_.find(ino);
     if (found != tracked_.end() && found->second.files == files) return found->second.all_watched;
     Tracked t;
@@ -132,7 +132,7 @@ bool PartitionWatch::track(fuse_ino_t ino, const std::shared_ptr<const std::vect
 }
 
 void PartitionWatch::untrack(fuse_ino_t ino) {
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     auto found = tracked_.find(ino);
     if (found == tracked_.end()) return;
     std::set<std::string> folder_paths;  // each folder once (a million files may share one)
@@ -154,7 +154,7 @@ void PartitionWatch::untrack(fuse_ino_t ino) {
 bool PartitionWatch::unwatched_changed(fuse_ino_t ino) {
     std::vector<std::pair<std::string, std::string>> files;
     {
-        std::lock_guard lock(mutex_);
+        MutexLock lock(mutex_);
         auto it = tracked_.find(ino);
         if (it == tracked_.end() || it->second.unwatched.empty()) return false;
         files = it->second.unwatched;
@@ -166,7 +166,7 @@ bool PartitionWatch::unwatched_changed(fuse_ino_t ino) {
         stamp = now;
     }
     if (changed) {
-        std::lock_guard lock(mutex_);
+        MutexLock lock(mutex_);
         auto it = tracked_.find(ino);
         if (it != tracked_.end()) it->second.unwatched = std::move(files);
     }
@@ -174,13 +174,13 @@ bool PartitionWatch::unwatched_changed(fuse_ino_t ino) {
 }
 
 size_t PartitionWatch::watched_folders() const {
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     return folders_.size();
 }
 
 void PartitionWatch::handle_events(const char* buffer, size_t length, std::set<fuse_ino_t>& changed,
                                    bool& attributes) {
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     for (size_t at = 0; at + sizeof(inotify_event) <= length;) {
         const auto* event = reinterpret_cast<const inotify_event*>(buffer + at);
         at += sizeof(inotify_event) + event->len;

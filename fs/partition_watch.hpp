@@ -11,7 +11,6 @@
 
 #include <functional>
 #include <memory>
-#include <mutex>
 #include <set>
 #include <string>
 #include <string_view>
@@ -19,6 +18,8 @@
 #include <unordered_map>
 #include <utility>
 #include <vector>
+
+#include "io/mutex.hpp"
 
 namespace ncafs::fs {
 
@@ -77,8 +78,8 @@ private:
         bool all_watched = true;
         std::vector<std::pair<std::string, std::string>> unwatched;  // path, stamp
     };
-    int watch_folder(const std::string& folder);  // wd, or -1
-    void drop_folder(int wd);
+    int watch_folder(const std::string& folder) NCAFS_REQUIRES(mutex_);  // wd, or -1
+    void drop_folder(int wd) NCAFS_REQUIRES(mutex_);
     void loop();
     void handle_events(const char* buffer, size_t length, std::set<fuse_ino_t>& changed, bool& attributes);
 
@@ -87,10 +88,10 @@ private:
     int inotify_fd_ = -1;
     int stop_fd_ = -1;
     std::thread thread_;
-    mutable std::mutex mutex_;  // lock order: before the log's (a full inotify table is logged under it)
-    std::unordered_map<std::string, int> wd_of_folder_;
-    std::unordered_map<int, Folder> folders_;
-    std::unordered_map<fuse_ino_t, Tracked> tracked_;
+    mutable Mutex mutex_;  // lock order: before the log's (a full inotify table is logged under it)
+    std::unordered_map<std::string, int> wd_of_folder_ NCAFS_GUARDED_BY(mutex_);
+    std::unordered_map<int, Folder> folders_ NCAFS_GUARDED_BY(mutex_);
+    std::unordered_map<fuse_ino_t, Tracked> tracked_ NCAFS_GUARDED_BY(mutex_);
 };
 
 }  // namespace ncafs::fs

@@ -6,6 +6,7 @@
 
 #include "aggregation/read/dataset_cache.hpp"
 #include "codecs/realize_pieces.hpp"
+#include "io/mutex.hpp"
 #include "io/worker_pool.hpp"
 #include "fs/backend.hpp"
 #include "fs/read_path.hpp"
@@ -33,18 +34,18 @@ public:
         return budget;
     }
     bool try_take(size_t files) {
-        std::lock_guard lock(mutex_);
+        MutexLock lock(mutex_);
         if (held_ > 0 && held_ + files > limit()) return false;
         held_ += files;
         return true;
     }
     void wait_for(size_t files) {
-        std::unique_lock lock(mutex_);
-        released_.wait(lock, [&] { return held_ == 0 || held_ + files <= limit(); });
+        MutexLock lock(mutex_);
+        while (held_ != 0 && held_ + files > limit()) lock.wait(released_);
     }
     void give_back(size_t files) {
         {
-            std::lock_guard lock(mutex_);
+            MutexLock lock(mutex_);
             held_ -= files;
         }
         released_.notify_all();
@@ -52,9 +53,9 @@ public:
 
 private:
     static size_t limit() { return std::max(files_per_window(), open_files_bound() / 2); }
-    std::mutex mutex_;  // lock order: before DatasetCache::mutex_ (limit() asks the cache's capacity)
+    Mutex mutex_;  // lock order: before DatasetCache::mutex_ (limit() asks the cache's capacity)
     std::condition_variable released_;
-    size_t held_ = 0;
+    size_t held_ NCAFS_GUARDED_BY(mutex_) = 0;
 };
 
 // Distinct local files in pieces, added to held (sorted, unique).

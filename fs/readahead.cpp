@@ -5,7 +5,7 @@
 namespace ncafs::fs {
 
 uint64_t Readahead::after(uint64_t offset, uint64_t length) {
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     const bool continues = reading_ && offset + kLargest >= end_ && offset <= end_ + kLargest;
     window_ = continues ? std::clamp(window_ * 2, kFirst, kLargest) : 0;
     reading_ = true;

@@ -6,7 +6,8 @@
 #pragma once
 
 #include <cstdint>
-#include <mutex>
+
+#include "io/mutex.hpp"
 
 namespace ncafs::fs {
 
@@ -23,10 +24,10 @@ public:
     uint64_t after(uint64_t offset, uint64_t length);
 
 private:
-    std::mutex mutex_;
-    bool reading_ = false;  // a read was noted
-    uint64_t end_ = 0;      // the furthest end of the reads continuing each other
-    uint64_t window_ = 0;
+    Mutex mutex_;
+    bool reading_ NCAFS_GUARDED_BY(mutex_) = false;  // a read was noted
+    uint64_t end_ NCAFS_GUARDED_BY(mutex_) = 0;      // the furthest end of the reads continuing each other
+    uint64_t window_ NCAFS_GUARDED_BY(mutex_) = 0;
 };
 
 }  // namespace ncafs::fs

@@ -48,20 +48,13 @@ void allow_each_of(LandlockRules& rules, const std::string& list, char separator
     }
 }
 
-// Files named by the environment that libraries read lazily: TLS overrides,
-// the UDUNITS-2 database's folder, the AWS credentials and configuration.
+// Files named by the environment that libraries read lazily: TLS overrides
+// and the UDUNITS-2 database's folder. Not the AWS credentials and
+// configuration: those are read before the sandbox (remote::RemoteStore::configure_shared).
 void allow_environment_files(LandlockRules& rules) {
     for (const char* var : {"SSL_CERT_FILE", "SSL_CERT_DIR", "CURL_CA_BUNDLE"}) rules.allow(env(var), Access::Read);
     if (std::string xml = env("UDUNITS2_XML_PATH"); !xml.empty())
         rules.allow(std::filesystem::path(xml).parent_path().string(), Access::Read);
-    const std::string home = env("HOME");
-    auto aws_file = [&](const char* var, const char* name) {
-        std::string path = env(var);
-        if (path.empty() && !home.empty()) path = home + "/.aws/" + name;
-        rules.allow(path, Access::Read);
-    };
-    aws_file("AWS_SHARED_CREDENTIALS_FILE", "credentials");
-    aws_file("AWS_CONFIG_FILE", "config");
 }
 
 void allow_system_files(LandlockRules& rules) {

@@ -2,6 +2,7 @@
 
 #include <fnmatch.h>
 
+#include <climits>
 #include <cstdint>
 #include <iterator>
 
@@ -76,6 +77,15 @@ std::optional<std::pair<std::string, int>> reference_glob_stem(const std::string
             return std::make_pair(dot == std::string::npos || dot == 0 ? name : name.substr(0, dot), kReferenceGlobRank);
         }
     return std::nullopt;
+}
+
+std::string unservable_name_reason(const std::string& name) {
+    if (name.size() > NAME_MAX)
+        return "its name is " + std::to_string(name.size()) + " bytes long, more than a name may be (" +
+               std::to_string(NAME_MAX) + ")";
+    for (unsigned char c : name)
+        if (c < 0x20 || c == 0x7f) return "its name holds a control character";
+    return "";
 }
 
 std::string twin_name(const std::string& stem, const std::string& view) { return stem + "." + view; }

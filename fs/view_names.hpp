@@ -24,7 +24,9 @@ namespace ncafs::fs {
 
 // Suffixes of dataset files, in the order that decides which gives a twin.
 // ".json": a kerchunk reference set (by content; other JSON files give no twins).
-inline constexpr const char* kSourceSuffixes[] = {".nc", ".nca", ".ds", ".ncs", ".nc4", ".h5", ".hdf5", ".vds", ".json"};
+// ".zarr": a Zarr store's folder (Catalog::is_store_directory).
+inline constexpr const char* kSourceSuffixes[] = {".nc",   ".nca", ".ds",   ".ncs",  ".nc4",
+                                                  ".h5",   ".hdf5", ".vds", ".json", ".zarr"};
 
 // The stem of a dataset file name (NAME of NAME.nc...) and the rank of its
 // suffix in kSourceSuffixes, or nullopt.
@@ -38,6 +40,12 @@ std::optional<std::pair<std::string, int>> reference_glob_stem(const std::string
                                                                const std::vector<std::string>& globs);
 
 std::string twin_name(const std::string& stem, const std::string& view);
+
+// Why the mount neither lists nor serves a name ("" when it may): longer
+// than NAME_MAX (255 bytes; a view name made from a long file name), or
+// holding a control character (bytes below 0x20 and 0x7f: they would garble
+// listings, scripts and terminals; log lines show them escaped).
+std::string unservable_name_reason(const std::string& name);
 std::string lod_name(const std::string& stem, int level, const std::string& view);
 std::string classic_name(const std::string& stem);
 

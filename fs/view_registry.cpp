@@ -29,6 +29,13 @@ std::shared_ptr<const VirtualFile> build_vds(std::shared_ptr<const Dataset> d, c
     return make_vds_view(std::move(d), w.vds);
 }
 
+// A folder view has no single file: the catalog serves its members (Catalog::zarr_layout).
+std::shared_ptr<const VirtualFile> build_folder(std::shared_ptr<const Dataset> d, const ViewWriters&,
+                                                const std::string&) {
+    throw UsageError(d->origin + ": the .zarr view is a folder of files, served by a mount (export --format "
+                                 "kerchunk writes the same store as references)");
+}
+
 // The .vds view plans up to 2^20 chunks: judged from metadata at a listing.
 std::optional<std::string> vds_verdict(const Dataset& d, const ViewWriters& w) {
     return vds_view_refusal(d, w.vds.lods).value_or("");
@@ -39,12 +46,14 @@ std::optional<std::string> no_verdict(const Dataset&, const ViewWriters&) { retu
 
 // In ViewKind order.
 constexpr ViewFormat kViewFormats[] = {
-    {ViewKind::Nc, "nc", "netCDF classic (CDF-1, 2 or 5: cdf_version=)", "", false, no_verdict, build_nc},
-    {ViewKind::Ds, "ds", "ds-1.0 (values as ds_values=)", "", false, no_verdict, build_ds},
-    {ViewKind::Ncs, "ncs", "ncstream (the header records the file's name)", "", true, no_verdict, build_ncs},
+    {ViewKind::Nc, "nc", "netCDF classic (CDF-1, 2 or 5: cdf_version=)", "", false, false, no_verdict, build_nc},
+    {ViewKind::Ds, "ds", "ds-1.0 (values as ds_values=)", "", false, false, no_verdict, build_ds},
+    {ViewKind::Ncs, "ncs", "ncstream (the header records the file's name)", "", true, false, no_verdict, build_ncs},
     {ViewKind::Vds, "vds", "OpenVDS container (vds_lods= stored LODs)",
-     "datasets with a variable of rank 1 to 6 of a type VDS holds, in at most 2^20 chunks", false, vds_verdict,
+     "datasets with a variable of rank 1 to 6 of a type VDS holds, in at most 2^20 chunks", false, false, vds_verdict,
      build_vds},
+    {ViewKind::Zarr, "zarr", "Zarr v2 store, a folder (.zgroup, .zmetadata, VAR/.zarray, VAR/0.0)", "", true, true,
+     no_verdict, build_folder},
 };
 
 constexpr bool in_kind_order() {

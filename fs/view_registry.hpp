@@ -23,7 +23,7 @@
 namespace ncafs::fs {
 
 // The view formats, in the order a listing gives a dataset's twins.
-enum class ViewKind { Nc, Ds, Ncs, Vds };
+enum class ViewKind { Nc, Ds, Ncs, Vds, Zarr };
 
 // The writers' settings, made once per mount or export from the -o options (fs/backend.cpp).
 struct ViewWriters {
@@ -38,6 +38,7 @@ struct ViewFormat {
     const char* title;      // what the file is, for --help and the docs
     const char* holds;      // which datasets have the view ("" every one)
     bool records_name;      // the bytes record the view's own file name (ncstream): the name is part of its key
+    bool folder;            // a folder of files (zarr: aggregation/zarr_view/), not one file: built by the catalog
     // From metadata alone, for a view whose build is costly: "" when it can be
     // built, else why not; nullopt when there is no such verdict (build it).
     std::optional<std::string> (*verdict)(const Dataset& dataset, const ViewWriters& writers);

@@ -2,7 +2,9 @@
 
 #include <fcntl.h>
 #include <linux/openat2.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -14,9 +16,10 @@
 #include <deque>
 #include <filesystem>
 #include <memory>
-#include <mutex>
 #include <string_view>
 #include <unordered_map>
+
+#include "io/mutex.hpp"
 
 namespace ncafs {
 
@@ -79,6 +82,35 @@ OpenResult success(int fd) {
 }
 
 const char* const kEscapes = "resolves (through symlinks) outside the allowed roots: refused";
+const char* const kIntoMount = "leads into this mount itself (a file of the mount cannot be read by it): refused";
+
+// The daemon's own mount (refuse_own_mount); set before any thread opens files.
+struct OwnMount {
+    std::string lexical, canonical;
+    dev_t device = 0;
+};
+std::atomic<const OwnMount*> own_mount{nullptr};
+
+bool under_own_mount(const std::string& normal) {
+    const OwnMount* own = own_mount.load();
+    return own && (path_is_under(normal, own->lexical) || path_is_under(normal, own->canonical));
+}
+
+// Whether a root holds the mount point: only then can a path beneath it (a
+// symlink inside the root) reach the mount.
+bool holds_own_mount(const std::string& root_lexical, const std::string& root_canonical) {
+    const OwnMount* own = own_mount.load();
+    return own && (path_is_under(own->lexical, root_lexical) || path_is_under(own->canonical, root_canonical));
+}
+
+// Whether fd lies in the mount, from the kernel's cached attributes (AT_STATX_DONT_SYNC: FUSE asks no daemon).
+bool in_own_mount(int fd) {
+    const OwnMount* own = own_mount.load();
+    if (!own) return false;
+    struct statx sx {};
+    if (::statx(fd, "", AT_EMPTY_PATH | AT_STATX_DONT_SYNC, STATX_TYPE, &sx) != 0) return false;
+    return makedev(sx.stx_dev_major, sx.stx_dev_minor) == own->device;
+}
 
 int full_flags(int flags) { return (flags & O_PATH) ? (flags | O_CLOEXEC) : (flags | O_CLOEXEC | O_NONBLOCK); }
 
@@ -119,7 +151,7 @@ public:
     // The held fd of root, opened (or reopened) when needed; null, errno set, when it cannot be opened.
     Fd get(const std::string& root, bool reopen) {
         const auto now = std::chrono::steady_clock::now();
-        std::lock_guard lock(mutex_);
+        MutexLock lock(mutex_);
         auto it = held_.find(root);
         if (it != held_.end() && !reopen) {
             if (now - it->second.checked < kRecheck) return it->second.fd;
@@ -157,8 +189,8 @@ private:
         ino_t inode;
         std::chrono::steady_clock::time_point checked;
     };
-    std::mutex mutex_;  // lock order: a leaf (system calls only)
-    std::unordered_map<std::string, Held> held_;
+    Mutex mutex_;  // lock order: a leaf (system calls only)
+    std::unordered_map<std::string, Held> held_ NCAFS_GUARDED_BY(mutex_);
 };
 
 RootDescriptors& root_descriptors() {
@@ -169,6 +201,15 @@ RootDescriptors& root_descriptors() {
 }  // namespace
 
 void ConfinedRoots::set_openat2_enabled(bool enabled) { openat2_missing = !enabled; }
+
+void refuse_own_mount(const std::string& mountpoint, dev_t device) {
+    auto* own = new OwnMount;  // never freed: read by every thread until the process ends
+    own->lexical = lexically_normal_absolute(mountpoint);
+    char resolved[PATH_MAX];
+    own->canonical = ::realpath(own->lexical.c_str(), resolved) ? std::string(resolved) : own->lexical;
+    own->device = device;
+    own_mount = own;
+}
 
 ConfinedRoots::ConfinedRoots(const std::vector<std::string>& roots) {
     for (const auto& r : roots) {
@@ -184,6 +225,7 @@ OpenResult ConfinedRoots::open(const std::string& path, int flags) const {
     std::string normalized;
     if (!is_lexically_normal_absolute(path)) normalized = lexically_normal_absolute(path);
     const std::string& normal = normalized.empty() ? path : normalized;
+    if (under_own_mount(normal)) return failure(ELOOP, kIntoMount);
     for (const auto& root : roots_) {
         for (const std::string* prefix : {&root.lexical, &root.canonical}) {
             if (!path_is_under(normal, *prefix)) continue;
@@ -201,11 +243,20 @@ OpenResult ConfinedRoots::open(const std::string& path, int flags) const {
     return failure(EACCES, "is outside the allowed roots: refused");
 }
 
+std::string ConfinedRoots::root_of(const std::string& path) const {
+    const std::string normal = lexically_normal_absolute(path);
+    for (const auto& root : roots_)
+        if (path_is_under(normal, root.lexical) || path_is_under(normal, root.canonical)) return root.lexical;
+    return {};
+}
+
 OpenResult ConfinedRoots::open_beneath(const Root& root, int root_fd, const std::string& relative, int flags) const {
     if (!openat2_missing.load(std::memory_order_relaxed)) {
         open_how how{};
         how.flags = static_cast<uint64_t>(full_flags(flags));
         how.resolve = RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS;
+        // A root holding the mount point: no mount is crossed here; the walk checks each one it would cross.
+        if (holds_own_mount(root.lexical, root.canonical)) how.resolve |= RESOLVE_NO_XDEV;
         const char* name = relative.empty() ? "." : relative.c_str();
         long fd = ::syscall(SYS_openat2, root_fd, name, &how, sizeof how);
         if (fd >= 0) return success(static_cast<int>(fd));
@@ -239,6 +290,7 @@ OpenResult ConfinedRoots::walk(const Root& root, int root_fd, const std::string&
         int f = last ? (full_flags(flags) | O_NOFOLLOW) : (O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
         UniqueFd fd(::openat(top, name.c_str(), f));
         int e = errno;
+        if (fd && in_own_mount(fd.get())) return failure(ELOOP, kIntoMount);
         std::string target;
         bool is_link = false;
         if (fd) {

@@ -64,6 +64,8 @@ public:
     // O_CLOEXEC|O_NONBLOCK are added. ELOOP/EXDEV with a reason when a
     // symlink leads out; EACCES when the path is under no root.
     OpenResult open(const std::string& path, int flags) const;
+    // The root (as given) that path lies under; "" when none.
+    std::string root_of(const std::string& path) const;
     // fstat of what open(path, O_PATH) finds; false (errno set) when refused.
     bool stat(const std::string& path, struct stat& st) const;
     // openat2 is tried first unless disabled here (tests of the fallback
@@ -87,6 +89,16 @@ std::string lexically_normal_absolute(const std::string& path);
 bool is_lexically_normal_absolute(std::string_view path);
 // True when path equals root or lies below it (component-wise).
 bool path_is_under(const std::string& path, const std::string& root);
+
+// The daemon's own mount (its MOUNTPOINT and the device the kernel gave it):
+// from now on no confined open enters it. A file naming a view of the mount
+// (MOUNTPOINT beneath SOURCE or an allow_root=, `../mnt/user/x.nc`) would
+// otherwise have the daemon's threads wait on their own mount. Refused
+// lexically (the path lies under MOUNTPOINT) and, for a path reaching it
+// through symlinks, before the walk steps into the mount (its device
+// compared with the kernel's cached attributes: no request to the mount).
+// Call once, before the threads that open files start.
+void refuse_own_mount(const std::string& mountpoint, dev_t device);
 
 // A regular file opened for reading (O_RDONLY|O_NONBLOCK|O_CLOEXEC),
 // confined to `within` when given, else by name (O_NOFOLLOW not applied:

@@ -9,11 +9,11 @@
 #include <cerrno>
 #include <ctime>
 #include <vector>
-#include <cstdlib>
 #include <cstring>
 
 #include "io/confined_open.hpp"
 #include "io/error.hpp"
+#include "io/test_switch.hpp"
 #include "io/writer_probe.hpp"
 
 namespace ncafs {
@@ -30,9 +30,8 @@ FileIdentity identity_from_stat(const struct stat& st) {
 namespace {
 // One second, or the test-only NCAFS_TEST_SETTLE_MS (read once; tests/README.md).
 int64_t initial_settling_window_ns() {
-    const char* v = std::getenv("NCAFS_TEST_SETTLE_MS");
-    if (!v || !*v || std::strlen(v) > 6 || std::strspn(v, "0123456789") != std::strlen(v)) return 1'000'000'000;
-    return std::stoll(v) * 1'000'000;
+    const auto ms = test_milliseconds("NCAFS_TEST_SETTLE_MS");
+    return ms ? std::chrono::nanoseconds(*ms).count() : 1'000'000'000;
 }
 
 std::atomic<int64_t>& settling_window_ns() {
@@ -97,7 +96,16 @@ std::shared_ptr<const OpenFile> OpenFile::adopt(int fd, const std::string& path,
         ::close(fd);
         throw SourceError(path, "not a regular file");
     }
-    return std::make_shared<const OpenFile>(Private{}, fd, path, identity_from_stat(st));
+    auto file = std::make_shared<OpenFile>(Private{}, fd, path, identity_from_stat(st));
+    file->vouched_ = !changed_within_last_second(st);
+    return file;
+}
+
+std::shared_ptr<const OpenFile> OpenFile::adopt_immutable(int fd, const std::string& path,
+                                                          const FileIdentity& identity) {
+    auto file = std::make_shared<OpenFile>(Private{}, fd, path, identity);
+    file->immutable_ = true;
+    return file;
 }
 
 namespace {
@@ -125,6 +133,7 @@ std::shared_ptr<const OpenFile> OpenFile::open_with_head(int fd, const std::stri
                                     " bytes failed: " + std::strerror(read_error));
     auto file = std::make_shared<OpenFile>(Private{}, owned.get(), path, identity_from_stat(st));
     owned.release();  // the OpenFile closes it now
+    file->vouched_ = !changed_within_last_second(st);
     const size_t expected = static_cast<size_t>(std::min<uint64_t>(file->size(), head_limit));
     std::vector<uint8_t> head(buffer.begin(), buffer.begin() + std::min<size_t>(static_cast<size_t>(n), expected));
     if (head.size() < expected) {
@@ -141,13 +150,14 @@ std::shared_ptr<const OpenFile> OpenFile::open_with_head(int fd, const std::stri
     if (!head.empty() && changed_within_last_second(st))
         file->confirm_by_second_read(head.data(), head.size(),
                                      [&](void* again) { file->pread_unchecked(again, head.size(), 0); });
+    MutexLock lock(file->first_read_mutex_);
     file->head_ = std::move(head);
     return file;
 }
 
 std::vector<uint8_t> OpenFile::take_head() const {
     std::vector<uint8_t> head;
-    std::lock_guard lock(first_read_mutex_);
+    MutexLock lock(first_read_mutex_);
     head.swap(head_);
     return head;
 }
@@ -177,7 +187,7 @@ void OpenFile::pread_unchecked(void* buffer, size_t n, uint64_t offset) const {
 
 void OpenFile::keep_first_read(std::vector<uint8_t> bytes) const {
     if (remote_ || bytes.size() != identity_.size) return;  // only a whole local file
-    std::lock_guard lock(first_read_mutex_);
+    MutexLock lock(first_read_mutex_);
     first_read_ = std::move(bytes);
     has_first_read_.store(true, std::memory_order_release);
 }
@@ -185,7 +195,7 @@ void OpenFile::keep_first_read(std::vector<uint8_t> bytes) const {
 std::vector<uint8_t> OpenFile::take_kept_file() const {
     std::vector<uint8_t> bytes;
     if (!has_first_read_.load(std::memory_order_acquire)) return bytes;
-    std::lock_guard lock(first_read_mutex_);
+    MutexLock lock(first_read_mutex_);
     if (!has_first_read_.load(std::memory_order_relaxed)) return bytes;
     has_first_read_.store(false, std::memory_order_relaxed);
     bytes.swap(first_read_);
@@ -203,12 +213,60 @@ bool OpenFile::take_first_read(void* buffer, size_t n, uint64_t offset) const {
 void OpenFile::pread_exact(void* buffer, size_t n, uint64_t offset) const {
     // The bytes the opener read and checked a moment ago: the same version.
     if (take_first_read(buffer, n, offset)) return;
-    pread_unchecked(buffer, n, offset);
-    check_after_read(buffer, n, [&](void* again) { pread_unchecked(again, n, offset); });
+    read_checked(buffer, n, [&](void* to) { pread_unchecked(to, n, offset); });
+}
+
+void OpenFile::note_layout_prefix(std::span<const uint8_t> bytes) const {
+    if (vouched() || remote_ || immutable_ || bytes.empty()) return;
+    MutexLock lock(first_read_mutex_);
+    if (!layout_prefix_) layout_prefix_ = std::make_shared<const std::vector<uint8_t>>(bytes.begin(), bytes.end());
+}
+
+void OpenFile::check_layout_prefix() const {
+    std::shared_ptr<const std::vector<uint8_t>> prefix;
+    {
+        MutexLock lock(first_read_mutex_);
+        prefix = layout_prefix_;
+    }
+    if (!prefix) return;
+    std::vector<uint8_t> now(prefix->size());
+    pread_unchecked(now.data(), now.size(), 0);
+    if (now == *prefix) return;
+    seen_changed_.store(true, std::memory_order_relaxed);
+    throw SourceError(path_, "changed since it was opened (its first " + std::to_string(now.size()) +
+                                 " bytes, which its layout was read from, differ now): not served");
+}
+
+int OpenFile::lease_for_read() const {
+    if (take_read_lease(fd_)) return fd_;
+    if (errno != EAGAIN) return -1;  // no lease here: the checks without one
+    wait_for_writers();              // bounded; throws when a writer keeps it open
+    if (take_read_lease(fd_)) return fd_;
+    throw SourceError(path_, "being written by another process (changed within the last second): not served");
+}
+
+// Under a lease nobody writes between the prefix read and the last byte:
+// the bytes are one version, the one the layout describes.
+void OpenFile::read_unvouched(void* out, size_t n, const std::function<void(void*)>& read) const {
+    struct Drop {
+        int fd;
+        ~Drop() {
+            if (fd >= 0) drop_read_lease(fd);
+        }
+    } lease{lease_for_read()};
+    check_layout_prefix();
+    read(out);
+    const struct stat st = check_unchanged_stat();
+    if (lease.fd < 0 || ::fcntl(fd_, F_GETLEASE) != F_RDLCK) {  // no lease, or a writer asked meanwhile
+        check_layout_prefix();
+        if (n > 0) confirm_by_second_read(out, n, read);
+    }
+    // Settled, unchanged and of the layout's prefix: any later write moves ctime.
+    if (!changed_within_last_second(st)) vouched_.store(true, std::memory_order_relaxed);
 }
 
 bool OpenFile::needs_second_read(size_t n) const {
-    if (remote_) return false;  // each read names the version it wants (If-Match)
+    if (remote_ || immutable_) return false;  // each read names the version it wants (If-Match); never written
     return changed_within_last_second(check_unchanged_stat()) && n > 0;
 }
 
@@ -239,7 +297,7 @@ void OpenFile::wait_for_writers() const {
 }
 
 void OpenFile::check_unchanged() const {
-    if (!remote_) check_unchanged_stat();
+    if (!remote_ && !immutable_) check_unchanged_stat();
 }
 
 struct stat OpenFile::check_unchanged_stat() const {

@@ -15,12 +15,13 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
-#include <mutex>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
 #include "io/remote_bytes.hpp"
+#include "io/mutex.hpp"
 
 namespace ncafs {
 
@@ -75,6 +76,11 @@ public:
     static std::shared_ptr<const OpenFile> open_with_head(int fd, const std::string& path, size_t head_limit);
     // The first bytes open_with_head read (moved out: once); empty otherwise.
     std::vector<uint8_t> take_head() const;
+    // Takes ownership of fd, a private copy that nothing writes once it is
+    // handed over (a remote object's local copy in the disk cache), named
+    // by `identity` (the object's, identity_of_remote): its reads check
+    // nothing (its inode's times move when the cache touches or unlinks it).
+    static std::shared_ptr<const OpenFile> adopt_immutable(int fd, const std::string& path, const FileIdentity& identity);
     // An object read by byte range: fd() is -1, path() the URL.
     static std::shared_ptr<const OpenFile> remote(std::shared_ptr<const RemoteBytes> object);
     // For the factories above only (Private is theirs): one allocation with
@@ -91,6 +97,8 @@ public:
     // -1 for a remote file (nothing to splice, stat or open by name).
     int fd() const { return fd_; }
     bool is_remote() const { return remote_ != nullptr; }
+    // A private copy nothing writes (adopt_immutable).
+    bool immutable() const { return immutable_; }
     // The object behind a remote file (null for a local one).
     const RemoteBytes* remote_bytes() const { return remote_.get(); }
     const std::string& path() const { return path_; }
@@ -101,7 +109,37 @@ public:
     // reads again and compares when the file changed within the last
     // second); throws SourceError on I/O error, when the file is shorter
     // than expected or when it changed while (or since) being opened.
+    // A file not vouched for is read as read_checked says.
     void pread_exact(void* buffer, size_t n, uint64_t offset) const;
+    // True when the identity vouches for every byte read since the open: a
+    // write after it moves ctime past the identity's. Timestamps are coarse
+    // (a tick, on many file systems) so a file changed within the last
+    // second when it was opened is not vouched for: a write in the same tick
+    // as its ctime leaves the identity as it was, and the layout computed at
+    // the open may describe another version than the bytes read later. It
+    // becomes vouched for at a read that finds it settled and unchanged,
+    // the bytes its layout came from the same (note_layout_prefix).
+    bool vouched() const { return vouched_.load(std::memory_order_relaxed); }
+    // The file's first bytes as the layout of its data was computed from
+    // them (a classic header): while the file is not vouched for, every
+    // checked read compares them again first. Kept once; ignored when vouched.
+    void note_layout_prefix(std::span<const uint8_t> bytes) const;
+    // read(out) (reads by pread_unchecked into its argument, n bytes in
+    // all), then check_after_read. A file not vouched for is read under a
+    // read lease (read_lease.hpp: no writer meanwhile), taken after waiting,
+    // bounded, for writers to close it, with its layout prefix compared
+    // first; without a lease (not the owner, no CAP_LEASE, no leases on the
+    // file system) the prefix is compared before and after and the bytes
+    // read twice. Throws SourceError when a check fails.
+    template <class Read>
+    void read_checked(void* out, size_t n, Read&& read) const {
+        if (vouched()) {
+            read(out);
+            check_after_read(out, n, read);
+        } else {
+            read_unvouched(out, n, read);
+        }
+    }
     // Keeps the whole file's bytes as just read and checked by the opener
     // (a small file: the header read took it all): the next pread_exact
     // wholly inside them is answered from memory, once, with no system
@@ -126,7 +164,8 @@ public:
         if (needs_second_read(n)) confirm_by_second_read(first, n, read_again);
     }
     // Throws SourceError when fstat of the fd no longer gives the identity
-    // (a remote file checks its version on every read instead: no-op).
+    // (a remote file checks its version on every read instead, and an
+    // immutable copy cannot change: no-op).
     void check_unchanged() const;
     // True once a check above found the file changed: holders of this open
     // file (resolved partitions) open its path again rather than reuse it.
@@ -143,16 +182,23 @@ private:
     bool needs_second_read(size_t n) const;
     void confirm_by_second_read(const void* first, size_t n, const std::function<void(void*)>& read_again) const;
     void wait_for_writers() const;
+    void read_unvouched(void* out, size_t n, const std::function<void(void*)>& read) const;
+    // fd_ with a read lease taken for one read, or -1 when none can be had.
+    int lease_for_read() const;
+    void check_layout_prefix() const;
     int fd_;
     std::string path_;
     FileIdentity identity_;
     // The once-served first read (keep_first_read).
     bool take_first_read(void* buffer, size_t n, uint64_t offset) const;
+    bool immutable_ = false;  // adopt_immutable
     mutable std::atomic<bool> seen_changed_{false};
+    mutable std::atomic<bool> vouched_{true};  // set by the factories from the open's fstat
+    mutable std::shared_ptr<const std::vector<uint8_t>> layout_prefix_ NCAFS_GUARDED_BY(first_read_mutex_);
     mutable std::atomic<bool> has_first_read_{false};
-    mutable std::mutex first_read_mutex_;
-    mutable std::vector<uint8_t> first_read_;
-    mutable std::vector<uint8_t> head_;  // open_with_head's bytes, until take_head (under first_read_mutex_)
+    mutable Mutex first_read_mutex_;
+    mutable std::vector<uint8_t> first_read_ NCAFS_GUARDED_BY(first_read_mutex_);
+    mutable std::vector<uint8_t> head_ NCAFS_GUARDED_BY(first_read_mutex_);  // open_with_head's bytes, until take_head
     std::shared_ptr<const RemoteBytes> remote_;
 };
 

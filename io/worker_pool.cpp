@@ -6,6 +6,7 @@
 #include <memory>
 #include <system_error>
 
+
 namespace ncafs {
 
 namespace {
@@ -16,11 +17,11 @@ struct Indices {
     size_t n = 0;
     std::atomic<size_t> next{0};
     std::atomic<bool> failed{false};
-    std::mutex mutex;
+    Mutex mutex;
     std::condition_variable done_cv;
-    size_t done = 0;  // indices taken and ended (or given up after a failure), under mutex
-    std::exception_ptr error;
-    size_t error_index = 0;
+    size_t done NCAFS_GUARDED_BY(mutex) = 0;  // indices taken and ended (or given up after a failure)
+    std::exception_ptr error NCAFS_GUARDED_BY(mutex);
+    size_t error_index NCAFS_GUARDED_BY(mutex) = 0;
 
     // Takes and runs indices until none is left; returns how many it took.
     void work(const std::function<void(size_t, size_t)>& f, size_t worker) {
@@ -30,13 +31,13 @@ struct Indices {
             try {
                 f(i, worker);
             } catch (...) {
-                std::lock_guard lock(mutex);
+                MutexLock lock(mutex);
                 if (!error || i < error_index) error = std::current_exception(), error_index = i;
                 failed.store(true, std::memory_order_relaxed);
             }
         }
         if (taken == 0) return;
-        std::lock_guard lock(mutex);
+        MutexLock lock(mutex);
         done += taken;
         if (done == n) done_cv.notify_all();
     }
@@ -61,7 +62,7 @@ void WorkerPool::start_locked() {
 
 bool WorkerPool::post(std::function<void()> job, std::function<void()> drop) {
     {
-        std::lock_guard lock(mutex_);
+        MutexLock lock(mutex_);
         if (stopped_ || queue_.size() >= queue_bound_) return false;
         if (threads_.size() < wanted_threads_) start_locked();
         if (threads_.empty()) return false;
@@ -72,9 +73,9 @@ bool WorkerPool::post(std::function<void()> job, std::function<void()> drop) {
 }
 
 void WorkerPool::loop() {
-    std::unique_lock lock(mutex_);
+    MutexLock lock(mutex_);
     for (;;) {
-        ready_.wait(lock, [&] { return stopped_ || !queue_.empty(); });
+        while (!stopped_ && queue_.empty()) lock.wait(ready_);
         if (stopped_) return;
         Job job = std::move(queue_.front());
         queue_.pop_front();
@@ -92,19 +93,21 @@ void WorkerPool::parallel_for(size_t n, size_t width, const std::function<void(s
     for (size_t worker = 1; worker <= helpers; ++worker)
         if (!post([indices, &f, worker] { indices->work(f, worker); })) break;
     indices->work(f, 0);
+    std::exception_ptr error;
     {
         // Indices a helper took are still running: f must outlive them.
-        std::unique_lock lock(indices->mutex);
-        indices->done_cv.wait(lock, [&] { return indices->done == n; });
+        MutexLock lock(indices->mutex);
+        while (indices->done != n) lock.wait(indices->done_cv);
+        error = indices->error;
     }
-    if (indices->error) std::rethrow_exception(indices->error);
+    if (error) std::rethrow_exception(error);
 }
 
 void WorkerPool::stop() {
     std::deque<Job> dropped;
     std::vector<std::thread> threads;
     {
-        std::lock_guard lock(mutex_);
+        MutexLock lock(mutex_);
         stopped_ = true;
         dropped.swap(queue_);
         threads.swap(threads_);
@@ -117,7 +120,7 @@ void WorkerPool::stop() {
 }
 
 size_t WorkerPool::threads() const {
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     return threads_.size();
 }
 

@@ -12,9 +12,10 @@
 #include <cstddef>
 #include <deque>
 #include <functional>
-#include <mutex>
 #include <thread>
 #include <vector>
+
+#include "io/mutex.hpp"
 
 namespace ncafs {
 
@@ -52,16 +53,16 @@ private:
     struct Job {
         std::function<void()> run, drop;
     };
-    void start_locked();
+    void start_locked() NCAFS_REQUIRES(mutex_);
     void loop();
 
     const size_t wanted_threads_;
     const size_t queue_bound_;
-    mutable std::mutex mutex_;
+    mutable Mutex mutex_;
     std::condition_variable ready_;
-    std::deque<Job> queue_;
-    std::vector<std::thread> threads_;
-    bool stopped_ = false;
+    std::deque<Job> queue_ NCAFS_GUARDED_BY(mutex_);
+    std::vector<std::thread> threads_ NCAFS_GUARDED_BY(mutex_);
+    bool stopped_ NCAFS_GUARDED_BY(mutex_) = false;
 };
 
 }  // namespace ncafs

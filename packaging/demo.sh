@@ -39,8 +39,9 @@ cat <<MSG
 
 ncafs is still mounted: $source_dir is served at $mnt
 (monthly.nca appears as monthly.nc, one netCDF classic file built on demand
-from the twelve part_*.nc files; every dataset also appears as NAME.ds and
-NAME.ncs, ds-1.0 and ncstream). Explore it with ncdump, ncks, Python...
+from the twelve part_*.nc files; every dataset also appears as NAME.ds,
+NAME.ncs, NAME.vds and the Zarr store NAME.zarr/: ds-1.0, ncstream, OpenVDS
+and Zarr v2). Explore it with ncdump, ncks, Python, zarr...
 Export the virtual file without FUSE: $ncafs export $source_dir/climate/monthly.nca -o /tmp/monthly.nc
   (or --format ds|ncs, --deflate for compressed ncstream)
 Unmount with:  fusermount3 -u $mnt

@@ -5,11 +5,11 @@
 
 #include <cstdint>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <vector>
 
 #include "io/lru_cache.hpp"
+#include "io/mutex.hpp"
 
 namespace ncafs::remote {
 
@@ -29,17 +29,17 @@ class BlockCache {
 public:
     explicit BlockCache(size_t capacity_bytes) : lru_(capacity_bytes) {}
     Block get(const BlockKey& key) {
-        std::lock_guard lock(mutex_);
+        MutexLock lock(mutex_);
         return lru_.get(key).value_or(nullptr);
     }
     void put(const BlockKey& key, Block block) {
-        std::lock_guard lock(mutex_);
+        MutexLock lock(mutex_);
         if (block->size() <= lru_.capacity()) lru_.put(key, std::move(block));
     }
 
 private:
-    std::mutex mutex_;  // lock order: a leaf (taken under RemoteObject::sequence_mutex_)
-    LruCache<BlockKey, Block, BlockKeyHash, ByteWeight> lru_;
+    Mutex mutex_;  // lock order: a leaf (taken under RemoteObject::sequence_mutex_)
+    LruCache<BlockKey, Block, BlockKeyHash, ByteWeight> lru_ NCAFS_GUARDED_BY(mutex_);
 };
 
 }  // namespace ncafs::remote

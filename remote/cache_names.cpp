@@ -6,8 +6,9 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <fcntl.h>
+
 #include <cstring>
-#include <optional>
 
 #include "io/error.hpp"
 
@@ -16,14 +17,19 @@ namespace {
 
 constexpr const char* kSecretName = "secret";
 
-std::optional<CacheNames::Secret> read_secret(const CacheFolder& folder) {
+enum class Found { Secret, Nothing, Damaged };
+
+// Nothing: no file there (open_file removes a link or other odd file it
+// finds and says so), so nothing to remove: another process may publish
+// its secret meanwhile, and removing that would split the cache in two.
+Found read_secret(const CacheFolder& folder, CacheNames::Secret& secret) {
     struct stat st {};
     UniqueFd fd = folder.open_file(folder.root(), kSecretName, st);
-    CacheNames::Secret secret{};
-    if (!fd || st.st_size != static_cast<off_t>(secret.size()) ||
+    if (!fd) return ::fstatat(folder.root(), kSecretName, &st, AT_SYMLINK_NOFOLLOW) == 0 ? Found::Damaged : Found::Nothing;
+    if (st.st_size != static_cast<off_t>(secret.size()) ||
         ::pread(fd.get(), secret.data(), secret.size(), 0) != static_cast<ssize_t>(secret.size()))
-        return std::nullopt;
-    return secret;
+        return Found::Damaged;
+    return Found::Secret;
 }
 
 CacheNames::Secret random_secret(const std::string& dir) {
@@ -52,11 +58,9 @@ bool publish_secret(const CacheFolder& folder, const CacheNames::Secret& secret)
 
 CacheNames::CacheNames(const CacheFolder& folder, const std::function<void()>& clear) {
     for (int attempt = 0; attempt < 3; ++attempt) {
-        if (auto secret = read_secret(folder)) {
-            secret_ = *secret;
-            return;
-        }
-        folder.remove(folder.root(), kSecretName);  // damaged (read_secret logged anything odd)
+        const Found found = read_secret(folder, secret_);
+        if (found == Found::Secret) return;
+        if (found == Found::Damaged) folder.remove(folder.root(), kSecretName);
         clear();
         Secret fresh = random_secret(folder.dir());
         if (publish_secret(folder, fresh)) {

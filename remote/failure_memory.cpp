@@ -8,7 +8,7 @@ constexpr size_t kMaxRemembered = 10000;
 void FailureMemory::remember(const std::string& url, const std::string& version, const FetchError& error) {
     if (keep_.count() <= 0) return;
     const Clock::time_point now = Clock::now();
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     if (failures_.size() >= kMaxRemembered) {
         std::erase_if(failures_, [&](const auto& entry) { return now - entry.second.when >= keep_; });
         if (failures_.size() >= kMaxRemembered) failures_.clear();
@@ -18,7 +18,7 @@ void FailureMemory::remember(const std::string& url, const std::string& version,
 
 std::optional<FetchError> FailureMemory::recall(const std::string& url, const std::string& version) const {
     const Clock::time_point now = Clock::now();
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     auto it = failures_.find(key(url, version));
     if (it == failures_.end() || now - it->second.when >= keep_) return std::nullopt;
     const Failure& f = it->second;
@@ -29,7 +29,7 @@ std::optional<FetchError> FailureMemory::recall(const std::string& url, const st
 }
 
 void FailureMemory::forget(const std::string& url, const std::string& version) {
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     failures_.erase(key(url, version));
 }
 

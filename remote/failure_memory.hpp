@@ -6,12 +6,12 @@
 #pragma once
 
 #include <chrono>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <unordered_map>
 
 #include "remote/range_fetcher.hpp"
+#include "io/mutex.hpp"
 
 namespace ncafs::remote {
 
@@ -37,8 +37,8 @@ private:
     static std::string key(const std::string& url, const std::string& version) { return version + '\n' + url; }
 
     std::chrono::milliseconds keep_;
-    mutable std::mutex mutex_;  // lock order: a leaf (taken under DatasetCache::mutex_)
-    std::unordered_map<std::string, Failure> failures_;
+    mutable Mutex mutex_;  // lock order: a leaf (taken under DatasetCache::mutex_)
+    std::unordered_map<std::string, Failure> failures_ NCAFS_GUARDED_BY(mutex_);
 };
 
 }  // namespace ncafs::remote

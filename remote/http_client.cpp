@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "remote/connect_check.hpp"
+#include "io/mutex.hpp"
 
 namespace ncafs::remote {
 namespace {
@@ -89,11 +90,12 @@ int on_progress(void* user, curl_off_t, curl_off_t, curl_off_t, curl_off_t) {
     return static_cast<const std::atomic<bool>*>(user)->load(std::memory_order_relaxed) ? 1 : 0;
 }
 
-void lock_share(CURL*, curl_lock_data data, curl_lock_access, void* user) {
-    static_cast<std::mutex*>(user)[data % CURL_LOCK_DATA_LAST].lock();
+// libcurl pairs each lock with an unlock in another call: beyond the analysis.
+void lock_share(CURL*, curl_lock_data data, curl_lock_access, void* user) NCAFS_NO_THREAD_SAFETY_ANALYSIS {
+    static_cast<Mutex*>(user)[data % CURL_LOCK_DATA_LAST].lock();
 }
-void unlock_share(CURL*, curl_lock_data data, void* user) {
-    static_cast<std::mutex*>(user)[data % CURL_LOCK_DATA_LAST].unlock();
+void unlock_share(CURL*, curl_lock_data data, void* user) NCAFS_NO_THREAD_SAFETY_ANALYSIS {
+    static_cast<Mutex*>(user)[data % CURL_LOCK_DATA_LAST].unlock();
 }
 
 }  // namespace
@@ -101,10 +103,10 @@ void unlock_share(CURL*, curl_lock_data data, void* user) {
 struct HttpClient::Impl {
     RemoteConfig config;
     CURLSH* share = nullptr;
-    std::mutex share_locks[CURL_LOCK_DATA_LAST];  // taken by libcurl only; lock order: leaves
-    std::mutex pool_mutex;  // lock order: a leaf
-    std::vector<CURLM*> idle_multis;  // each keeps its own live connections
-    std::vector<CURL*> idle_easies;
+    Mutex share_locks[CURL_LOCK_DATA_LAST];  // taken by libcurl only; lock order: leaves
+    Mutex pool_mutex;  // lock order: a leaf
+    std::vector<CURLM*> idle_multis NCAFS_GUARDED_BY(pool_mutex);  // each keeps its own live connections
+    std::vector<CURL*> idle_easies NCAFS_GUARDED_BY(pool_mutex);
     std::atomic<bool> cancelled{false};
 
     CURLM* take_multi();
@@ -120,7 +122,7 @@ struct HttpClient::Impl {
 };
 
 CURLM* HttpClient::Impl::take_multi() {
-    std::lock_guard lock(pool_mutex);
+    MutexLock lock(pool_mutex);
     if (!idle_multis.empty()) {
         CURLM* m = idle_multis.back();
         idle_multis.pop_back();
@@ -133,7 +135,7 @@ CURLM* HttpClient::Impl::take_multi() {
 }
 
 void HttpClient::Impl::give_back(CURLM* multi, std::vector<Transfer>& transfers) {
-    std::lock_guard lock(pool_mutex);
+    MutexLock lock(pool_mutex);
     for (Transfer& t : transfers) {
         curl_multi_remove_handle(multi, t.easy);
         curl_slist_free_all(t.headers);
@@ -144,7 +146,7 @@ void HttpClient::Impl::give_back(CURLM* multi, std::vector<Transfer>& transfers)
 
 void HttpClient::Impl::configure(Transfer& t, std::chrono::milliseconds timeout) {
     {
-        std::lock_guard lock(pool_mutex);
+        MutexLock lock(pool_mutex);
         if (!idle_easies.empty()) t.easy = idle_easies.back(), idle_easies.pop_back();
     }
     if (t.easy) curl_easy_reset(t.easy);

@@ -73,7 +73,7 @@ void RemoteObject::read_many(std::span<const Range> ranges) const {
 // following blocks too, twice as many each time, up to the maximum.
 std::vector<uint64_t> RemoteObject::readahead_after(uint64_t n, uint64_t offset) const {
     if (!network_allowed()) return {};  // a try from the caches: the same read may come with the network next
-    std::lock_guard lock(sequence_mutex_);
+    MutexLock lock(sequence_mutex_);
     bool sequential = offset == expected_next_ && offset > 0;
     readahead_ = sequential ? std::min(kMaxReadaheadBlocks, std::max(1u, readahead_ * 2)) : 0;
     expected_next_ = offset + n;

@@ -7,9 +7,9 @@
 
 #include <map>
 #include <memory>
-#include <mutex>
 
 #include "remote/store_core.hpp"
+#include "io/mutex.hpp"
 
 namespace ncafs::remote {
 
@@ -45,9 +45,9 @@ private:
     ObjectMeta meta_;
     ObjectAddress address_;
     std::string version_, key_;
-    mutable std::mutex sequence_mutex_;  // lock order: before BlockCache::mutex_ (readahead_after looks a block up)
-    mutable uint64_t expected_next_ = 0;
-    mutable unsigned readahead_ = 0;
+    mutable Mutex sequence_mutex_;  // lock order: before BlockCache::mutex_ (readahead_after looks a block up)
+    mutable uint64_t expected_next_ NCAFS_GUARDED_BY(sequence_mutex_) = 0;
+    mutable unsigned readahead_ NCAFS_GUARDED_BY(sequence_mutex_) = 0;
 };
 
 // "etag=..;modified=..;size=..": changes whenever the object is replaced.

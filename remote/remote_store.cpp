@@ -3,6 +3,7 @@
 #include <cstdio>
 
 #include "io/error.hpp"
+#include "io/mutex.hpp"
 #include "remote/object_address.hpp"
 #include "remote/remote_object.hpp"
 #include "remote/store_impl.hpp"
@@ -16,10 +17,17 @@ std::string error_kind(const FetchError& e) {
     return e.status() ? "HTTP " + std::to_string(e.status()) : "error " + std::to_string(static_cast<int>(e.kind()));
 }
 
-std::mutex shared_mutex;  // lock order: after DatasetCache::mutex_ (shared()); nothing of ours under it
-RemoteConfig shared_config;
-std::shared_ptr<DiskCache> shared_disk;
-std::unique_ptr<RemoteStore> shared_store;
+Mutex shared_store_mutex;  // lock order: after DatasetCache::mutex_ (shared()); nothing of ours under it
+RemoteConfig shared_config NCAFS_GUARDED_BY(shared_store_mutex);
+std::shared_ptr<DiskCache> shared_disk NCAFS_GUARDED_BY(shared_store_mutex);
+std::unique_ptr<RemoteStore> shared_store NCAFS_GUARDED_BY(shared_store_mutex);
+
+// The S3 identity and region, read now (before a sandbox closes their files).
+void load_credentials(RemoteConfig& config) {
+    if (!config.allowed || config.credentials) return;
+    config.credentials = find_aws_credentials();
+    config.s3_region = find_aws_region(config.s3_region);
+}
 
 // The disk cache's lines go to the mount's log, each line its own key (one
 // a minute); without a log, DiskCache writes to stderr.
@@ -42,7 +50,7 @@ StoreCore::StoreCore(RemoteConfig c, std::shared_ptr<DiskCache> d)
 void StoreCore::log(const std::string& url, const std::string& kind, const std::string& line) {
     std::string key = kind + " " + url;
     if (config.log) return config.log(key, line);
-    std::lock_guard lock(stderr_mutex_);
+    MutexLock lock(stderr_mutex_);
     if (stderr_keys_.size() >= kMaxStderrKeys || !stderr_keys_.insert(std::move(key)).second) return;
     std::fprintf(stderr, "ncafs: %s\n", line.c_str());
 }
@@ -58,7 +66,8 @@ void StoreCore::log_failure(const std::string& url, const FetchError& error) {
 }
 
 const AwsCredentials& StoreCore::credentials() {
-    std::call_once(credentials_once_, [this] { credentials_ = find_aws_credentials(); });
+    std::call_once(credentials_once_,
+                   [this] { credentials_ = config.credentials ? *config.credentials : find_aws_credentials(); });
     return credentials_;
 }
 
@@ -106,31 +115,46 @@ RemoteStore::RemoteStore(RemoteConfig config, std::shared_ptr<DiskCache> disk) :
 RemoteStore::~RemoteStore() = default;
 
 RemoteStore& RemoteStore::shared() {
-    std::lock_guard lock(shared_mutex);
+    MutexLock lock(shared_store_mutex);
     if (!shared_store) shared_store.reset(new RemoteStore(shared_config, shared_disk));
     return *shared_store;
 }
 
 void RemoteStore::configure_shared(RemoteConfig config) {
-    std::lock_guard lock(shared_mutex);
+    MutexLock lock(shared_store_mutex);
     if (shared_store) throw UsageError("the remote store is configured before its first use");
     shared_disk = open_disk_cache(config);
     shared_config = std::move(config);
+    load_credentials(shared_config);
 }
 
-std::shared_ptr<const RemoteBytes> RemoteStore::open(const std::string& url) {
-    if (!impl_->core->config.allowed) throw SourceError(url, "remote partitions are not allowed (-o remote=no)");
-    ObjectAddress address = impl_->address(url);
-    StoreCore& core = *impl_->core;
+void RemoteStore::load_shared_credentials() {
+    MutexLock lock(shared_store_mutex);
+    if (!shared_store) load_credentials(shared_config);
+}
+
+std::shared_ptr<const RemoteBytes> RemoteStore::open(const std::string& url) { return impl_->open(url, false); }
+
+std::shared_ptr<const RemoteBytes> RemoteStore::open_if_present(const std::string& url) {
+    return impl_->open(url, true);
+}
+
+std::shared_ptr<const RemoteBytes> RemoteStore::Impl::open(const std::string& url, bool absent_ok) {
+    constexpr long kNotFound = 404;
+    if (!core->config.allowed) throw SourceError(url, "remote partitions are not allowed (-o remote=no)");
+    ObjectAddress object_address = address(url);
     // Failed a moment ago: the same answer at once (the disk cache, or the error).
-    if (std::optional<FetchError> recent = core.failures.recall(url, ""))
-        return impl_->open_offline(url, std::move(address), *recent, false);
+    if (std::optional<FetchError> recent = core->failures.recall(url, "")) {
+        if (absent_ok && recent->status() == kNotFound) return nullptr;
+        return open_offline(url, std::move(object_address), *recent, false);
+    }
     try {
-        return impl_->open_online(url, address);
+        return open_online(url, object_address);
     } catch (const FetchError& e) {
-        if (core.client.cancelled()) throw;
-        core.failures.remember(url, "", e);
-        return impl_->open_offline(url, std::move(address), e, true);
+        if (core->client.cancelled()) throw;
+        core->failures.remember(url, "", e);
+        if (absent_ok && e.status() == kNotFound) return nullptr;  // absent, not failed: no log line
+        return open_offline(url, std::move(object_address), e, true);
     }
 }
 
@@ -142,7 +166,7 @@ bool RemoteStore::replaced(const RemoteBytes& object) const {
 void RemoteStore::cancel() { impl_->core->client.cancel(); }
 
 void RemoteStore::cancel_shared() {
-    std::lock_guard lock(shared_mutex);
+    MutexLock lock(shared_store_mutex);
     if (shared_store) shared_store->cancel();
 }
 

@@ -8,10 +8,12 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 
 #include "io/remote_bytes.hpp"
+#include "remote/aws_credentials.hpp"
 #include "remote/access_policy.hpp"
 
 namespace ncafs {
@@ -29,6 +31,10 @@ struct RemoteConfig {
     std::string s3_region;         // -o s3_region= ("" = AWS_REGION / profile / us-east-1)
     std::string ca_file;           // -o ca_file=
     std::string cache_dir;         // -o cache_dir= ("" = no disk cache)
+    // S3 identity; configure_shared reads it (and resolves s3_region) before
+    // the sandbox, which then leaves the AWS files closed. Unset: read at the
+    // first S3 request (stores made directly, tests).
+    std::optional<AwsCredentials> credentials;
     uint64_t cache_size = 0;       // -o cache_size= (bytes) for cache_dir; 0 = 1 GiB
     uint64_t memory_cache_bytes = 256ull << 20;  // in-memory block cache bound
     std::chrono::milliseconds connect_timeout{10000};
@@ -59,12 +65,21 @@ public:
     ~RemoteStore();
     static RemoteStore& shared();
     // Before the first shared() use; opens and checks cache_dir now (the
-    // same UsageError), so that a refused cache stops a mount before it starts.
+    // same UsageError), so that a refused cache stops a mount before it
+    // starts, and reads the S3 credentials and region now (before the sandbox).
     static void configure_shared(RemoteConfig config);
+    // Reads the S3 credentials and region for the shared store now, unless
+    // they are (configure_shared did) or the store is in use: before a
+    // sandbox that leaves their files closed (inspect configures nothing).
+    static void load_shared_credentials();
 
     // Finds the object's size and version (HEAD, or a first range GET whose
     // Content-Range gives the size). Throws SourceError(url, reason).
     std::shared_ptr<const RemoteBytes> open(const std::string& url);
+    // open(), but null when the server answers 404 (an object that may be
+    // absent: a Zarr chunk that reads as the fill value). The 404 is
+    // remembered like a failure (failure_memory) and not logged.
+    std::shared_ptr<const RemoteBytes> open_if_present(const std::string& url);
 
     // The whole object as a local file in cache_dir (for netCDF-4 objects,
     // which netcdf-c cannot read by range here), open: read it through its

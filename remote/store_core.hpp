@@ -15,6 +15,7 @@
 #include "remote/failure_memory.hpp"
 #include "remote/http_client.hpp"
 #include "remote/range_fetcher.hpp"
+#include "io/mutex.hpp"
 
 namespace ncafs::remote {
 
@@ -48,8 +49,8 @@ struct StoreCore {
 private:
     std::once_flag credentials_once_;
     AwsCredentials credentials_;
-    std::mutex stderr_mutex_;  // lock order: a leaf
-    std::set<std::string> stderr_keys_;  // without config.log: each key once on stderr
+    Mutex stderr_mutex_;  // lock order: a leaf
+    std::set<std::string> stderr_keys_ NCAFS_GUARDED_BY(stderr_mutex_);  // without config.log: each key once on stderr
 };
 
 }  // namespace ncafs::remote

@@ -24,6 +24,8 @@ struct RemoteStore::Impl {
         a.private_ok = private_ok;
         return a;
     }
+    // RemoteStore::open; with absent_ok, null for a 404.
+    std::shared_ptr<const RemoteBytes> open(const std::string& url, bool absent_ok);
     std::shared_ptr<const RemoteBytes> open_online(const std::string& url, ObjectAddress address);
     std::shared_ptr<const RemoteBytes> open_offline(const std::string& url, ObjectAddress address,
                                                     const FetchError& why, bool fresh);

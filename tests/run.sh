@@ -24,8 +24,12 @@ report() {
 trap report EXIT
 
 # ccache, when installed, lets later runs reuse objects; a fresh machine compiles everything.
+# Paths below the clone are hashed relative to it and the build folder not at
+# all (-g puts it in the hash by default), so a clone elsewhere reuses them too;
+# a cache hit's debug information then names the first clone's build folder.
 launcher=() launcher_env=()
 if command -v ccache >/dev/null; then
+    export CCACHE_BASEDIR="${CCACHE_BASEDIR:-$PWD}" CCACHE_NOHASHDIR="${CCACHE_NOHASHDIR:-1}"
     launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_C_COMPILER_LAUNCHER=ccache)
     launcher_env=(CMAKE_CXX_COMPILER_LAUNCHER=ccache CMAKE_C_COMPILER_LAUNCHER=ccache)
 fi
@@ -66,11 +70,14 @@ fi
 # The fuzz targets (label fuzz, 15 s each, one at a time) run beside the
 # other tests, which spend about half their time waiting on mounts and child
 # programs (ctest -j2 keeps about one core busy): the fuzzer takes the other.
+# That ctest runs in the fuzz targets' own folder, so that its LastTest.log
+# and cost file are its own: two ctest runs in one folder write into each
+# other's LastTest.log.
 fuzz_log=$build/fuzz-ctest.log fuzz_report=$build/fuzz-phase.txt fuzz_pid=""
 if [ "$fuzz" -eq 1 ]; then
     (
         phase_report=() status=0
-        phase "fuzz (15 s a target, beside ctest)" ctest --test-dir "$build" -L fuzz --output-on-failure -j1 || status=$?
+        phase "fuzz (15 s a target, beside ctest)" ctest --test-dir "$build/tests/fuzz" -L fuzz --output-on-failure -j1 || status=$?
         printf '%s\n' "${phase_report[@]}" >"$fuzz_report"
         exit "$status"
     ) >"$fuzz_log" 2>&1 &

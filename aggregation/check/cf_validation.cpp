@@ -131,7 +131,7 @@ CfCheckReport check_cf_aggregation(const std::string& path, const AggregationOpt
     CfAggregations parsed;
     try {
         paths = std::make_shared<const PathPolicy>(path, options.allowed_roots, options.path_rewrites,
-                                                     options.missing_partitions);
+                                                     options.missing_partitions, options.roots_rule);
         file = cache.get(paths->aggregation_file(), {}, paths->confinement_of_aggregation_file());
         parsed = parse_cf_file(paths->aggregation_file(), *file, *paths, options.limits);
     } catch (const std::exception& e) {

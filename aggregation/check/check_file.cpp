@@ -8,6 +8,9 @@
 #include "aggregation/check/cf_validation.hpp"
 #include "aggregation/read/aggregated_source.hpp"
 #include "aggregation/reference_set/reference_dataset.hpp"
+#include "codecs/cdf/header_writer.hpp"
+#include "io/error.hpp"
+#include "aggregation/zarr_store/remote_zarr_prefix.hpp"
 #include "remote/remote_store.hpp"
 
 namespace ncafs::agg {
@@ -35,7 +38,11 @@ const char* status_word(remote::RemoteStore::Status s) {
 
 using Probes = std::map<std::string, remote::RemoteStore::Probe>;
 
-bool is_remote_file(const Fragment& f) { return f.kind == FragmentKind::File && remote::is_remote_url(f.path); }
+// A Zarr store's URL names no object (its root answers 404 or 403): opening
+// and verifying it (its metadata fetched) says what is wrong instead.
+bool is_remote_file(const Fragment& f) {
+    return f.kind == FragmentKind::File && remote::is_remote_url(f.path) && !names_zarr_store(f.path);
+}
 
 // Every remote object the aggregation names, probed once and 16 at a time:
 // the whole check takes about remote_timeout= per 16 slow objects, not per object.
@@ -112,6 +119,15 @@ std::vector<CheckFinding> check_aggregation_file(const std::string& file, const 
     }
     // The file's own refusals (HDF5 external storage...) fail the check; what was only left out warns.
     for (const auto& note : loaded.dataset->notes) found.push_back({note.refused, loaded.dataset->origin + ": " + note.text});
+    // A dataset no classic file holds (a fixed dimension of length 0, from a
+    // netCDF-4 UNLIMITED one with no record yet) has no .nc view; its other views do.
+    try {
+        (void)cdf::encode_cdf_header(*loaded.dataset);
+    } catch (const UsageError& e) {
+        const std::string prefix = loaded.dataset->origin + ": ", why = e.what();
+        const std::string reason = why.starts_with(prefix) ? why.substr(prefix.size()) : why;
+        found.push_back({false, prefix + "no .nc view: " + reason});
+    }
     // A reference set: every reference tried (allowed, present, in range).
     for (auto& problem : reference_problems(*loaded.dataset, kReferenceReports)) found.push_back({true, std::move(problem)});
     if (!loaded.cf_sources.empty()) {

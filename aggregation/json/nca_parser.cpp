@@ -11,6 +11,7 @@
 #include <stdexcept>
 
 #include "aggregation/model/error.hpp"
+#include "aggregation/model/parse_deadline.hpp"
 #include "aggregation/json/flat_json.hpp"
 #include "aggregation/json/lenient_json.hpp"
 #include "aggregation/json/streamed_json.hpp"
@@ -484,6 +485,7 @@ void check_partitions(NcaParse& st) {
     if (st.parts.seen && n > st.limits.max_fragments)
         cx.fail("Partitions", std::to_string(n) + " partitions exceed the limit max_fragments=" +
                                   std::to_string(st.limits.max_fragments));
+    charge_metadata(n, kPartitionCost, "partitions");
     if (!parts || parts.is_null()) cx.fail("Partitions", "missing");
     if (!parts.is_array()) cx.fail("Partitions", "expected a list, found " + parts.dump());
     if (st.parts.repeated) cx.fail("Partitions", "given twice");
@@ -845,6 +847,7 @@ void reserve_partitions(NcaParse& st) {
 }
 
 void on_partition(NcaParse& st, uint64_t i, JRef pj) {
+    check_parse_deadline();  // also while only counting: the stream stops here
     if (pj.is_object() && (pj.contains("pdirections") || pj.contains("directions"))) st.saw_partition_directions = true;
     if (!st.context_ok || st.partition_error || i >= st.limits.max_fragments) return;  // only counted
     if (i == 0) reserve_partitions(st);

@@ -11,14 +11,9 @@
 
 #include <nlohmann/json.hpp>
 
-namespace ncafs::agg::kerchunk {
+#include "codecs/zarr_codec.hpp"
 
-struct ZarrCodec {
-    enum class Id { Zlib, Shuffle } id = Id::Zlib;
-    int level = 0;            // zlib
-    uint32_t element_size = 1;  // shuffle
-    bool operator==(const ZarrCodec&) const = default;
-};
+namespace ncafs::agg::kerchunk {
 
 nlohmann::json codec_json(const ZarrCodec& c);
 

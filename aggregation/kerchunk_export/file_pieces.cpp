@@ -27,7 +27,7 @@ std::string shape_text(const std::vector<uint64_t>& s) {
 // changes no byte's place). nullopt, or why not: a size-1 axis of the
 // variable that the master lacks must be chunked by 1 (else a chunk holds
 // padding along it).
-std::optional<std::string> to_master_rank(Hdf5Storage& s, const std::vector<int>& axis_to_master, size_t rank) {
+std::optional<std::string> to_master_rank(netcdf::Hdf5VariableStorage& s, const std::vector<int>& axis_to_master, size_t rank) {
     if (axis_to_master.empty()) return std::nullopt;
     if (axis_to_master.size() != s.dims.size()) return "its HDF5 rank differs from the variable's";
     std::vector<uint64_t> dims(rank, 1), chunk(rank, 1);
@@ -52,20 +52,20 @@ void hdf5_piece(const FileVariable& fv, Piece& p, uint64_t max_chunks) {
         p.make_inline("a remote netCDF-4 file: HDF5 chunk addresses are read from local files only", true);
         return;
     }
-    auto s = std::make_shared<Hdf5Storage>(
-        read_hdf5_storage(fv.file->proc_path(), p.url, fv.group, v.name, fv.file->size(), max_chunks));
+    auto s = std::make_shared<netcdf::Hdf5VariableStorage>(
+        netcdf::read_hdf5_variable_storage(fv.file->proc_path(), p.url, fv.group, v.name, fv.file->size(), max_chunks));
     if (s->unusable) {
         // Compact data is small and exact when computed: no conversion involved.
-        p.make_inline(*s->unusable, s->layout != Hdf5Storage::Layout::Compact);
+        p.make_inline(*s->unusable, s->layout != netcdf::Hdf5VariableStorage::Layout::Compact);
         return;
     }
-    if (s->layout == Hdf5Storage::Layout::Chunked)
+    if (s->layout == netcdf::Hdf5VariableStorage::Layout::Chunked)
         if (auto why = to_master_rank(*s, fv.axis_to_master, p.count.size())) {
             p.make_inline(*why, true);
             return;
         }
     // One run: size-1 axes aside, only the number of elements matters.
-    if (s->layout == Hdf5Storage::Layout::Contiguous && element_count(s->dims) == element_count(p.count)) s->dims = p.count;
+    if (s->layout == netcdf::Hdf5VariableStorage::Layout::Contiguous && element_count(s->dims) == element_count(p.count)) s->dims = p.count;
     if (s->element_size != type_size(v.type)) {
         p.make_inline("its HDF5 type has " + std::to_string(s->element_size) + "-byte elements", true);
         return;
@@ -77,7 +77,7 @@ void hdf5_piece(const FileVariable& fv, Piece& p, uint64_t max_chunks) {
         return;
     }
     p.big_endian = s->big_endian;
-    if (s->layout == Hdf5Storage::Layout::Contiguous) {
+    if (s->layout == netcdf::Hdf5VariableStorage::Layout::Contiguous) {
         p.kind = Piece::Kind::Runs;
         p.run = s->chunks[0].written() ? contiguous_runs(s->chunks[0].address, s->element_size) : RunFn{};
         p.hdf5 = s;  // unwritten (no run): every chunk reads as fill

@@ -4,18 +4,20 @@
 
 namespace ncafs::agg::kerchunk {
 
-ExportResult kerchunk_references(const Dataset& ds, const DatasetOrigin& origin, const ExportOptions& options) {
+ExportResult kerchunk_references(const Dataset& ds, const DatasetOrigin& origin, const ExportOptions& options,
+                                 const RefsWriter::Sink& sink) {
     ExportResult result;
-    nlohmann::json refs = nlohmann::json::object();
-    refs[".zgroup"] = zgroup_text();
-    refs[".zattrs"] = zattrs_text(ds.attributes, nullptr);
+    sink("{\"version\":1,\"refs\":{");
+    RefsWriter refs(sink);
+    refs.add(".zgroup", zgroup_text());
+    refs.add(".zattrs", zattrs_text(ds.attributes, nullptr));
     for (const Variable& v : ds.variables) {
         if (!v.source) continue;
         VariableOutcome o = add_variable_refs(ds, v, origin, options, refs);
         (o.written ? result.variables_written : result.variables_left_out) += 1;
         for (auto& line : o.notes) result.notes.push_back(std::move(line));
     }
-    result.json = json_text({{"version", 1}, {"refs", std::move(refs)}});
+    sink("}}");
     return result;
 }
 

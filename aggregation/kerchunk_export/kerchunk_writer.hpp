@@ -14,11 +14,13 @@
 namespace ncafs::agg::kerchunk {
 
 struct ExportResult {
-    std::string json;                // {"version": 1, "refs": {...}}
     std::vector<std::string> notes;  // one line each, for standard error
     size_t variables_written = 0, variables_left_out = 0;
 };
 
-ExportResult kerchunk_references(const Dataset& ds, const DatasetOrigin& origin, const ExportOptions& options);
+// Writes {"version": 1, "refs": {...}} to sink as it is made (memory: one
+// variable's pieces and one chunk at a time, whatever the number of chunks).
+ExportResult kerchunk_references(const Dataset& ds, const DatasetOrigin& origin, const ExportOptions& options,
+                                 const RefsWriter::Sink& sink);
 
 }  // namespace ncafs::agg::kerchunk

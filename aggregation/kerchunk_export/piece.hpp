@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "aggregation/kerchunk_export/hdf5_storage.hpp"
+#include "codecs/netcdf/hdf5_variable_storage.hpp"
 #include "codecs/dataset.hpp"
 
 namespace ncafs::agg::kerchunk {
@@ -42,7 +42,7 @@ struct Piece {
     std::string url;         // the file (absolute path or remote URL)
     bool big_endian = true;  // byte order of the file's bytes
     RunFn run;
-    std::shared_ptr<const Hdf5Storage> hdf5;
+    std::shared_ptr<const netcdf::Hdf5VariableStorage> hdf5;
 
     void make_inline(std::string why, bool needs_flag) {
         kind = Kind::Inline;

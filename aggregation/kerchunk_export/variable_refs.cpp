@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <optional>
 
 #include "aggregation/kerchunk_export/chunk_grid.hpp"
 #include "aggregation/kerchunk_export/file_pieces.hpp"
@@ -104,8 +105,9 @@ std::vector<uint8_t> fill_element(const Variable& v, const AggregatedSource* agg
 
 class ChunkWalk {
 public:
+    // out null: a first pass that only decides (throws LeftOut), reading no values.
     ChunkWalk(const Variable& v, const std::vector<uint64_t>& shape, VariablePieces& vp, const ChunkGrid& grid,
-              const ExportOptions& options, nlohmann::json& out)
+              const ExportOptions& options, RefsWriter* out)
         : v_(v), shape_(shape), vp_(vp), grid_(grid), options_(options), out_(out), fill_(fill_element(v, vp.aggregated)) {}
 
     // Returns whether some chunk was left absent (reads as fill).
@@ -177,16 +179,16 @@ private:
             for (size_t d = 0; d < rank; ++d) first = first * p.count[d] + (b.start[d] - p.start[d]);
             auto r = p.run(first, element_count(b.count));
             if (!r) return false;
-            out_[key] = {p.url, r->offset, r->length};
+            if (out_) out_->add(key, {p.url, r->offset, r->length});
             return true;
         }
-        const Hdf5Storage& s = *p.hdf5;
+        const netcdf::Hdf5VariableStorage& s = *p.hdf5;
         const auto per_dim = chunks_per_dim(s.dims, s.chunk);
         uint64_t at = 0;
         for (size_t d = 0; d < rank; ++d) at = at * per_dim[d] + (b.start[d] - p.start[d]) / s.chunk[d];
-        const StoredChunk& c = s.chunks.at(at);
+        const netcdf::StoredRun& c = s.chunks.at(at);
         if (!c.written()) absent_ = true;
-        else out_[key] = {p.url, c.address, c.size};
+        else if (out_) out_->add(key, {p.url, c.address, c.size});
         return true;
     }
 
@@ -211,7 +213,7 @@ private:
         for (uint64_t c : grid_.chunk) bytes = c != 0 && bytes > UINT64_MAX / c ? UINT64_MAX : bytes * c;
         if (bytes > kMaxInlineChunkBytes)
             throw LeftOut{"a chunk of " + std::to_string(bytes) + " bytes is too big to store inline"};
-        out_[key] = inline_chunk(*v_.source, v_.type, b, grid_, fill_);
+        if (out_) out_->add(key, inline_chunk(*v_.source, v_.type, b, grid_, fill_));
     }
 
     const Variable& v_;
@@ -219,7 +221,7 @@ private:
     VariablePieces& vp_;
     const ChunkGrid& grid_;
     const ExportOptions& options_;
-    nlohmann::json& out_;
+    RefsWriter* out_;
     std::vector<uint8_t> fill_;
     bool absent_ = false;
 };
@@ -248,25 +250,36 @@ std::vector<std::string> dimension_names(const Dataset& ds, const Variable& v) {
 
 }  // namespace
 
+void RefsWriter::add(const std::string& key, const nlohmann::json& value) {
+    text_.assign(first_ ? "" : ",");
+    first_ = false;
+    text_ += json_text(key);
+    text_ += ':';
+    text_ += json_text(value);
+    sink_(text_);
+}
+
 VariableOutcome add_variable_refs(const Dataset& ds, const Variable& v, const DatasetOrigin& origin,
-                                  const ExportOptions& options, nlohmann::json& refs) {
+                                  const ExportOptions& options, RefsWriter& refs) {
     VariableOutcome outcome;
     const std::vector<uint64_t> shape = ds.shape(v);
-    nlohmann::json mine = nlohmann::json::object();
+    std::optional<VariablePieces> vp;
+    std::optional<ChunkGrid> grid;
+    std::string zarray, zattrs;
     try {
-        VariablePieces vp = pieces_of(ds, v, shape, origin, options);
+        vp = pieces_of(ds, v, shape, origin, options);
         std::vector<Piece*> live;
-        for (auto& p : vp.pieces)
+        for (auto& p : vp->pieces)
             if (p) live.push_back(&*p);
-        const ChunkGrid grid = choose_grid(shape, type_size(v.type), live, vp.boxes);
-        note_conversions(v, vp, options, outcome.notes);
-        ChunkWalk walk(v, shape, vp, grid, options, mine);
-        const bool absent = walk.run();
+        grid = choose_grid(shape, type_size(v.type), live, vp->boxes);
+        note_conversions(v, *vp, options, outcome.notes);
+        ChunkWalk decide(v, shape, *vp, *grid, options, nullptr);
+        const bool absent = decide.run();
         const bool has_fill = v.find_attribute("_FillValue") != nullptr || absent;
-        const nlohmann::json fill = has_fill ? zarr_fill_value(v.type, walk.fill().data()) : nlohmann::json(nullptr);
+        const nlohmann::json fill = has_fill ? zarr_fill_value(v.type, decide.fill().data()) : nlohmann::json(nullptr);
         const auto dims = dimension_names(ds, v);
-        mine[v.name + "/.zarray"] = zarray_text(shape, grid, v.type, fill);
-        mine[v.name + "/.zattrs"] = zattrs_text(v.attributes, &dims);
+        zarray = zarray_text(shape, *grid, v.type, fill);
+        zattrs = zattrs_text(v.attributes, &dims);
     } catch (const LeftOut& e) {
         outcome.notes.push_back(v.name + ": left out: " + e.reason +
                                 (e.converted ? " (--inline-converted stores the view's values inline)" : ""));
@@ -275,7 +288,10 @@ VariableOutcome add_variable_refs(const Dataset& ds, const Variable& v, const Da
         outcome.notes.push_back(v.name + ": left out: " + e.what());
         return outcome;
     }
-    for (auto& [k, value] : mine.items()) refs[k] = std::move(value);
+    // Written now: a value that cannot be read from here on fails the export (no variable half written).
+    refs.add(v.name + "/.zarray", zarray);
+    refs.add(v.name + "/.zattrs", zattrs);
+    ChunkWalk(v, shape, *vp, *grid, options, &refs).run();
     outcome.written = true;
     return outcome;
 }

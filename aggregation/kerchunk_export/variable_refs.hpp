@@ -6,8 +6,10 @@
 // left out, with the reasons.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -39,8 +41,23 @@ struct VariableOutcome {
     std::vector<std::string> notes;  // for standard error: "VAR: partition P: reason: what was done"
 };
 
-// Adds v's keys to refs (nothing when it is left out).
+// The members of the refs object, written as they come: a variable's chunks
+// are never all in memory at once (there may be 2^24 of them).
+class RefsWriter {
+public:
+    using Sink = std::function<void(std::string_view)>;
+    explicit RefsWriter(Sink sink) : sink_(std::move(sink)) {}
+    void add(const std::string& key, const nlohmann::json& value);
+
+private:
+    Sink sink_;
+    bool first_ = true;
+    std::string text_;  // reused
+};
+
+// Writes v's keys to refs (nothing when it is left out: a first pass over
+// its chunks decides that, reading no values; the second writes them).
 VariableOutcome add_variable_refs(const Dataset& ds, const Variable& v, const DatasetOrigin& origin,
-                                  const ExportOptions& options, nlohmann::json& refs);
+                                  const ExportOptions& options, RefsWriter& refs);
 
 }  // namespace ncafs::agg::kerchunk

@@ -18,7 +18,7 @@ std::string zattrs_text(const std::vector<Attribute>& attributes, const std::vec
 }
 
 std::string zarray_text(const std::vector<uint64_t>& shape, const ChunkGrid& grid, NcType type,
-                        const nlohmann::json& fill) {
+                        const nlohmann::json& fill, const nlohmann::json& compressor) {
     nlohmann::json filters = nullptr;
     if (!grid.filters.empty()) {
         filters = nlohmann::json::array();
@@ -30,7 +30,7 @@ std::string zarray_text(const std::vector<uint64_t>& shape, const ChunkGrid& gri
                         {"dtype", zarr::zarr_dtype_of(type, grid.big_endian)},
                         {"fill_value", fill},
                         {"order", "C"},
-                        {"compressor", nullptr},
+                        {"compressor", compressor},
                         {"filters", filters}};
     return json_text(j);
 }

@@ -23,8 +23,8 @@ std::string zgroup_text();
 // and, for a variable, its dimension names.
 std::string zattrs_text(const std::vector<Attribute>& attributes, const std::vector<std::string>* dimensions);
 
-// fill: the fill_value (null when the array has none).
+// fill: the fill_value (null when the array has none); compressor: null, or a codec_json.
 std::string zarray_text(const std::vector<uint64_t>& shape, const ChunkGrid& grid, NcType type,
-                        const nlohmann::json& fill);
+                        const nlohmann::json& fill, const nlohmann::json& compressor = nullptr);
 
 }  // namespace ncafs::agg::kerchunk

@@ -2,7 +2,8 @@
 // (docs/conventions/README.md "One model"): a master array over named
 // dimensions plus fragments, each a half-open box of master index space
 // mapped onto a variable of some file through a transform. Parsers (NCA/CFA
-// JSON today, CFA-0.6 / CF-1.13 later) produce it; the aggregated source and
+// JSON in aggregation/json/, CFA-0.6, the CF drafts and CF-1.13 in
+// aggregation/terms/) produce it; the aggregated source and
 // the commands consume it. Nothing here opens a file.
 #pragma once
 

@@ -1,5 +1,5 @@
 // The partitions of one aggregated variable, stored column-wise so that a
-// million of them fit in ~100 bytes each (docs/performance.md "Many partitions"):
+// million of them fit in under 60 bytes each (tests/aggregation/partition_table_test.cpp):
 // per partition only what differs from its neighbours is kept (its box in
 // 32-bit columns while every value fits, widened to 64 bits otherwise, its
 // kind, its file name in one arena, its directory and its transform in small

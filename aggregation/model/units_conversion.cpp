@@ -10,8 +10,9 @@
 #include <cstdio>
 #include <cstdlib>
 #include <memory>
-#include <mutex>
 #include <stdexcept>
+
+#include "io/mutex.hpp"
 
 namespace ncafs::agg {
 
@@ -19,8 +20,8 @@ namespace {
 
 // UDUNITS-2 is not thread-safe and loading its XML database is slow: one
 // system, loaded on first use, every call under this mutex.
-std::mutex& udunits_mutex() {
-    static std::mutex m;  // lock order: a leaf (UDUNITS-2 only)
+Mutex& udunits_mutex() {
+    static Mutex m;  // lock order: a leaf (UDUNITS-2 only)
     return m;
 }
 
@@ -186,7 +187,7 @@ Affine units_converter(const std::string& from_in, const std::string& from_calen
     if (fref && fcal != tcal)
         throw std::runtime_error("calendar \"" + from_calendar + "\" differs from the master's \"" + to_calendar + "\"");
     if (from == to) return Affine{};
-    std::lock_guard lock(udunits_mutex());
+    MutexLock lock(udunits_mutex());
     if (!fref || fcal == "standard") return udunits_affine(from, to);  // udunits: mixed Julian/Gregorian
     // Non-standard calendar: scale from the unit part, offset from the
     // reference dates counted in that calendar.
@@ -234,7 +235,7 @@ std::optional<std::string> decode_time(double value, const std::string& units, c
     try {
         double unit_days;
         {
-            std::lock_guard lock(udunits_mutex());
+            MutexLock lock(udunits_mutex());
             unit_days = udunits_affine(ref->unit, "day").scale;
         }
         const double days = days_from_epoch(cal, *ref) + ref->seconds / 86400.0 + value * unit_days;

@@ -66,11 +66,20 @@ inline void copy_element(uint8_t* dst, const uint8_t* src, size_t esize) {
     }
 }
 
+// Why the dataset left out a variable of that name (an HDF5 external link, a
+// Zarr array with hostile metadata...); nullopt when it has it or says nothing.
+std::optional<std::string> left_out_reason(const Dataset& ds, const std::string& name) {
+    if (name.empty() || ds.find_variable(name)) return std::nullopt;
+    for (const auto& note : ds.notes)
+        if (note.name == name) return note.text;
+    return std::nullopt;
+}
+
 }  // namespace
 
-std::optional<std::string> AggregatedSource::why_fillable(const Fragment& f) const {
+std::optional<std::string> AggregatedSource::why_gap(const Fragment& f) const {
     // Remote objects fail by the network: never masked.
-    if (!paths_->missing_partitions().fill || remote::is_remote_url(f.path)) return std::nullopt;
+    if (remote::is_remote_url(f.path)) return std::nullopt;
     OpenResult opened = open_regular_file(f.path, &paths_->confinement());
     if (!opened.fd) {
         // A refusal by the allowed roots (a reason of its own) stays an error.
@@ -83,6 +92,14 @@ std::optional<std::string> AggregatedSource::why_fillable(const Fragment& f) con
     // hostile: an error, not a gap.
     if (sniff_fd(opened.fd.get()) == FileFormat::None) return "not a netCDF file (no known magic number)";
     return std::nullopt;
+}
+
+std::shared_ptr<const AggregatedSource::Resolved> AggregatedSource::fill_or_reject(const Fragment& f,
+                                                                                  const std::string& error) const {
+    const auto why = why_gap(f);
+    if (why && paths_->missing_partitions().fill) return fill_instead(f, *why);
+    // The first error a user with an incomplete collection meets: it names the way through.
+    reject(f, error, why ? "; -o missing_partitions=fill reads missing partitions as the fill value" : "");
 }
 
 std::shared_ptr<const AggregatedSource::Resolved> AggregatedSource::fill_instead(const Fragment& f,
@@ -104,8 +121,8 @@ AggregatedSource::AggregatedSource(std::shared_ptr<const Aggregate> aggregate, s
 
 AggregatedSource::~AggregatedSource() = default;
 
-void AggregatedSource::reject(const Fragment& f, const std::string& reason) const {
-    throw SourceError(f.path, reason + " (" + (resolver_ ? resolver_->label(f) : "partition " + f.where) + ")");
+void AggregatedSource::reject(const Fragment& f, const std::string& reason, const std::string& advice) const {
+    throw SourceError(f.path, reason + " (" + (resolver_ ? resolver_->label(f) : "partition " + f.where) + ")" + advice);
 }
 
 void AggregatedSource::check_declared(size_t i) const {
@@ -126,7 +143,7 @@ std::shared_ptr<const AggregatedSource::Resolved> AggregatedSource::resolve(size
         // Resolved before and its file still open in the cache: no system
         // call at all; the identity of the fd is checked after the reads
         // (with_fragment reopens the path when that check fails).
-        std::lock_guard lock(mutex_);
+        MutexLock lock(mutex_);
         if (auto r = resolved(i)) {
             auto ds = r->dataset.lock();
             auto file = r->file.lock();
@@ -150,17 +167,17 @@ std::shared_ptr<const AggregatedSource::Resolved> AggregatedSource::resolve_open
         // changed file gets a new entry.
         opened = cache_.get_opened(f.path, f.group, &paths_->confinement());
     } catch (const SourceError& e) {
-        if (auto why = why_fillable(f)) return fill_instead(f, *why);
         std::string reason = e.what();
         if (reason.rfind(e.file() + ": ", 0) == 0) reason = reason.substr(e.file().size() + 2);
-        reject(f, reason);
+        return fill_or_reject(f, reason);
     } catch (const FormatError&) {
-        if (auto why = why_fillable(f)) return fill_instead(f, *why);
+        if (!paths_->missing_partitions().fill) throw;
+        if (auto why = why_gap(f)) return fill_instead(f, *why);
         throw;
     }
     const std::shared_ptr<const Dataset>& ds = opened.dataset;
     {
-        std::lock_guard lock(mutex_);
+        MutexLock lock(mutex_);
         auto before = resolved(i);
         if (before && before->dataset.lock() == ds && before->generation == generation) {
             keep = ds;
@@ -172,6 +189,7 @@ std::shared_ptr<const AggregatedSource::Resolved> AggregatedSource::resolve_open
     r->file = opened.file;
     r->generation = generation;
     if (resolver_) {
+        if (auto why = left_out_reason(*ds, f.variable)) reject(f, *why);  // rather than "no variable"
         auto completed = std::make_shared<Fragment>(f);
         try {
             resolver_->complete(*completed, *ds);  // CF families: axes and units from the file
@@ -181,7 +199,7 @@ std::shared_ptr<const AggregatedSource::Resolved> AggregatedSource::resolve_open
         r->completed = std::move(completed);
     }
     conform(r->completed ? *r->completed : f, ds, r.get());
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     keep_resolved(i, r);
     keep = ds;
     return r;
@@ -202,7 +220,7 @@ void AggregatedSource::note_read_of(size_t i) const {
     const size_t ahead = std::max<size_t>(1, std::min(kOpenAhead, cache_.capacity() / 4));
     std::vector<size_t> wanted;
     {
-        std::lock_guard lock(series_mutex_);
+        MutexLock lock(series_mutex_);
         const int64_t step = static_cast<int64_t>(i) - static_cast<int64_t>(series_.last);
         if (step == 0) return;  // the same fragment again (a retry, the next bytes of it)
         if (step != series_.step || step < 0) {  // a new pattern: wait for it to repeat
@@ -259,8 +277,7 @@ void AggregatedSource::conform(const Fragment& f, const std::shared_ptr<const Da
     if (!f.variable.empty()) {
         var = ds->find_variable(f.variable);
         if (!var) {
-            for (const auto& note : ds->notes)  // left out for a reason (an HDF5 external link...): say it
-                if (note.name == f.variable) fail(note.text);
+            if (auto why = left_out_reason(*ds, f.variable)) fail(*why);
             fail("has no variable '" + f.variable + "'");
         }
     } else {
@@ -558,6 +575,15 @@ void AggregatedSource::read(std::span<const uint64_t> start, std::span<const uin
     });
 }
 
+bool AggregatedSource::draws_on_other_files() const {
+    // Self fragments count too: they are read like partitions, through the
+    // dataset cache, whose opens (with allow_other) serve checked callers only.
+    const PartitionTable& table = agg_->fragments;
+    for (size_t i = 0; i < table.size(); ++i)
+        if (table.kind(i) == FragmentKind::File || table.kind(i) == FragmentKind::Self) return true;
+    return false;
+}
+
 std::optional<std::vector<uint8_t>> AggregatedSource::uniform_value(std::span<const uint64_t> start,
                                                                      std::span<const uint64_t> count) const {
     check_box(agg_->shape, start, count, agg_->name.c_str());
@@ -603,7 +629,7 @@ bool AggregatedSource::extents_would_open(uint64_t first) const {
     if (!fi) return false;
     const Fragment& f = agg_->fragments[*fi];
     if (f.kind != FragmentKind::File && f.kind != FragmentKind::Self) return false;
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     auto r = resolved(*fi);
     return !r || r->dataset.expired() || r->generation != cache_.generation();
 }

@@ -10,7 +10,6 @@
 #pragma once
 
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
@@ -22,6 +21,7 @@
 #include "aggregation/read/path_policy.hpp"
 #include "codecs/array_source.hpp"
 #include "io/lru_cache.hpp"
+#include "io/mutex.hpp"
 
 namespace ncafs::agg {
 
@@ -47,6 +47,10 @@ public:
     // value and/or missing fragments and uncovered cells (the master fill).
     std::optional<std::vector<uint8_t>> uniform_value(std::span<const uint64_t> start,
                                                       std::span<const uint64_t> count) const override;
+
+    // True when some fragment is read from a file (a partition, local or
+    // remote, or the aggregation file itself), not a constant or missing one.
+    bool draws_on_other_files() const override;
 
     const Aggregate& aggregate() const { return *agg_; }
     const PathPolicy& paths() const { return *paths_; }
@@ -93,11 +97,16 @@ private:
     void conform(const Fragment& f, const std::shared_ptr<const Dataset>& ds, Resolved* r) const;
     // Raises what the resolver knows from the metadata alone about fragment i.
     void check_declared(size_t i) const;
-    [[noreturn]] void reject(const Fragment& f, const std::string& reason) const;
-    // With missing_partitions=fill: why fragment f's file may read as fill
-    // (absent, unreadable by permission, no dataset signature); nullopt when
-    // its failure must stay an error (remote, refused by the roots, damaged).
-    std::optional<std::string> why_fillable(const Fragment& f) const;
+    // Throws SourceError "REASON (partition ...)ADVICE" for f's file.
+    [[noreturn]] void reject(const Fragment& f, const std::string& reason, const std::string& advice = {}) const;
+    // Why fragment f's file is a gap that missing_partitions=fill reads as
+    // fill (absent, unreadable by permission, no dataset signature); nullopt
+    // when its failure must stay an error (remote, refused by the roots, damaged).
+    std::optional<std::string> why_gap(const Fragment& f) const;
+    // After fragment f's file failed to open with `error`: with
+    // missing_partitions=fill a gap reads as fill (noted: the caller logs it
+    // once); else the error, which names the option when f is a gap.
+    std::shared_ptr<const Resolved> fill_or_reject(const Fragment& f, const std::string& error) const;
     // A resolution that reads as fill, noted (the caller logs it once).
     std::shared_ptr<const Resolved> fill_instead(const Fragment& f, const std::string& why) const;
     // The part of fragment i inside the requested box, into its place in out
@@ -130,16 +139,16 @@ private:
         size_t last = 0, next = 0;
         int64_t step = 0;
     };
-    mutable std::mutex series_mutex_;  // guards series_ only; taken alone
-    mutable Series series_;
+    mutable Mutex series_mutex_;  // guards series_ only; taken alone
+    mutable Series series_ NCAFS_GUARDED_BY(series_mutex_);
 
-    std::shared_ptr<const Resolved> resolved(size_t i) const;  // under mutex_
+    std::shared_ptr<const Resolved> resolved(size_t i) const NCAFS_REQUIRES(mutex_);
     // The fragment holding element `first` of the C-order linearisation, with its master index.
     std::optional<size_t> fragment_of_element(uint64_t first, std::vector<uint64_t>& index) const;
-    void keep_resolved(size_t i, std::shared_ptr<const Resolved> r) const;  // under mutex_
+    void keep_resolved(size_t i, std::shared_ptr<const Resolved> r) const NCAFS_REQUIRES(mutex_);
     // Guards resolved_ only. Lock order: before DatasetCache::mutex_ (keep_resolved asks its capacity).
-    mutable std::mutex mutex_;
-    mutable LruCache<size_t, std::shared_ptr<const Resolved>> resolved_;
+    mutable Mutex mutex_;
+    mutable LruCache<size_t, std::shared_ptr<const Resolved>> resolved_ NCAFS_GUARDED_BY(mutex_);
 };
 
 }  // namespace ncafs::agg

@@ -8,7 +8,9 @@
 // Opens that fail with EMFILE/ENFILE close idle entries and retry once.
 // A remote partition (a URL) is keyed by its URL and version; its version is
 // asked again (one range GET) at most every kRemoteRevalidate, and at once
-// after a read found it replaced: never bytes of two versions. Thread-safe.
+// after a read found it replaced: never bytes of two versions. A name
+// ending in ".zarr" on a server is a Zarr store, opened as one (its
+// metadata read again after kRemoteRevalidate). Thread-safe.
 #pragma once
 
 #include <array>
@@ -16,15 +18,18 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
+#include <future>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <unordered_map>
 
 #include "io/confined_open.hpp"
+#include "io/file_pins.hpp"
 #include "codecs/dataset.hpp"
 #include "io/lru_cache.hpp"
 #include "io/open_file.hpp"
+#include "io/mutex.hpp"
 
 namespace ncafs::agg {
 
@@ -51,6 +56,10 @@ public:
     };
     Opened get_opened(const std::string& path, const std::string& group = {}, const ConfinedRoots* within = nullptr);
 
+    // allow_other: local Zarr stores named as fragments then serve only
+    // members as readable as their store's folder (zarr_store_dataset.hpp).
+    void set_serves_other_users(bool serves) { serves_other_users_.store(serves, std::memory_order_relaxed); }
+
     // Lowers or raises the bound (the mount's open_files=); drops the least
     // recently used entries beyond it.
     void set_capacity(size_t capacity);
@@ -67,7 +76,11 @@ public:
     // file's identity intact, so only its path tells; after this call each
     // such holder opens its paths once more.
     void paths_may_have_changed() { generation_.fetch_add(1, std::memory_order_relaxed); }
-    uint64_t generation() const { return generation_.load(std::memory_order_relaxed); }
+    // A pin changed (io/file_pins.hpp) counts as such a change too: a file
+    // kept open since is not read again before its path is opened anew.
+    uint64_t generation() const {
+        return generation_.load(std::memory_order_relaxed) + FilePins::shared().generation();
+    }
 
     // The process-wide cache used by open_aggregation: its capacity starts
     // from RLIMIT_NOFILE (a quarter of the soft limit, at most 256).
@@ -100,20 +113,34 @@ private:
     };
     RecentPaths recent_paths_;
     Opened get_remote(const std::string& url, const std::string& group);
-    // The dataset under key, opened from file on a miss.
-    Opened get_or_open(const Key& key, std::shared_ptr<const OpenFile> file);
+    // A Zarr store on a server (aggregation/zarr_store), opened again (its
+    // metadata read) when older than kRemoteRevalidate.
+    Opened get_remote_zarr(const std::string& url, const std::string& group);
+    struct ZarrOpened {
+        Opened opened;
+        FileIdentity identity;  // its key's
+    };
+    ZarrOpened open_remote_zarr(const std::string& url, const std::string& group);
+    // A local Zarr store, by the identity of its folder (or of the group's folder within it).
+    Opened get_local_zarr(const std::string& path, const std::string& group, const ConfinedRoots* within);
+    // The dataset under key, opened from file (or by `open`, when given) on a miss.
+    Opened get_or_open(const Key& key, std::shared_ptr<const OpenFile> file,
+                       const std::function<std::shared_ptr<const Dataset>()>& open = {});
     struct RemoteSeen {
         FileIdentity identity;
         std::chrono::steady_clock::time_point when;
     };
     // Lock order: after AggregatedSource::mutex_ and the file budget; before the remote
     // store's locks and netcdf_library_mutex (a dropped netCDF-4 file closes under it).
-    mutable std::mutex mutex_;
-    LruCache<Key, Opened, KeyHash> entries_;
-    std::unordered_map<std::string, RemoteSeen> remote_seen_;  // URL -> identity at its last open
-    size_t opens_ = 0;
+    mutable Mutex mutex_;
+    LruCache<Key, Opened, KeyHash> entries_ NCAFS_GUARDED_BY(mutex_);
+    std::unordered_map<std::string, RemoteSeen> remote_seen_ NCAFS_GUARDED_BY(mutex_);  // URL -> identity at its last open
+    size_t opens_ NCAFS_GUARDED_BY(mutex_) = 0;
+    uint64_t zarr_opens_ NCAFS_GUARDED_BY(mutex_) = 0;  // tells the opens of one store's URL apart
+    std::unordered_map<std::string, std::shared_future<Opened>> zarr_opening_ NCAFS_GUARDED_BY(mutex_);  // stores being opened
     std::atomic<size_t> capacity_;  // entries_.capacity(), readable without mutex_
     std::atomic<uint64_t> generation_{0};
+    std::atomic<bool> serves_other_users_{false};
 };
 
 // The descriptors a process may spend on cached files: a quarter of the soft

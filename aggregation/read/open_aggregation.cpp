@@ -1,7 +1,6 @@
 #include "aggregation/read/open_aggregation.hpp"
 
 #include <fcntl.h>
-#include <netcdf.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -12,6 +11,7 @@
 #include <mutex>
 #include <sstream>
 
+#include "aggregation/model/parse_deadline.hpp"
 #include "aggregation/read/aggregated_source.hpp"
 #include "aggregation/terms/cf_fragment_source.hpp"
 #include "aggregation/terms/cf_aggregation_parser.hpp"
@@ -23,13 +23,13 @@
 #include "codecs/error.hpp"
 #include "codecs/open_dataset.hpp"
 #include "codecs/sniff.hpp"
-#include "codecs/netcdf/netcdf_library.hpp"
+#include "codecs/netcdf/netcdf_dataset.hpp"
 
 namespace ncafs {
 
 namespace {
 
-// The attributes that make a variable an aggregation variable (the same test as through netcdf-c below).
+// The attributes that make a variable an aggregation variable (the same test as is_aggregation_file's of netCDF-4 files).
 bool has_aggregation_attributes(const std::vector<Attribute>& attributes) {
     auto has = [&](const char* name) {
         return std::any_of(attributes.begin(), attributes.end(), [&](const Attribute& a) { return a.name == name; });
@@ -57,29 +57,14 @@ bool is_aggregation_file(const std::string& path, const ConfinedRoots* within) {
     const FileFormat format = sniff_fd(opened.fd.get());
     if (!is_netcdf_format(format)) return false;
     if (format == FileFormat::Cdf) return is_classic_aggregation_file(opened.fd.get(), path);
-    const std::string name = "/proc/self/fd/" + std::to_string(opened.fd.get());
-    std::lock_guard lock(netcdf_library_mutex());
-    int ncid = -1;
-    if (nc_open(name.c_str(), NC_NOWRITE, &ncid) != NC_NOERR) return false;
-    int nvars = 0;
-    bool found = false;
-    if (nc_inq_nvars(ncid, &nvars) == NC_NOERR) {
-        std::vector<int> ids(static_cast<size_t>(nvars > 0 ? nvars : 0));
-        if (nvars > 0 && nc_inq_varids(ncid, &nvars, ids.data()) == NC_NOERR)
-            for (int id : ids) {
-                nc_type t;
-                size_t len;
-                if (nc_inq_att(ncid, id, "nca_array", &t, &len) == NC_NOERR ||
-                    nc_inq_att(ncid, id, "cfa_array", &t, &len) == NC_NOERR ||
-                    (nc_inq_att(ncid, id, "aggregated_dimensions", &t, &len) == NC_NOERR &&
-                     nc_inq_att(ncid, id, "aggregated_data", &t, &len) == NC_NOERR)) {
-                    found = true;
-                    break;
-                }
-            }
+    // Through the gateway: read first by a helper process, opened once in netcdf-c.
+    try {
+        return netcdf::any_variable_has_attributes(OpenFile::adopt(opened.fd.release(), path, opened.st),
+                                                   {{"nca_array"}, {"cfa_array"},
+                                                    {"aggregated_dimensions", "aggregated_data"}});
+    } catch (const std::exception&) {
+        return false;  // not a file netcdf-c reads: not an aggregation either
     }
-    nc_close(ncid);
-    return found;
 }
 
 std::shared_ptr<const Dataset> open_aggregation(const std::string& path, const AggregationOptions& options) {
@@ -282,11 +267,13 @@ std::shared_ptr<const Dataset> open_aggregation_file(const PathPolicy& paths, Da
 LoadedAggregation load_aggregation(const std::string& path, const AggregationOptions& options, DatasetCache& cache) {
     Loading ld;
     ld.paths = std::make_shared<const PathPolicy>(path, options.allowed_roots, options.path_rewrites,
-                                                     options.missing_partitions);
+                                                     options.missing_partitions, options.roots_rule);
     if (is_reference_set_file(ld.paths->aggregation_file(), ld.paths->confinement_of_aggregation_file())) {
         ld.out.dataset = open_reference_set(path, options);  // its arrays: no master array, no partition table
         return std::move(ld.out);
     }
+    MetadataScope scope(ld.paths->aggregation_file());  // the parsers below count what they build
+    ParseDeadline deadline(ld.paths->aggregation_file());  // and stop past it
     ld.file = open_aggregation_file(*ld.paths, cache);
     ld.presented->origin = ld.paths->aggregation_file();
     parse_cf_style(ld, options);
@@ -295,6 +282,7 @@ LoadedAggregation load_aggregation(const std::string& path, const AggregationOpt
     present_dimensions(ld);
     present_attributes(ld);
     present_variables(ld, cache);
+    ld.presented->charge = scope.take();
     ld.out.dataset = std::move(ld.presented);
     return std::move(ld.out);
 }

@@ -18,11 +18,17 @@ struct AggregationOptions {
     // Partition files must lie under one of these (after symlinks); empty:
     // the folder the aggregation file was found in, and below.
     std::vector<std::string> allowed_roots;
+    // Why the roots are these, for the message refusing a path outside them
+    // (agg::PathPolicy); empty: a general sentence.
+    std::string roots_rule;
     // Path prefix rewrites old -> new, applied to resolved partition paths
     // (e.g. {"/home/david", "/data/david"}); first match wins.
     std::vector<std::pair<std::string, std::string>> path_rewrites;
     agg::AggregationLimits limits;  // max_fragments, max_metadata (docs/security.md "Hostile input")
     agg::MissingPartitions missing_partitions;  // missing_partitions=error|fill
+    // allow_other: a Zarr store's chunk files are served only when as readable
+    // as their array's metadata file (docs/zarr.md "Confinement").
+    bool serves_other_users = false;
 };
 
 // Content-based and cheap: reads the header only (via netcdf-c, under its

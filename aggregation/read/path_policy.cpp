@@ -32,9 +32,10 @@ bool is_plain_relative(const std::string& name) {
 }  // namespace
 
 PathPolicy::PathPolicy(const std::string& aggregation_file, std::vector<std::string> allowed_roots,
-                       std::vector<std::pair<std::string, std::string>> rewrites, MissingPartitions missing)
+                       std::vector<std::pair<std::string, std::string>> rewrites, MissingPartitions missing,
+                       std::string roots_rule)
     : aggregation_file_(lexically_normal_absolute(aggregation_file)), rewrites_(std::move(rewrites)),
-      missing_(std::move(missing)) {
+      missing_(std::move(missing)), roots_rule_(std::move(roots_rule)) {
     folder_ = fs::path(aggregation_file_).parent_path().string();
     if (folder_.empty()) folder_ = "/";
     if (allowed_roots.empty()) allowed_roots.push_back(folder_);
@@ -48,6 +49,36 @@ bool PathPolicy::lexically_allowed(const std::string& path) const {
     for (const auto& r : roots_)
         if (path_is_under(path, r)) return true;
     return false;
+}
+
+namespace {
+
+// The folder to suggest for allow_root=: below what path shares with the
+// aggregation's folder, the first folder on path's side (nca/ and
+// parts/d0/p.nc: parts), so one root admits a sibling tree of partitions.
+std::string suggested_root(const std::string& folder, const std::string& path) {
+    const fs::path target = fs::path(path).parent_path(), base(folder);
+    fs::path suggestion;
+    auto b = base.begin();
+    for (const auto& part : target) {
+        suggestion /= part;
+        if (b == base.end() || *b != part) return suggestion.string();
+        ++b;
+    }
+    return target.string();
+}
+
+}  // namespace
+
+std::string PathPolicy::outside_roots(const std::string& path_in) const {
+    // A name a reader kept as written (refused before resolution): relative to the folder.
+    const std::string path = path_in.empty() || path_in[0] != '/' ? lexically_normal_absolute(folder_ + "/" + path_in)
+                                                                  : path_in;
+    std::string roots;
+    for (const auto& r : roots_) roots += (roots.empty() ? "" : ", ") + r;
+    return "outside the allowed roots (" + roots + "): " +
+           (roots_rule_.empty() ? "partitions are read only beneath them" : roots_rule_) + "; -o allow_root=" +
+           suggested_root(folder_, path) + " admits it";
 }
 
 namespace {
@@ -124,7 +155,7 @@ std::string PathPolicy::resolve(const std::string& name_in, bool base_given, con
     }
     if (remote::is_remote_url(resolved)) return resolved;  // remote/ opens it or refuses it (remote=no)
     if (!lexically_allowed(resolved))
-        throw std::runtime_error("path " + resolved + " (from \"" + name_in + "\") is outside the allowed roots");
+        throw std::runtime_error("path " + resolved + " (from \"" + name_in + "\") is " + outside_roots(resolved));
     return resolved;
 }
 

@@ -31,13 +31,21 @@ public:
     // aggregation_file: the backing path as found (not realpath'ed: a relative
     // name is relative to the folder the file was found in, like cfdm's
     // abspath). allowed_roots empty => that folder's tree only.
+    // roots_rule: why the roots are these, for the refusal message ("the
+    // mount reads partitions beneath SOURCE and the allow_root= folders");
+    // empty: a general sentence.
     PathPolicy(const std::string& aggregation_file, std::vector<std::string> allowed_roots,
-               std::vector<std::pair<std::string, std::string>> rewrites, MissingPartitions missing = {});
+               std::vector<std::pair<std::string, std::string>> rewrites, MissingPartitions missing = {},
+               std::string roots_rule = {});
 
     const std::string& aggregation_file() const { return aggregation_file_; }
     const std::string& aggregation_folder() const { return folder_; }
     const std::vector<std::string>& allowed_roots() const { return roots_; }
     const MissingPartitions& missing_partitions() const { return missing_; }
+    // Why path (absolute, or relative to the aggregation's folder) is
+    // refused and what admits it: "outside the allowed roots (ROOTS): RULE;
+    // -o allow_root=DIR admits it".
+    std::string outside_roots(const std::string& path) const;
 
     // Lexical resolution only (no file system access besides none): joins
     // base/name, normalises, applies rewrites, and refuses a path lexically
@@ -56,6 +64,7 @@ public:
 
 private:
     bool lexically_allowed(const std::string& path) const;
+
     // The first rewrite whose OLD prefixes name (a path, or a URL given as
     // OLD), applied; name unchanged when none does.
     std::string rewritten(const std::string& name) const;
@@ -67,6 +76,7 @@ private:
     std::shared_ptr<const ConfinedRoots> confinement_;
     std::vector<std::pair<std::string, std::string>> rewrites_;
     MissingPartitions missing_;
+    std::string roots_rule_;
 };
 
 using ncafs::lexically_normal_absolute;  // io/confined_open.hpp

@@ -24,6 +24,7 @@ using json = nlohmann::json;
 // Bound of one metadata key (.zarray, .zattrs): more is no metadata.
 constexpr uint64_t kMaxMetadataKeyBytes = 16 << 20;
 constexpr size_t kSimdjsonPadding = 64;
+constexpr uint64_t kAttributeBytes = sizeof(Attribute) + 64;
 
 // The whole reference file, with spare bytes for simdjson, its size bounded first.
 std::string read_reference_file(const agg::PathPolicy& paths, uint64_t max_bytes) {
@@ -44,10 +45,11 @@ std::string read_reference_file(const agg::PathPolicy& paths, uint64_t max_bytes
 
 // The JSON object stored under key (inline or referenced); nullopt when absent.
 std::optional<json> metadata_object(const agg::ReferenceStore& store, const std::string& key) {
-    auto bytes = store.fetch(key, kMaxMetadataKeyBytes);
+    auto bytes = store.inline_metadata(key, kMaxMetadataKeyBytes);
     if (!bytes) return std::nullopt;
     const std::string_view text(reinterpret_cast<const char*>(bytes->data()), bytes->size());
     if (json_too_deep_at(text)) throw std::runtime_error(key + ": nested deeper than " + std::to_string(kMaxJsonDepth));
+    charge_parsed_json(text, "Zarr metadata JSON");
     json j = json::parse(text, nullptr, false);
     if (j.is_discarded() || !j.is_object()) throw std::runtime_error(key + " is not a JSON object");
     return j;
@@ -61,9 +63,14 @@ bool fits_int32(const json& v) {
 // A JSON attribute value as a netCDF attribute (texts, numbers, booleans,
 // lists of numbers); nullopt for what netCDF cannot hold (objects, lists of texts).
 std::optional<Attribute> attribute_of(const std::string& name, const json& v) {
-    if (v.is_string()) return Attribute::text(name, v.get<std::string>());
+    charge_metadata(1, kAttributeBytes + name.size(), "attributes");
+    if (v.is_string()) {
+        charge_metadata(v.get_ref<const std::string&>().size(), 1, "bytes of attribute text");
+        return Attribute::text(name, v.get<std::string>());
+    }
     const json list = v.is_array() ? v : json::array({v});
     if (list.empty()) return std::nullopt;
+    charge_metadata(list.size(), 2 * sizeof(double), "attribute values");  // as read, then as kept
     bool all_int32 = true;
     std::vector<double> numbers;
     for (const auto& e : list) {
@@ -187,38 +194,51 @@ bool is_reference_set_fd(int fd) {
 
 std::shared_ptr<const Dataset> open_reference_set(const std::string& path, const AggregationOptions& options) {
     auto paths = std::make_shared<const agg::PathPolicy>(path, options.allowed_roots, options.path_rewrites,
-                                                         options.missing_partitions);
+                                                         options.missing_partitions, options.roots_rule);
+    MetadataScope scope(paths->aggregation_file());
     const std::string text = read_reference_file(*paths, options.limits.max_metadata_bytes);
     agg::ReferenceSet set;
     try {
         set = agg::parse_reference_set(text, text.capacity(), options.limits.max_fragments);
+    } catch (const MetadataBudgetError&) {
+        throw;
     } catch (const std::runtime_error& e) {
         throw agg::AggregationError(paths->aggregation_file(), "reference set", e.what());
     }
-    Building b;
-    b.shared_store = std::make_shared<const agg::ReferenceStore>(std::move(set), paths);
-    b.store = b.shared_store.get();
-    b.dataset.origin = paths->aggregation_file();
-    try {
-        if (auto global = metadata_object(*b.store, ".zattrs")) b.dataset.attributes = attributes_of(*global, NcType::Char, false);
-    } catch (const std::runtime_error& e) {
-        b.dataset.notes.push_back({true, false, "", std::string("global attributes left out: ") + e.what()});
-    }
-    for (const auto& name : array_names(b)) {
-        try {
-            add_array(b, name);
-        } catch (const agg::AggregationError&) {
-            throw;
-        } catch (const std::runtime_error& e) {
-            b.dataset.notes.push_back({true, false, name, name + ": left out: " + e.what()});
-        }
-    }
-    return std::make_shared<const Dataset>(std::move(b.dataset));
+    Dataset dataset = agg::dataset_of_store(std::make_shared<const agg::ReferenceStore>(std::move(set), paths));
+    dataset.charge = scope.take();
+    return std::make_shared<const Dataset>(std::move(dataset));
 }
 
 }  // namespace ncafs
 
 namespace ncafs::agg {
+
+Dataset dataset_of_store(std::shared_ptr<const ReferenceStore> store) {
+    Building b;
+    b.shared_store = std::move(store);
+    b.store = b.shared_store.get();
+    b.dataset.origin = b.store->file();
+    try {
+        if (auto global = metadata_object(*b.store, ".zattrs")) b.dataset.attributes = attributes_of(*global, NcType::Char, false);
+    } catch (const MetadataBudgetError&) {
+        throw;
+    } catch (const std::runtime_error& e) {
+        b.dataset.notes.push_back({true, false, "", std::string("global attributes left out: ") + e.what()});
+    }
+    for (const auto& name : array_names(b)) {  // counted by parse_reference_set
+        try {
+            add_array(b, name);
+        } catch (const agg::AggregationError&) {
+            throw;
+        } catch (const MetadataBudgetError&) {
+            throw;
+        } catch (const std::runtime_error& e) {
+            b.dataset.notes.push_back({true, false, name, name + ": left out: " + e.what()});
+        }
+    }
+    return std::move(b.dataset);
+}
 
 std::vector<std::string> reference_files_of(const ArraySource& source) {
     if (auto* s = dynamic_cast<const ReferenceArraySource*>(&source)) return s->store().local_files();

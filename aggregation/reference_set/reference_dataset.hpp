@@ -35,6 +35,11 @@ std::shared_ptr<const Dataset> open_reference_set(const std::string& path, const
 
 namespace ncafs::agg {
 
+class ReferenceStore;
+// The Dataset of a store's arrays (open_reference_set's, and a Zarr
+// directory store's): metadata read through the store, no chunk read.
+Dataset dataset_of_store(std::shared_ptr<const ReferenceStore> store);
+
 // The local files the reference sources of a dataset draw on (resolved, allowed), and whether any is remote.
 std::vector<std::string> reference_files_of(const ArraySource& source);
 bool reference_names_remote(const ArraySource& source);

@@ -6,6 +6,7 @@
 #include "aggregation/json/streamed_json.hpp"
 #include "codecs/json_depth.hpp"
 #include "codecs/zarr/base64.hpp"
+#include "io/metadata_budget.hpp"
 
 namespace ncafs::agg {
 
@@ -102,6 +103,35 @@ struct Builder {
     }
 };
 
+// Keys "NAME/.zarray" (NAME without '/': an array at the top of the store)
+// in the raw text: a key's closing quote is never escaped (a '"' inside a
+// string always is), so each match followed by ':' is a key. Counted before
+// the text is parsed: a set declaring too many arrays costs one scan.
+uint64_t count_top_array_keys(std::string_view text) {
+    constexpr std::string_view suffix = "/.zarray\"";
+    uint64_t n = 0;
+    for (size_t at = text.find(suffix); at != std::string_view::npos; at = text.find(suffix, at + 1)) {
+        size_t i = at + suffix.size();
+        while (i < text.size() && (text[i] == ' ' || text[i] == '\t' || text[i] == '\r' || text[i] == '\n')) ++i;
+        if (i == text.size() || text[i] != ':' || at == 0) continue;
+        const size_t open = text.rfind('"', at - 1);
+        if (open != std::string_view::npos && open + 1 < at && text.substr(open + 1, at - open - 1).find('/') == std::string_view::npos)
+            ++n;
+    }
+    return n;
+}
+
+// What the set will hold, counted before it is built: per key its text, an
+// entry of the table and its inline bytes (decoded base64 is shorter than its text).
+void charge_references(const json& refs) {
+    constexpr uint64_t kEntryBytes = sizeof(Reference) + 64;  // the hash table's node and bucket
+    uint64_t text = 0;
+    for (auto it = refs.begin(); it != refs.end(); ++it)
+        text += it.key().size() + (it->is_string() ? it->get_ref<const std::string&>().size() : 0);
+    charge_metadata(refs.size(), kEntryBytes, "references");
+    charge_metadata(text, 1, "bytes of keys and inline values");
+}
+
 json parse_text(std::string_view text, size_t allocated, uint64_t& gen_entries) {
     if (auto deep = json_too_deep_at(text))
         fail("at character " + std::to_string(*deep) + ": nested deeper than " + std::to_string(kMaxJsonDepth) + " levels");
@@ -134,6 +164,9 @@ bool looks_like_reference_set(std::span<const uint8_t> first_bytes) {
 }
 
 ReferenceSet parse_reference_set(std::string_view text, size_t allocated, uint64_t max_refs) {
+    // Each array shown costs kArrayCost, its views included; the parsed tree about twice the text.
+    charge_metadata(count_top_array_keys(text), kArrayCost, "arrays");
+    charge_metadata(text.size(), 2, "bytes of JSON, parsed");
     uint64_t gen_entries = 0;
     json root = parse_text(text, allocated, gen_entries);
     if (!root.is_object()) fail("not a JSON object");
@@ -154,6 +187,7 @@ ReferenceSet parse_reference_set(std::string_view text, size_t allocated, uint64
     }
     if (refs->size() > max_refs)
         fail(std::to_string(refs->size()) + " references exceed the limit max_fragments=" + std::to_string(max_refs));
+    charge_references(*refs);
     b.set.refs.reserve(refs->size());
     // Each entry leaves the tree as it enters the set: the two are never whole at once.
     for (auto it = refs->begin(); it != refs->end(); it = refs->erase(it)) {

@@ -29,6 +29,11 @@ struct ReferenceSet {
     std::unordered_map<std::string, Reference> refs;
 };
 
+// What one array at the top of the store costs once shown, its views
+// included (a variable, its source and Zarr metadata, its entries in the
+// views' headers and layouts): counted by parse_reference_set.
+inline constexpr uint64_t kArrayCost = 4096;
+
 // Bytes of the file's beginning that looks_like_reference_set reads.
 inline constexpr size_t kReferenceSniffBytes = 64 << 10;
 
@@ -38,7 +43,8 @@ bool looks_like_reference_set(std::span<const uint8_t> first_bytes);
 
 // Parses the whole text (`allocated` bytes readable from text.data(), for
 // simdjson). At most max_refs keys. Throws std::runtime_error with the reason
-// (the caller names the file).
+// (the caller names the file), or MetadataBudgetError when what it declares
+// does not fit the file's budget (io/metadata_budget.hpp).
 ReferenceSet parse_reference_set(std::string_view text, size_t allocated, uint64_t max_refs);
 
 }  // namespace ncafs::agg

@@ -3,12 +3,17 @@
 #include <algorithm>
 #include <atomic>
 #include <bit>
+#include <condition_variable>
 #include <cstring>
+#include <functional>
+#include <future>
 #include <mutex>
+#include <unordered_map>
 
 #include "codecs/error.hpp"
-#include "io/lru_cache.hpp"
 #include "codecs/zarr/zarr_codecs.hpp"
+#include "io/lru_cache.hpp"
+#include "io/mutex.hpp"
 
 namespace ncafs::agg {
 
@@ -16,25 +21,65 @@ namespace {
 
 using Chunk = std::shared_ptr<const std::vector<uint8_t>>;
 
-// Decoded chunks of every reference set, by source and location.
+// Decoded chunks of every reference set, by source and location, within
+// cache_mem= (a chunk may take all of it: one chunk of a view read block by
+// block is then decoded once, not once per block). A chunk is decoded by one
+// reader while the others asking for it wait for that decode, and the
+// decodes under way hold at most the bound between them (one at least), so
+// readers of many large chunks at once wait rather than multiply memory.
 class DecodedChunks {
 public:
     static DecodedChunks& shared() {
         static DecodedChunks cache;
         return cache;
     }
-    Chunk get(const std::string& key) {
-        std::lock_guard lock(mutex_);
-        return lru_.get(key).value_or(nullptr);
+
+    void set_capacity(uint64_t bytes) {
+        MutexLock lock(mutex_);
+        lru_.set_capacity(bytes);
     }
-    void put(const std::string& key, Chunk chunk) {
-        std::lock_guard lock(mutex_);
-        if (chunk->size() <= lru_.capacity() / 4) lru_.put(key, std::move(chunk));
+
+    // The chunk under key, decoded by decode (needing `bytes` while it runs) when no one has it.
+    Chunk get_or_decode(const std::string& key, uint64_t bytes, const std::function<Chunk()>& decode) {
+        MutexLock lock(mutex_);
+        if (auto hit = lru_.get(key)) return *hit;
+        if (auto flight = in_flight_.find(key); flight != in_flight_.end()) {
+            auto done = flight->second;  // another reader decodes it: its chunk, or its error
+            lock.unlock();
+            return done.get();
+        }
+        std::promise<Chunk> promise;
+        in_flight_.emplace(key, promise.get_future().share());
+        while (decoding_ != 0 && decoding_ + bytes > lru_.capacity()) lock.wait(room_);
+        decoding_ += bytes;
+        lock.unlock();
+        Chunk chunk;
+        try {
+            chunk = decode();
+        } catch (...) {
+            finish(key, bytes, nullptr);
+            promise.set_exception(std::current_exception());
+            throw;
+        }
+        finish(key, bytes, chunk);
+        promise.set_value(chunk);
+        return chunk;
     }
 
 private:
-    std::mutex mutex_;
-    LruCache<std::string, Chunk, std::hash<std::string>, ByteWeight> lru_{64 << 20};
+    void finish(const std::string& key, uint64_t bytes, const Chunk& chunk) {
+        MutexLock lock(mutex_);
+        decoding_ -= bytes;
+        in_flight_.erase(key);
+        if (chunk && chunk->size() <= lru_.capacity()) lru_.put(key, chunk);
+        room_.notify_all();
+    }
+
+    Mutex mutex_;  // a leaf: no other lock is taken under it, no decode runs under it
+    std::condition_variable room_;
+    uint64_t decoding_ NCAFS_GUARDED_BY(mutex_) = 0;  // bytes of the decodes under way
+    std::unordered_map<std::string, std::shared_future<Chunk>> in_flight_ NCAFS_GUARDED_BY(mutex_);
+    LruCache<std::string, Chunk, std::hash<std::string>, ByteWeight> lru_ NCAFS_GUARDED_BY(mutex_){uint64_t{256} << 20};
 };
 
 void reverse_elements(uint8_t* p, size_t n, size_t item) {
@@ -44,6 +89,8 @@ void reverse_elements(uint8_t* p, size_t n, size_t item) {
 std::atomic<uint64_t> next_source_id{1};
 
 }  // namespace
+
+void set_decoded_chunk_capacity(uint64_t bytes) { DecodedChunks::shared().set_capacity(bytes); }
 
 // The part of the box being read that lies in one chunk: [lo, hi) in array coordinates.
 struct ReferenceArraySource::Box {
@@ -65,16 +112,27 @@ Chunk ReferenceArraySource::chunk(const std::vector<uint64_t>& index) const {
     auto where = store_->locate(key, zarr::max_encoded_bytes(array_));
     if (!where) return nullptr;
     const std::string cache_key = std::to_string(id_) + "/" + key + "/" + where->tag;
-    if (Chunk hit = DecodedChunks::shared().get(cache_key)) return hit;
-    std::vector<uint8_t> stored = store_->read(key, *where);
-    Chunk decoded;
-    try {
-        decoded = std::make_shared<const std::vector<uint8_t>>(zarr::decode_chunk(stored, array_));
-    } catch (const std::runtime_error& e) {
-        throw SourceError(store_->file(), "reference \"" + key + "\": " + e.what());
-    }
-    DecodedChunks::shared().put(cache_key, decoded);
-    return decoded;
+    const uint64_t stored_bytes = where->file ? where->length : zarr::max_encoded_bytes(array_);
+    return DecodedChunks::shared().get_or_decode(cache_key, array_.chunk_bytes + stored_bytes, [&] {
+        std::vector<uint8_t> stored = store_->read(key, *where);
+        try {
+            return std::make_shared<const std::vector<uint8_t>>(zarr::decode_chunk(stored, array_));
+        } catch (const std::runtime_error& e) {  // a codec's refusal: name the bytes it was given too
+            const std::string bytes = where->file ? " (" + where->file->path() + ", bytes " +
+                                                        std::to_string(where->offset) + " + " +
+                                                        std::to_string(where->length) + ")"
+                                                  : " (inline)";
+            throw SourceError(store_->file(), "reference \"" + key + "\"" + bytes + ": " + e.what());
+        }
+    });
+}
+
+bool ReferenceArraySource::draws_on_other_files() const {
+    if (store_->chunks_in_other_files()) return true;  // a Zarr directory store's chunk files
+    const std::string prefix = name_ + "/";
+    for (const auto& [key, ref] : store_->references().refs)
+        if (ref.kind != Reference::Kind::Inline && key.compare(0, prefix.size(), prefix) == 0) return true;
+    return false;
 }
 
 void ReferenceArraySource::copy_chunk(const Box& box, const std::vector<uint64_t>& index, const uint8_t* chunk,

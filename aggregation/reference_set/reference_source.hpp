@@ -16,6 +16,9 @@
 
 namespace ncafs::agg {
 
+// The bound of the decoded chunks kept for every reference set (cache_mem=; default 256 MiB).
+void set_decoded_chunk_capacity(uint64_t bytes);
+
 class ReferenceArraySource final : public ArraySource {
 public:
     ReferenceArraySource(std::shared_ptr<const ReferenceStore> store, std::string name, zarr::ZarrArray array);
@@ -25,6 +28,8 @@ public:
     void read(std::span<const uint64_t> start, std::span<const uint64_t> count, ByteOrder order,
               void* out) const override;
 
+    // True when a chunk of this array is a reference to another object (not inline).
+    bool draws_on_other_files() const override;
     const ReferenceStore& store() const { return *store_; }
 
 private:

@@ -7,6 +7,7 @@
 #include "aggregation/read/dataset_cache.hpp"
 #include "codecs/checked_math.hpp"
 #include "codecs/error.hpp"
+#include "io/file_pins.hpp"
 #include "remote/remote_store.hpp"
 
 namespace ncafs::agg {
@@ -40,6 +41,9 @@ std::shared_ptr<const OpenFile> ReferenceStore::open_object(const std::string& k
     }
     OpenResult r = open_regular_file(name, &paths_->confinement());
     if (!r.fd) refuse(key, name + ": " + (r.error == ENOENT ? std::string("does not exist") : r.reason));
+    // The file the callers were checked for, or nothing (io/file_pins.hpp).
+    if (std::string refused = FilePins::shared().refusal(name, r.fd.get()); !refused.empty())
+        refuse(key, name + ": " + refused);
     return OpenFile::adopt(r.fd.release(), name, r.st);
 }
 
@@ -47,13 +51,13 @@ std::shared_ptr<const OpenFile> ReferenceStore::open_remote(const std::string& u
     auto& store = remote::RemoteStore::shared();
     const auto now = std::chrono::steady_clock::now();
     {
-        std::lock_guard lock(remote_mutex_);
+        MutexLock lock(remote_mutex_);
         if (auto hit = remote_opens_.get(url);
             hit && now - hit->when < DatasetCache::kRemoteRevalidate && !store.replaced(*hit->file->remote_bytes()))
             return hit->file;
     }
     auto file = OpenFile::remote(store.open(url_text));  // outside the lock: a HEAD
-    std::lock_guard lock(remote_mutex_);
+    MutexLock lock(remote_mutex_);
     remote_opens_.put(url, RemoteOpen{file, now});
     return file;
 }
@@ -100,6 +104,19 @@ std::optional<std::vector<uint8_t>> ReferenceStore::fetch(const std::string& key
     auto where = locate(key, max_bytes);
     if (!where) return std::nullopt;
     return read(key, *where);
+}
+
+std::optional<std::vector<uint8_t>> ReferenceStore::inline_metadata(const std::string& key, uint64_t max_bytes) const {
+    auto it = set_.refs.find(key);
+    if (it == set_.refs.end()) return std::nullopt;
+    const Reference& ref = it->second;
+    if (ref.kind != Reference::Kind::Inline) {
+        const uint32_t url = ref.url;
+        if (resolved_[url].empty()) refuse(key, refusals_[url]);
+        refuse(key, "metadata names another object (" + resolved_[url] +
+                        "): metadata is read from the reference set itself only");
+    }
+    return fetch(key, max_bytes);
 }
 
 std::vector<std::string> ReferenceStore::verify(size_t max_reports) const {

@@ -11,7 +11,6 @@
 #include <chrono>
 #include <cstdint>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
@@ -20,14 +19,17 @@
 #include "aggregation/reference_set/reference_parser.hpp"
 #include "io/lru_cache.hpp"
 #include "io/open_file.hpp"
+#include "io/mutex.hpp"
 
 namespace ncafs::agg {
 
 class ReferenceStore {
 public:
     ReferenceStore(ReferenceSet set, std::shared_ptr<const PathPolicy> paths);
+    virtual ~ReferenceStore() = default;  // a Zarr directory store finds its chunks itself (aggregation/zarr_store)
 
-    const std::string& file() const { return paths_->aggregation_file(); }
+    // The reference file (a Zarr store: its folder or URL), for messages.
+    virtual const std::string& file() const { return paths_->aggregation_file(); }
     bool contains(const std::string& key) const { return set_.refs.count(key) != 0; }
     // Every key (for listing arrays).
     const ReferenceSet& references() const { return set_; }
@@ -37,6 +39,11 @@ public:
     // refused (outside the allowed roots, beyond the object's end, more than
     // max_bytes) or unreadable.
     std::optional<std::vector<uint8_t>> fetch(const std::string& key, uint64_t max_bytes) const;
+    // The bytes of a metadata key (.zgroup, .zattrs, NAME/.zarray...), which
+    // must be inline: metadata decides sizes and listings, which may not
+    // depend on other files (docs/security.md). A reference to another
+    // object throws SourceError with the reason (nullopt when absent).
+    std::optional<std::vector<uint8_t>> inline_metadata(const std::string& key, uint64_t max_bytes) const;
 
     // A tag of the bytes behind key as they are now (the referenced file's
     // identity and range, or "inline"), for cache keys; nullopt when absent.
@@ -46,8 +53,10 @@ public:
         std::shared_ptr<const OpenFile> file;  // null for inline bytes
         uint64_t offset = 0, length = 0;
     };
-    std::optional<Located> locate(const std::string& key, uint64_t max_bytes) const;
-    std::vector<uint8_t> read(const std::string& key, const Located& where) const;
+    virtual std::optional<Located> locate(const std::string& key, uint64_t max_bytes) const;
+    // Whether the chunks lie in files other than the store's own even where no reference names one.
+    virtual bool chunks_in_other_files() const { return false; }
+    virtual std::vector<uint8_t> read(const std::string& key, const Located& where) const;
 
     // For `ncafs check`: every reference to another object tried without
     // reading its bytes (URL allowed, object opened, range inside it), one
@@ -69,8 +78,8 @@ private:
         std::shared_ptr<const OpenFile> file;
         std::chrono::steady_clock::time_point when;
     };
-    mutable std::mutex remote_mutex_;
-    mutable LruCache<uint32_t, RemoteOpen> remote_opens_{64};
+    mutable Mutex remote_mutex_;
+    mutable LruCache<uint32_t, RemoteOpen> remote_opens_ NCAFS_GUARDED_BY(remote_mutex_){64};
     [[noreturn]] void refuse(const std::string& key, const std::string& reason) const;
     ReferenceSet set_;
     std::shared_ptr<const PathPolicy> paths_;

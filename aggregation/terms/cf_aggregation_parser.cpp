@@ -10,6 +10,7 @@
 #include <set>
 #include <sstream>
 
+#include "aggregation/model/parse_deadline.hpp"
 #include "aggregation/model/error.hpp"
 #include "codecs/checked_math.hpp"
 #include "aggregation/terms/term_variables.hpp"
@@ -503,6 +504,7 @@ void derive_shape(CfParse& st) {
                                         shape_text(st.nf) + ")");
         st.nfrag *= n;
     }
+    charge_metadata(st.nfrag, kFragmentCost, "fragments");
     for (const auto& [role, tv] : st.ts.roles)
         if (role != Role::Sizes) st.arrays.emplace(role, st.terms.read(*st.terms.find(tv.second)));
 }
@@ -717,6 +719,7 @@ void build_fragments(CfParse& st) {
     f.start.resize(ndim), f.count.resize(ndim), f.reverse.assign(ndim, false);
     LastTransform last;
     for (uint64_t fi = 0; fi < st.nfrag; ++fi) {
+        check_parse_deadline();
         uint64_t rest = fi;
         for (size_t d = ndim; d-- > 0;) idx[d] = rest % st.nf[d], rest /= st.nf[d];
         for (size_t d = 0; d < ndim; ++d) f.start[d] = offsets[d][idx[d]], f.count[d] = st.rows[d][idx[d]];

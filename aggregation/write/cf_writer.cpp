@@ -10,7 +10,6 @@
 #include <cstring>
 #include <filesystem>
 #include <map>
-#include <mutex>
 #include <optional>
 #include <set>
 #include <sstream>
@@ -22,7 +21,7 @@
 #include "aggregation/model/units_conversion.hpp"
 #include "codecs/array_source.hpp"
 #include "codecs/dataset.hpp"
-#include "codecs/netcdf/netcdf_library.hpp"
+#include "codecs/netcdf/netcdf_writer.hpp"
 #include "codecs/open_dataset.hpp"
 #include "io/private_folder.hpp"
 #include "io/percent_encode.hpp"
@@ -80,6 +79,9 @@ std::string text(const Attribute* a) {
     return t;
 }
 
+// A char attribute's bytes as stored (trailing NULs included).
+std::string stored_text(const Attribute& a) { return {reinterpret_cast<const char*>(a.values.data()), a.values.size()}; }
+
 std::string value_text(const Attribute* a) {
     if (!a) return "(none)";
     if (a->type == NcType::Char) return "\"" + text(a) + "\"";
@@ -121,10 +123,6 @@ private:
     std::vector<std::string> lines_;
     size_t count_ = 0;
 };
-
-void check(int status, const std::string& path, const std::string& what) {
-    if (status != NC_NOERR) throw SourceError(path, what + ": " + nc_strerror(status));
-}
 
 std::string unique_name(std::string base, std::set<std::string>& taken) {
     std::string n = base;
@@ -810,7 +808,7 @@ struct Strings {
 // One open output file in define mode, and what is written after nc_enddef.
 struct NcOutput {
     WriterState& st;
-    int ncid = -1;
+    netcdf::NetcdfWriter& file;
     nc_type map_type = NC_INT;
     std::map<std::string, int> dimid;
     std::vector<std::pair<int, const std::vector<uint8_t>*>> plain_data;
@@ -818,9 +816,7 @@ struct NcOutput {
     std::vector<std::pair<int, std::vector<long long>>> maps;
 
     void def_dim(const std::string& name, uint64_t len, bool unlimited) {
-        int id = -1;
-        check(nc_def_dim(ncid, name.c_str(), unlimited ? NC_UNLIMITED : len, &id), st.opt.output, "dimension " + name);
-        dimid[name] = id;
+        dimid[name] = file.def_dim(name, len, unlimited);
     }
     // owner empty: global attributes.
     void put_attributes(int varid, const std::vector<Attribute>& attrs, const std::string& owner) {
@@ -828,14 +824,11 @@ struct NcOutput {
             const std::string what = "attribute " + (owner.empty() ? a.name : owner + ":" + a.name);
             if (a.type == NcType::Char && a.name == "calendar" && !owner.empty()) {
                 const std::string name = canonical_calendar(text(&a));  // fragments may spell it differently
-                check(nc_put_att_text(ncid, varid, "calendar", name.size(), name.c_str()), st.opt.output, what);
+                file.put_att_text(varid, "calendar", name, what);
             } else if (a.type == NcType::Char)
-                check(nc_put_att_text(ncid, varid, a.name.c_str(), a.values.size(),
-                                      reinterpret_cast<const char*>(a.values.data())),
-                      st.opt.output, what);
+                file.put_att_text(varid, a.name, stored_text(a), what);
             else
-                check(nc_put_att(ncid, varid, a.name.c_str(), static_cast<nc_type>(a.type), a.length(), a.values.data()),
-                      st.opt.output, what);
+                file.put_att(varid, a.name, static_cast<int>(a.type), a.length(), a.values.data(), what);
         }
     }
 };
@@ -864,7 +857,6 @@ void define_dimensions(NcOutput& out) {
 // The reference's global attributes; Conventions becomes CF-1.13 plus the fragments' non-CF words.
 void put_global_attributes(NcOutput& out) {
     const std::vector<Attribute>& globals = out.st.files[0].globals;
-    const std::string& output = out.st.opt.output;
     std::vector<Attribute> kept;
     for (const auto& a : globals)
         if (a.name != "Conventions") kept.push_back(a);
@@ -878,23 +870,18 @@ void put_global_attributes(NcOutput& out) {
                 if (w.rfind("CF-", 0) != 0 && w.rfind("CFA", 0) != 0) conv += " " + w;
         }
     conv = "CF-1.13" + conv;
-    check(nc_put_att_text(out.ncid, NC_GLOBAL, "Conventions", conv.size(), conv.c_str()), output, "Conventions");
+    out.file.put_att_text(NC_GLOBAL, "Conventions", conv, "Conventions");
     // The fragments' own Conventions, which the presented dataset shows.
     for (const auto& a : globals)
         if (a.name == "Conventions" && a.type == NcType::Char && text(&a) != conv)
-            check(nc_put_att_text(out.ncid, NC_GLOBAL, kFragmentConventions, a.values.size(),
-                                  reinterpret_cast<const char*>(a.values.data())),
-                  output, kFragmentConventions);
+            out.file.put_att_text(NC_GLOBAL, kFragmentConventions, stored_text(a), kFragmentConventions);
 }
 
 // A non-aggregated variable: defined as in the reference, its values written after nc_enddef.
 void define_plain_variable(NcOutput& out, const VarInfo& v) {
     std::vector<int> ids;
     for (const auto& d : v.dims) ids.push_back(out.dimid.at(d));
-    int varid = -1;
-    check(nc_def_var(out.ncid, v.name.c_str(), static_cast<nc_type>(v.type), static_cast<int>(ids.size()), ids.data(),
-                     &varid),
-          out.st.opt.output, "variable " + v.name);
+    const int varid = out.file.def_var(v.name, static_cast<int>(v.type), ids);
     out.put_attributes(varid, v.attributes, v.name);
     out.plain_data.emplace_back(varid, &out.st.ref_values.at(v.name));
     ++out.st.summary.plain_variables;
@@ -940,21 +927,17 @@ void define_aggregation_variable(NcOutput& out, const VarInfo& v, const std::vec
     attrs.push_back(Attribute::text("aggregated_dimensions", dims_text));
     attrs.push_back(
         Attribute::text("aggregated_data", "map: " + s.map_name + " uris: " + s.uris_name + " identifiers: " + ident));
-    int varid = -1;
-    check(nc_def_var(out.ncid, v.name.c_str(), static_cast<nc_type>(type), 0, nullptr, &varid), st.opt.output,
-          "variable " + v.name);
+    const int varid = out.file.def_var(v.name, static_cast<int>(type), {});
     out.put_attributes(varid, attrs, v.name);
     ++st.summary.aggregation_variables;
     // Its identifiers: one name for every fragment, so a scalar.
-    int iid = -1;
     if (st.opt.classic) {
         std::string sd = unique_name("strlen_" + ident, st.taken);
         out.def_dim(sd, std::max<size_t>(1, v.name.size()), false);
-        int d = out.dimid.at(sd);
-        check(nc_def_var(out.ncid, ident.c_str(), NC_CHAR, 1, &d, &iid), st.opt.output, "variable " + ident);
+        const int iid = out.file.def_var(ident, NC_CHAR, {out.dimid.at(sd)});
         out.strings.push_back({iid, nullptr, nullptr, {v.name}, std::max<size_t>(1, v.name.size())});
     } else {
-        check(nc_def_var(out.ncid, ident.c_str(), NC_STRING, 0, nullptr, &iid), st.opt.output, "variable " + ident);
+        const int iid = out.file.def_var(ident, NC_STRING, {});
         out.strings.push_back({iid, nullptr, nullptr, {v.name}, 0});
     }
 }
@@ -962,9 +945,7 @@ void define_aggregation_variable(NcOutput& out, const VarInfo& v, const std::vec
 // A signature's fragment map (rows of block lengths, padded with fill) and its uris.
 void define_fragment_variables(NcOutput& out, const Signature& s) {
     const WriterState& st = out.st;
-    int ids[2] = {out.dimid.at(s.map_j), out.dimid.at(s.map_i)};
-    int mid = -1, uid = -1;
-    check(nc_def_var(out.ncid, s.map_name.c_str(), out.map_type, 2, ids, &mid), st.opt.output, "variable " + s.map_name);
+    const int mid = out.file.def_var(s.map_name, out.map_type, {out.dimid.at(s.map_j), out.dimid.at(s.map_i)});
     uint64_t width = 0;
     for (const auto& [n, name] : st.map_i_dims)
         if (name == s.map_i) width = n;
@@ -976,22 +957,19 @@ void define_fragment_variables(NcOutput& out, const Signature& s) {
     for (const auto& f : s.fdims) fids.push_back(out.dimid.at(f));
     if (st.opt.classic) {
         fids.push_back(out.dimid.at(s.strlen_dim));
-        check(nc_def_var(out.ncid, s.uris_name.c_str(), NC_CHAR, static_cast<int>(fids.size()), fids.data(), &uid),
-              st.opt.output, "variable " + s.uris_name);
+        const int uid = out.file.def_var(s.uris_name, NC_CHAR, fids);
         out.strings.push_back({uid, &st.file_uris, &s.fragment_files, {}, uri_width(st, s.fragment_files)});
     } else {
-        check(nc_def_var(out.ncid, s.uris_name.c_str(), NC_STRING, static_cast<int>(fids.size()), fids.data(), &uid),
-              st.opt.output, "variable " + s.uris_name);
+        const int uid = out.file.def_var(s.uris_name, NC_STRING, fids);
         out.strings.push_back({uid, &st.file_uris, &s.fragment_files, {}, 0});
     }
 }
 
 // After nc_enddef: plain values, fragment maps, then the string variables.
 void write_values(NcOutput& out) {
-    const std::string& output = out.st.opt.output;
     for (const auto& [varid, bytes] : out.plain_data)
-        if (!bytes->empty()) check(nc_put_var(out.ncid, varid, bytes->data()), output, "variable data");
-    for (const auto& [varid, m] : out.maps) check(nc_put_var_longlong(out.ncid, varid, m.data()), output, "fragment map");
+        if (!bytes->empty()) out.file.put_var(varid, bytes->data(), "variable data");
+    for (const auto& [varid, m] : out.maps) out.file.put_var_longlong(varid, m.data(), "fragment map");
     for (const auto& s : out.strings) {
         const std::vector<std::string>& values = s.values ? *s.values : s.one;
         const size_t count = s.picks ? s.picks->size() : values.size();
@@ -999,17 +977,17 @@ void write_values(NcOutput& out) {
         if (s.width == 0) {
             std::vector<const char*> p;
             for (size_t i = 0; i < count; ++i) p.push_back(element(i).c_str());
-            check(nc_put_var_string(out.ncid, s.varid, p.data()), output, "string variable");
+            out.file.put_var_string(s.varid, p.data(), "string variable");
         } else {
             std::string buf(count * s.width, '\0');
             for (size_t i = 0; i < count; ++i) std::memcpy(buf.data() + i * s.width, element(i).data(), element(i).size());
-            check(nc_put_var_text(out.ncid, s.varid, buf.data()), output, "char variable");
+            out.file.put_var_text(s.varid, buf.data(), "char variable");
         }
     }
 }
 
 // The output's format: CDF-5 when a type or a map value needs it in classic mode; 64-bit maps past INT_MAX.
-int output_mode(const WriterState& st, nc_type& map_type) {
+netcdf::NetcdfWriter::Format output_format(const WriterState& st, nc_type& map_type) {
     bool cdf5 = false;
     for (const auto& v : st.files[0].vars) {
         if (is_cdf5_only(v.type)) cdf5 = true;
@@ -1023,10 +1001,11 @@ int output_mode(const WriterState& st, nc_type& map_type) {
                 if (x > static_cast<uint64_t>(INT_MAX)) big_map = true;
     if (big_map && st.opt.classic) cdf5 = true;
     map_type = big_map ? NC_INT64 : NC_INT;
-    return NC_CLOBBER | (st.opt.classic ? (cdf5 ? NC_64BIT_DATA : NC_64BIT_OFFSET) : NC_NETCDF4);
+    using Format = netcdf::NetcdfWriter::Format;
+    return st.opt.classic ? (cdf5 ? Format::Cdf5 : Format::Classic64BitOffset) : Format::Netcdf4;
 }
 
-// Define and fill the output in the open file (netCDF library lock held).
+// Define and fill the output in the open file.
 void write_definitions_and_values(NcOutput& out, const std::vector<VarInfo>& lead_vars) {
     const WriterState& st = out.st;
     define_dimensions(out);
@@ -1036,9 +1015,9 @@ void write_definitions_and_values(NcOutput& out, const std::vector<VarInfo>& lea
         else define_aggregation_variable(out, v, lead_vars);
     }
     for (const auto& s : st.sigs) define_fragment_variables(out, s);
-    check(nc_enddef(out.ncid), st.opt.output, "end of definitions");
+    out.file.enddef();
     write_values(out);
-    check(nc_close(out.ncid), st.opt.output, "close");
+    out.file.close();
 }
 
 // Step 5: write (to a temporary name, renamed at the end: nothing on error).
@@ -1046,25 +1025,20 @@ void write_output(WriterState& st) {
     // The first fragment in aggregation order lends its attributes (its own metadata was released when read).
     const FileInfo& lead_file = st.files[static_cast<size_t>(st.grid[0])];
     const std::vector<VarInfo> lead_vars = st.grid[0] == 0 ? st.files[0].vars : var_infos(*open_metadata(lead_file.path));
-    // Written in a private folder beside OUT, so no planted link can redirect
-    // it; renamed into place at the end (the folder goes with its destructor).
+    // Written in a private folder beside OUT, held by descriptor, so no planted
+    // link can redirect it; renamed into place at the end (the folder goes
+    // with its destructor).
     const PrivateFolder folder(st.out_path);
-    const std::string tmp = folder.path() + "/" + fs::path(st.out_path).filename().string();
-    NcOutput out{st};
-    const int mode = output_mode(st, out.map_type);
+    const std::string name = fs::path(st.out_path).filename().string();
+    const std::string tmp = folder.path_of(name);
+    nc_type map_type = NC_INT;
+    const auto format = output_format(st, map_type);
     {
-        std::lock_guard lock(netcdf_library_mutex());
-        check(nc_create(tmp.c_str(), mode, &out.ncid), st.opt.output, "cannot create");
-        try {
-            write_definitions_and_values(out, lead_vars);
-        } catch (...) {
-            nc_close(out.ncid);
-            throw;
-        }
+        netcdf::NetcdfWriter file(tmp, st.opt.output, format);  // closed, unkept, on an error
+        NcOutput out{st, file, map_type};
+        write_definitions_and_values(out, lead_vars);
     }
-    std::error_code ec;
-    fs::rename(tmp, st.out_path, ec);
-    if (ec) throw SourceError(st.opt.output, "cannot rename the finished file into place: " + ec.message());
+    folder.publish(name);
 }
 
 }  // namespace

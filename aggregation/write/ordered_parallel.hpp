@@ -10,10 +10,12 @@
 #include <condition_variable>
 #include <cstddef>
 #include <exception>
-#include <mutex>
 #include <optional>
 #include <thread>
+#include <utility>
 #include <vector>
+
+#include "io/mutex.hpp"
 
 namespace ncafs::agg {
 
@@ -21,23 +23,32 @@ namespace ncafs::agg {
 // one per core, at most 8 (more only contend for the consumer).
 inline unsigned reader_threads() { return std::clamp(std::thread::hardware_concurrency(), 1u, 8u); }
 
-// An exception from produce(i) is rethrown when i's turn to be consumed
-// comes; one from consume stops the workers and is rethrown after they end.
-template <class Result, class Produce, class Consume>
-void produce_in_parallel_consume_in_order(size_t count, unsigned threads, size_t window, Produce&& produce,
-                                          Consume&& consume) {
+// What the workers and the consumer share, under its mutex.
+template <class Result>
+struct OrderedSlots {
     struct Slot {
         std::optional<Result> result;
         std::exception_ptr error;
         bool ready = false;
     };
-    window = std::max<size_t>(window, 1);
-    std::vector<Slot> slots(std::min(window, std::max<size_t>(count, 1)));
-    window = slots.size();
-    std::mutex m;
+    explicit OrderedSlots(size_t n) : slots(n) {}
+    Mutex mutex;
     std::condition_variable produced, consumed;
-    size_t next = 0, done = 0;  // next index to claim; indices below `done` are consumed
-    bool stop = false;
+    std::vector<Slot> slots NCAFS_GUARDED_BY(mutex);  // index i at i % size
+    size_t next NCAFS_GUARDED_BY(mutex) = 0;          // the next index to claim
+    size_t done NCAFS_GUARDED_BY(mutex) = 0;          // indices below are consumed
+    bool stop NCAFS_GUARDED_BY(mutex) = false;
+};
+
+// An exception from produce(i) is rethrown when i's turn to be consumed
+// comes; one from consume stops the workers and is rethrown after they end.
+template <class Result, class Produce, class Consume>
+void produce_in_parallel_consume_in_order(size_t count, unsigned threads, size_t window, Produce&& produce,
+                                          Consume&& consume) {
+    using Shared = OrderedSlots<Result>;
+    using Slot = typename Shared::Slot;
+    window = std::min(std::max<size_t>(window, 1), std::max<size_t>(count, 1));
+    Shared shared(window);
     // Indices are claimed, and results published, `batch` at a time: one
     // lock and one wake-up per batch rather than per file.
     const size_t batch = std::clamp<size_t>(window / (4 * std::max(threads, 1u)), 1, 64);
@@ -46,11 +57,12 @@ void produce_in_parallel_consume_in_order(size_t count, unsigned threads, size_t
         for (;;) {
             size_t first = 0, last = 0;
             {
-                std::unique_lock lock(m);
-                consumed.wait(lock, [&] { return stop || next >= count || next < done + window - batch + 1; });
-                if (stop || next >= count) return;
-                first = next;
-                last = next = std::min({count, first + batch, done + window});
+                MutexLock lock(shared.mutex);
+                while (!shared.stop && shared.next < count && shared.next >= shared.done + window - batch + 1)
+                    lock.wait(shared.consumed);
+                if (shared.stop || shared.next >= count) return;
+                first = shared.next;
+                last = shared.next = std::min({count, first + batch, shared.done + window});
             }
             made.clear();
             for (size_t i = first; i < last; ++i) {
@@ -64,19 +76,19 @@ void produce_in_parallel_consume_in_order(size_t count, unsigned threads, size_t
                 made.push_back(std::move(s));
             }
             {
-                std::lock_guard lock(m);
-                for (size_t i = first; i < last; ++i) slots[i % window] = std::move(made[i - first]);
+                MutexLock lock(shared.mutex);
+                for (size_t i = first; i < last; ++i) shared.slots[i % window] = std::move(made[i - first]);
             }
-            produced.notify_one();  // only the consumer waits for results
+            shared.produced.notify_one();  // only the consumer waits for results
         }
     };
     std::vector<std::thread> pool;
     auto finish = [&] {
         {
-            std::lock_guard lock(m);
-            stop = true;
+            MutexLock lock(shared.mutex);
+            shared.stop = true;
         }
-        consumed.notify_all();
+        shared.consumed.notify_all();
         for (auto& t : pool) t.join();
     };
     threads = static_cast<unsigned>(std::clamp<size_t>(threads, 1, std::max<size_t>(count, 1)));
@@ -85,14 +97,12 @@ void produce_in_parallel_consume_in_order(size_t count, unsigned threads, size_t
         for (size_t i = 0; i < count; ++i) {
             Slot taken;
             {
-                std::unique_lock lock(m);
-                Slot& s = slots[i % window];
-                produced.wait(lock, [&] { return s.ready; });
-                taken = std::move(s);
-                s = Slot{};
-                done = i + 1;
+                MutexLock lock(shared.mutex);
+                while (!shared.slots[i % window].ready) lock.wait(shared.produced);
+                taken = std::exchange(shared.slots[i % window], Slot{});
+                shared.done = i + 1;
             }
-            consumed.notify_all();
+            shared.consumed.notify_all();
             if (taken.error) std::rethrow_exception(taken.error);
             consume(i, std::move(*taken.result));
         }

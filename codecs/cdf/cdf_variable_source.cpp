@@ -24,6 +24,16 @@ void CdfVariableSource::check_unchanged(const void* read, size_t n, ReadAgain&& 
     }
 }
 
+template <class Read>
+void CdfVariableSource::read_checked(void* out, size_t n, Read&& read) const {
+    try {
+        file_->read_checked(out, n, read);
+    } catch (const SourceError&) {
+        check_unchanged(nullptr, 0, [](void*) {});  // a file that shrank: say so (and mark it changed)
+        throw;
+    }
+}
+
 void CdfVariableSource::read(std::span<const uint64_t> start, std::span<const uint64_t> count, ByteOrder order,
                              void* out) const {
     const VariableLayout& vl = var();
@@ -37,15 +47,9 @@ void CdfVariableSource::read(std::span<const uint64_t> start, std::span<const ui
     // No fstat before reading: the one after compares with the identity the
     // file had when opened (and its header parsed), so a change before or
     // during the reads is caught there, before any byte is served.
-    try {
-        read_runs(start, count, static_cast<uint8_t*>(out));
-    } catch (const SourceError&) {
-        check_unchanged(nullptr, 0, [](void*) {});  // a file that shrank: say so (and mark it changed)
-        throw;
-    }
-    // After reading: the bytes all come from the version opened, untorn.
-    check_unchanged(out, total * vl.element_size,
-                    [&](void* again) { read_runs(start, count, static_cast<uint8_t*>(again)); });
+    // After reading: the bytes all come from the version opened, untorn
+    // (and, for a file changed lately, the version its layout describes).
+    read_checked(out, total * vl.element_size, [&](void* to) { read_runs(start, count, static_cast<uint8_t*>(to)); });
     if (order == ByteOrder::Native) swap_from_big_endian(vl.type, out, total);
 }
 

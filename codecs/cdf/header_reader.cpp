@@ -7,6 +7,7 @@
 #include "codecs/cdf/shared_headers.hpp"
 #include "codecs/error.hpp"
 #include "codecs/sniff.hpp"
+#include "io/metadata_budget.hpp"
 
 namespace ncafs::cdf {
 
@@ -238,6 +239,7 @@ private:
     void read_dimensions() {
         // name count + >=1 padded name byte + length
         uint64_t n = list_header(kTagDimension, "dimension", "dimension count", nullptr, 2 * word_ + 4);
+        charge_metadata(n, sizeof(Dimension) + kNameCost, "dimensions");
         h_.dimensions.reserve(n);
         std::optional<size_t> record;
         for (uint64_t i = 0; i < n; ++i) {
@@ -261,6 +263,7 @@ private:
     void read_attributes(std::vector<Attribute>& out, const char* kind, const Label* owner) {
         // name count + >=1 padded name byte + type + nelems
         uint64_t n = list_header(kTagAttribute, kind, "attribute count", owner, 2 * word_ + 8);
+        charge_metadata(n, sizeof(Attribute) + kNameCost, "attributes");
         out.reserve(n);
         for (uint64_t i = 0; i < n; ++i) {
             Label l{kind, i, nullptr, owner};
@@ -276,6 +279,7 @@ private:
                              std::to_string(remaining()) + " bytes of the file");
             const uint64_t bytes = nelems * esize;
             if (values_ == AttributeValues::Read) {
+                charge_metadata(bytes, 1, "bytes of attribute values");
                 if (a.type == NcType::Char) a.values.reserve(bytes + kTextAttributeSpareBytes);
                 a.values.resize(bytes);
                 w_.copy(pos_, bytes, a.values.data(), &l, "values");
@@ -293,6 +297,8 @@ private:
         // name count + >=1 padded name byte + ndims + ABSENT attributes + type + vsize + begin
         const uint64_t offset_bytes = h_.version == kClassic ? 4 : 8;
         uint64_t n = list_header(kTagVariable, "variable", "variable count", nullptr, 4 * word_ + 12 + offset_bytes);
+        // Each becomes a dataset variable with its source and its place in every view's layout too.
+        charge_metadata(n, sizeof(CdfVariable) + kVariableCost, "variables");
         h_.variables.reserve(n);
         const auto record = h_.record_dimension();
         for (uint64_t i = 0; i < n; ++i) {
@@ -430,10 +436,23 @@ CdfHeader parse_cdf_header(std::span<const uint8_t> bytes, const std::string& fi
     return h;
 }
 
+namespace {
+
+// The header bytes the layout was computed from, for a file whose identity
+// does not vouch for them (OpenFile::note_layout_prefix). A header beyond
+// the first window is not kept: its reads are checked as other files'.
+void note_header_bytes(const OpenFile& file, const ByteWindow& w, const CdfHeader& h) {
+    const auto first = w.first_bytes();
+    if (!file.vouched() && h.header_size <= first.size()) file.note_layout_prefix(first.first(h.header_size));
+}
+
+}  // namespace
+
 CdfHeader read_cdf_header(const OpenFile& file, CdfLayout* layout, AttributeValues values,
                           std::span<const uint8_t> head) {
     ByteWindow w(file, head);
     CdfHeader h = parse_or_share(w, values, nullptr);
+    note_header_bytes(file, w, h);
     Placement p = check_data_placement(h, file.path(), file.size());
     if (layout) *layout = std::move(p.layout);
     return h;
@@ -444,6 +463,7 @@ CdfHeader read_cdf_header(const OpenFile& file, std::shared_ptr<const CdfLayout>
     ByteWindow w(file, head);
     std::shared_ptr<RememberedHeader> entry;
     CdfHeader h = parse_or_share(w, AttributeValues::Read, &entry);
+    note_header_bytes(file, w, h);
     // STREAMING takes numrecs from the file size: never shared.
     const bool shareable = entry && !h.streaming;
     layout = shareable ? shared_layout(*entry, h.numrecs, file.size()) : nullptr;

@@ -3,8 +3,9 @@
 #include <cstring>
 #include <deque>
 #include <memory>
-#include <mutex>
 #include <vector>
+
+#include "io/mutex.hpp"
 
 namespace ncafs::cdf {
 
@@ -12,10 +13,10 @@ struct RememberedHeader {
     std::vector<uint8_t> bytes;  // the whole encoded header
     CdfHeader header;            // as parsed (its numrecs unused)
     // The layout last checked for one numrecs (shared_layout).
-    std::mutex layout_mutex;  // lock order: a leaf
-    uint64_t layout_numrecs = 0;
-    uint64_t layout_data_end = 0;
-    std::shared_ptr<const CdfLayout> layout;
+    Mutex layout_mutex;  // lock order: a leaf
+    uint64_t layout_numrecs NCAFS_GUARDED_BY(layout_mutex) = 0;
+    uint64_t layout_data_end NCAFS_GUARDED_BY(layout_mutex) = 0;
+    std::shared_ptr<const CdfLayout> layout NCAFS_GUARDED_BY(layout_mutex);
 };
 
 namespace {
@@ -60,7 +61,7 @@ public:
     std::shared_ptr<Remembered> find(std::span<const uint8_t> head, CdfHeader& out) {
         std::shared_ptr<Remembered> hit;
         {
-            std::lock_guard lock(mutex_);
+            MutexLock lock(mutex_);
             for (const auto& r : recent_)
                 if (same_but_numrecs(head, *r)) {
                     hit = r;
@@ -78,15 +79,15 @@ public:
         auto r = std::make_shared<Remembered>();
         r->bytes.assign(bytes.begin(), bytes.begin() + static_cast<std::ptrdiff_t>(header.header_size));
         r->header = header;
-        std::lock_guard lock(mutex_);
+        MutexLock lock(mutex_);
         recent_.push_front(r);
         if (recent_.size() > kRemembered) recent_.pop_back();
         return r;
     }
 
 private:
-    std::mutex mutex_;  // lock order: before RememberedHeader::layout_mutex
-    std::deque<std::shared_ptr<Remembered>> recent_;  // most recent first
+    Mutex mutex_;  // lock order: before RememberedHeader::layout_mutex
+    std::deque<std::shared_ptr<Remembered>> recent_ NCAFS_GUARDED_BY(mutex_);  // most recent first
 };
 
 SharedHeaders& shared() {
@@ -108,14 +109,14 @@ std::shared_ptr<RememberedHeader> remember_shared_header(std::span<const uint8_t
 }
 
 std::shared_ptr<const CdfLayout> shared_layout(RememberedHeader& entry, uint64_t numrecs, uint64_t file_size) {
-    std::lock_guard lock(entry.layout_mutex);
+    MutexLock lock(entry.layout_mutex);
     if (!entry.layout || entry.layout_numrecs != numrecs || file_size < entry.layout_data_end) return nullptr;
     return entry.layout;
 }
 
 void remember_layout(RememberedHeader& entry, uint64_t numrecs, uint64_t data_end,
                      std::shared_ptr<const CdfLayout> layout) {
-    std::lock_guard lock(entry.layout_mutex);
+    MutexLock lock(entry.layout_mutex);
     entry.layout_numrecs = numrecs;
     entry.layout_data_end = data_end;
     entry.layout = std::move(layout);

@@ -12,6 +12,8 @@
 #include "codecs/ds/ds_types.hpp"
 #include "codecs/error.hpp"
 #include "codecs/memory_source.hpp"
+#include "codecs/json_depth.hpp"
+#include "io/metadata_budget.hpp"
 #include "io/open_file.hpp"
 
 namespace ncafs::ds {
@@ -19,7 +21,6 @@ namespace ncafs::ds {
 namespace {
 
 constexpr uint64_t kMaxHeaderBytes = 256u << 20;  // a header line longer than this is not read
-constexpr size_t kMaxRank = 1024;
 
 struct HeaderLine {
     bool experimental = false;
@@ -143,7 +144,7 @@ void parse_variable_shape(const Context& c, const std::string& where, const Json
                           ParsedVariable& v) {
     const Json& size = meta[".size"];
     if (size.is_array()) {
-        if (size.size() > kMaxRank) c.fail(where + ".size", "rank " + std::to_string(size.size()) + " is absurd");
+        if (size.size() > kMaxVariableRank) c.fail(where + ".size", "rank " + std::to_string(size.size()) + " is absurd");
         std::vector<uint64_t> s;
         for (size_t i = 0; i < size.size(); ++i)
             s.push_back(non_negative_integer(c, size[i], where + ".size[" + std::to_string(i) + "]"));
@@ -388,6 +389,8 @@ Dataset open_ds_dataset(std::shared_ptr<const OpenFile> file) {
     const HeaderLine h = read_header_line(*file);
     const Context c{path, h.header_start};
     Json header;
+    // The parsed tree of a dense JSON text takes many times its bytes: counted before it is built.
+    charge_parsed_json(h.json, "header JSON");
     try {
         header = parse_python_json(h.json);
     } catch (const JsonSyntaxError& e) {
@@ -396,6 +399,7 @@ Dataset open_ds_dataset(std::shared_ptr<const OpenFile> file) {
     if (!header.is_object()) c.fail("", "the header is not a JSON object");
     const uint64_t body_size = file->size() - h.body_start;
 
+    charge_metadata(header.size(), kVariableCost, "header entries");
     Dataset d;
     d.origin = path;
     const std::vector<ParsedVariable> parsed = parse_header_entries(c, header, h, body_size, d);

@@ -40,7 +40,7 @@ uint64_t ValueBlock::length() const {
 
 std::shared_ptr<const ValueBlock::Chunk> ValueBlock::chunk(uint64_t index) const {
     {
-        std::lock_guard lock(cache_mutex_);
+        MutexLock lock(cache_mutex_);
         if (last_chunk_ && last_chunk_->index == index) return last_chunk_;
     }
     auto c = std::make_shared<Chunk>();
@@ -59,7 +59,7 @@ std::shared_ptr<const ValueBlock::Chunk> ValueBlock::chunk(uint64_t index) const
         throw SourceError("ds view", "the values changed since the view was sized (chunk " + std::to_string(index) +
                                          " now keeps " + std::to_string(c->kept_values.size() / width_) +
                                          " elements, not " + std::to_string(expected) + ")");
-    std::lock_guard lock(cache_mutex_);
+    MutexLock lock(cache_mutex_);
     last_chunk_ = c;
     return c;
 }

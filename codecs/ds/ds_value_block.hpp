@@ -11,10 +11,10 @@
 
 #include <cstdint>
 #include <memory>
-#include <mutex>
 #include <vector>
 
 #include "codecs/ds/ds_layout.hpp"
+#include "io/mutex.hpp"
 
 namespace ncafs::ds {
 
@@ -72,8 +72,8 @@ private:
     std::shared_ptr<const ChunkProducer> producer_;
     ValueBlockPlan plan_;
     size_t width_;
-    mutable std::mutex cache_mutex_;  // lock order: a leaf (values are produced outside it)
-    mutable std::shared_ptr<const Chunk> last_chunk_;  // sequential readers touch one chunk many times
+    mutable Mutex cache_mutex_;  // lock order: a leaf (values are produced outside it)
+    mutable std::shared_ptr<const Chunk> last_chunk_ NCAFS_GUARDED_BY(cache_mutex_);  // sequential readers touch one chunk many times
 };
 
 }  // namespace ncafs::ds

@@ -3,7 +3,8 @@
 #include <algorithm>
 #include <bit>
 #include <cstring>
-#include <mutex>
+#include <string_view>
+#include <unordered_map>
 
 #include "codecs/array_source.hpp"
 #include "codecs/ds/ds_attributes.hpp"
@@ -12,6 +13,7 @@
 #include "codecs/ds/ds_types.hpp"
 #include "codecs/ds/ds_value_block.hpp"
 #include "codecs/error.hpp"
+#include "io/mutex.hpp"
 
 namespace ncafs {
 
@@ -53,8 +55,19 @@ private:
 };
 
 Json attributes_json(const std::vector<Attribute>& attributes) {
+    // Appended to the ordered map's vector (its operator[] searches it: a
+    // file of 100,000 attributes would take minutes); a repeated name keeps
+    // its first place and its last value, as operator[] gives.
     Json o = Json::object();
-    for (const auto& a : attributes) o[a.name] = ds::attribute_to_json(a);
+    Json::object_t::Container& members = o.get_ref<Json::object_t&>();
+    std::unordered_map<std::string_view, size_t> place;
+    for (const auto& a : attributes) {
+        auto [it, fresh] = place.emplace(a.name, members.size());
+        if (fresh)
+            members.emplace_back(a.name, ds::attribute_to_json(a));
+        else
+            members[it->second].second = ds::attribute_to_json(a);
+    }
     return o;
 }
 
@@ -132,13 +145,13 @@ public:
 
 private:
     const VirtualFile& get() const {
-        std::lock_guard lock(mutex_);
+        MutexLock lock(mutex_);
         if (!built_) built_ = build_layout(*dataset_, true);  // on failure: retried next time
         return *built_;
     }
     std::shared_ptr<const Dataset> dataset_;
-    mutable std::mutex mutex_;  // lock order: outermost: the counting pass reads the whole dataset under it
-    mutable std::shared_ptr<const VirtualFile> built_;
+    mutable Mutex mutex_;  // lock order: outermost: the counting pass reads the whole dataset under it
+    mutable std::shared_ptr<const VirtualFile> built_ NCAFS_GUARDED_BY(mutex_);
 };
 
 }  // namespace

@@ -34,7 +34,7 @@ InflateIndex::InflateIndex(uint64_t compressed_size, uint64_t raw_size, uint64_t
 InflateIndex::~InflateIndex() = default;
 
 std::optional<std::string> InflateIndex::inflate_block(uint64_t b, std::span<uint8_t> out, const Fetch& fetch) {
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     if (b >= block_count() || out.size() != block_bytes(b)) return std::string("inflate block out of range");
     if (!snapshots_[0]) {
         auto first = std::make_unique<Snapshot>();

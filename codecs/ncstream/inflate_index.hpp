@@ -12,11 +12,12 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <span>
 #include <string>
 #include <vector>
+
+#include "io/mutex.hpp"
 
 namespace ncafs::ncstream {
 
@@ -48,8 +49,8 @@ private:
     std::optional<std::string> run_block(Snapshot& s, uint64_t b, uint8_t* out, const Fetch& fetch);
 
     uint64_t compressed_, raw_, block_;
-    std::mutex mutex_;  // lock order: before the remote store's (fetch reads the file under it)
-    std::vector<std::unique_ptr<Snapshot>> snapshots_;  // [b]: inflater at the start of block b, once reached
+    Mutex mutex_;  // lock order: before the remote store's (fetch reads the file under it)
+    std::vector<std::unique_ptr<Snapshot>> snapshots_ NCAFS_GUARDED_BY(mutex_);  // [b]: inflater at the start of block b, once reached
 };
 
 }  // namespace ncafs::ncstream

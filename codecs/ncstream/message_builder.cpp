@@ -4,10 +4,14 @@
 
 #include "codecs/error.hpp"
 #include "codecs/ncstream/schema_mapping.hpp"
+#include "io/metadata_budget.hpp"
 
 namespace ncafs::ncstream {
 
 namespace {
+
+// What one slab costs in a view (Slab, its data message, its layout segment).
+constexpr uint64_t kSlabBytes = sizeof(Slab) + 192;
 
 constexpr uint64_t kMaxSlabsPerVariable = uint64_t{1} << 20;
 
@@ -30,6 +34,8 @@ void plan_variable(size_t vi, const std::vector<uint64_t>& shape, size_t esize, 
     const uint64_t per_prefix = (shape[k] + rows_per_slab - 1) / rows_per_slab;
     if (prefixes > kMaxSlabsPerVariable / per_prefix)
         throw UsageError("ncstream: a variable of " + std::to_string(total) + " elements needs more than 2^20 slabs");
+    // Each slab: its plan, its data message and its segment of the view, counted before they are built.
+    charge_metadata(prefixes * per_prefix, kSlabBytes + 32 * rank, "ncstream data messages");
     std::vector<uint64_t> prefix(k, 0);
     for (uint64_t p = 0; p < prefixes; ++p) {
         for (uint64_t j = 0; j < shape[k]; j += rows_per_slab) {

@@ -8,6 +8,7 @@
 #include <cstring>
 #include <map>
 #include <set>
+#include <type_traits>
 
 #include "codecs/error.hpp"
 #include "codecs/ncstream/framing.hpp"
@@ -15,6 +16,8 @@
 #include "codecs/ncstream/ncstream.pb.h"
 #include "codecs/ncstream/piece_source.hpp"
 #include "codecs/ncstream/schema_mapping.hpp"
+#include "codecs/ncstream/wire_census.hpp"
+#include "io/metadata_budget.hpp"
 #include "io/open_file.hpp"
 #include "codecs/sniff.hpp"
 
@@ -116,11 +119,35 @@ struct VarInfo {
     uint64_t string_bytes = 0;
 };
 
+// Dimension names taken, each with its index; new names made unique by a
+// suffix, the next one to try kept per base (no rescan from _1 each time).
+class DimNames {
+public:
+    std::optional<size_t> find(const std::string& name) const {
+        auto it = ids_.find(name);
+        return it == ids_.end() ? std::nullopt : std::optional<size_t>(it->second);
+    }
+    void add(const std::string& name, size_t id) { ids_[name] = id; }
+    std::string unique(const std::string& base) {
+        if (!ids_.count(base)) return base;
+        uint64_t& i = next_[base];
+        std::string n;
+        do n = base + "_" + std::to_string(++i);
+        while (ids_.count(n));
+        return n;
+    }
+
+private:
+    std::map<std::string, size_t> ids_;
+    std::map<std::string, uint64_t> next_;
+};
+
 struct Model {
     std::vector<Dimension> dims;
     std::vector<Attribute> attributes;
     std::vector<VarInfo> vars;
     std::map<std::string, size_t> var_index;
+    DimNames dim_names;
 };
 
 uint64_t checked_product(const std::vector<uint64_t>& shape, uint64_t element_size, const Cursor& c, uint64_t at,
@@ -134,36 +161,28 @@ uint64_t checked_product(const std::vector<uint64_t>& shape, uint64_t element_si
     return n;
 }
 
-std::string unique_name(const std::string& base, const std::set<std::string>& taken) {
-    if (!taken.count(base)) return base;
-    for (int i = 1;; ++i) {
-        std::string n = base + "_" + std::to_string(i);
-        if (!taken.count(n)) return n;
-    }
-}
-
 // A variable's shape: its dimensions found in the group (lengths must agree),
 // private or anonymous ones added as dimensions of their own.
-void decode_variable_shape(const pb::Variable& pv, VarInfo& v, Model& m, std::set<std::string>& dim_names,
-                           const Cursor& c, uint64_t at, const std::string& what) {
+void decode_variable_shape(const pb::Variable& pv, VarInfo& v, Model& m, const Cursor& c, uint64_t at,
+                           const std::string& what) {
+    if (static_cast<uint64_t>(pv.shape_size()) > kMaxVariableRank)
+        throw c.error(at, what + ": rank " + std::to_string(pv.shape_size()) + " is more than " +
+                              std::to_string(kMaxVariableRank));
     for (int k = 0; k < pv.shape_size(); ++k) {
         const pb::Dimension& sd = pv.shape(k);
         if (sd.isvlen()) throw c.error(at, what + ": vlen dimensions are not supported");
         std::optional<size_t> id;
-        if (!sd.name().empty() && !sd.isprivate())
-            for (size_t i = 0; i < m.dims.size(); ++i)
-                if (m.dims[i].name == sd.name()) id = i;
+        if (!sd.name().empty() && !sd.isprivate()) id = m.dim_names.find(sd.name());
         if (id) {
             if (sd.has_length() && sd.length() != m.dims[*id].length)
                 throw c.error(at, what + ": dimension " + sd.name() + " has length " + std::to_string(sd.length()) +
                                       " but the group declares " + std::to_string(m.dims[*id].length));
         } else {
             // A private or anonymous dimension: give it a dimension of its own.
-            std::string name =
-                unique_name(sd.name().empty() ? v.name + "_dim" + std::to_string(k) : sd.name(), dim_names);
-            dim_names.insert(name);
+            std::string name = m.dim_names.unique(sd.name().empty() ? v.name + "_dim" + std::to_string(k) : sd.name());
+            id = m.dims.size();
+            m.dim_names.add(name, *id);
             m.dims.push_back(Dimension{name, sd.length(), false});
-            id = m.dims.size() - 1;
         }
         v.dimids.push_back(*id);
         v.shape.push_back(m.dims[*id].length);
@@ -171,8 +190,8 @@ void decode_variable_shape(const pb::Variable& pv, VarInfo& v, Model& m, std::se
 }
 
 // One header variable: type, shape, attributes and any immediate data.
-VarInfo decode_variable(const pb::Variable& pv, Model& m, std::set<std::string>& dim_names, const Cursor& c,
-                        uint64_t at, const ReaderOptions& options) {
+VarInfo decode_variable(const pb::Variable& pv, Model& m, const Cursor& c, uint64_t at,
+                        const ReaderOptions& options) {
     VarInfo v;
     v.name = pv.name();
     const std::string what = "variable " + v.name;
@@ -185,7 +204,7 @@ VarInfo decode_variable(const pb::Variable& pv, Model& m, std::set<std::string>&
     } else {
         throw c.error(at, what + ": type " + pb::DataType_Name(pv.datatype()) + " is not supported");
     }
-    decode_variable_shape(pv, v, m, dim_names, c, at, what);
+    decode_variable_shape(pv, v, m, c, at, what);
     v.elements = checked_product(v.shape, v.is_string ? 1 : type_size(v.type), c, at, what);
     if (v.is_string) {
         // The values are held as std::strings until the char array is built:
@@ -193,6 +212,7 @@ VarInfo decode_variable(const pb::Variable& pv, Model& m, std::set<std::string>&
         if (v.elements > options.max_string_variable_bytes / sizeof(std::string))
             throw c.error(at, what + ": STRING variable of " + std::to_string(v.elements) +
                                   " values is too large to hold in memory");
+        charge_metadata(v.elements, sizeof(std::string), "STRING values");
         v.strings.resize(v.elements);
     }
     for (const auto& a : pv.atts()) v.attributes.push_back(decode_attribute(a, c.path(), at));
@@ -217,15 +237,16 @@ Model decode_header(const pb::Header& h, const Cursor& c, uint64_t at, const Rea
     if (root.groups_size() > 0) throw c.error(at, "nested groups are not supported (classic data model)");
     if (root.structs_size() > 0)
         throw c.error(at, "structure variable " + root.structs(0).name() + " is not supported");
+    charge_metadata(static_cast<uint64_t>(root.dims_size()), sizeof(Dimension) + kNameCost, "dimensions");
+    charge_metadata(static_cast<uint64_t>(root.vars_size()), sizeof(VarInfo) + kVariableCost, "variables");
     Model m;
-    std::set<std::string> dim_names;
     bool have_unlimited = false;
     for (int i = 0; i < root.dims_size(); ++i) {
         const pb::Dimension& d = root.dims(i);
         if (d.isvlen()) throw c.error(at, "vlen dimension " + d.name() + " is not supported");
-        std::string name = d.name().empty() ? unique_name("dim" + std::to_string(i), dim_names) : d.name();
-        if (dim_names.count(name)) throw c.error(at, "dimension " + name + " declared twice");
-        dim_names.insert(name);
+        std::string name = d.name().empty() ? m.dim_names.unique("dim" + std::to_string(i)) : d.name();
+        if (m.dim_names.find(name)) throw c.error(at, "dimension " + name + " declared twice");
+        m.dim_names.add(name, m.dims.size());
         // The classic model has one unlimited dimension: later ones become fixed.
         const bool unlimited = d.isunlimited() && !have_unlimited;
         have_unlimited |= unlimited;
@@ -233,18 +254,44 @@ Model decode_header(const pb::Header& h, const Cursor& c, uint64_t at, const Rea
     }
     for (const auto& a : root.atts()) m.attributes.push_back(decode_attribute(a, c.path(), at));
     for (const pb::Variable& pv : root.vars()) {
-        VarInfo v = decode_variable(pv, m, dim_names, c, at, options);
+        VarInfo v = decode_variable(pv, m, c, at, options);
         m.var_index[v.name] = m.vars.size();
         m.vars.push_back(std::move(v));
     }
     return m;
 }
 
+// What one object of a parsed header costs: the protobuf object (pb::Variable,
+// the largest, is under 200 bytes), its slot and allocation, and the reader's copy.
+constexpr uint64_t kWireObjectCost = 256;
+static_assert(sizeof(pb::Variable) < 200 && sizeof(pb::Structure) < 200 && sizeof(pb::Group) < 200 &&
+              sizeof(pb::Attribute) < 200 && sizeof(pb::Dimension) < 200);
+// A data or error message carries a name, a section and a few numbers (its
+// payload follows it): a longer one is refused before it is read.
+constexpr uint64_t kMaxSmallMessage = 1 << 20;
+
+// The header's text and what parsing it makes, counted before either is built.
+void charge_header(const Cursor& c, uint64_t at, const std::string& bytes) {
+    const uint64_t allowed = metadata_limits().per_file / kWireObjectCost;  // counting stops past it
+    const auto objects = count_wire_objects(bytes, *pb::Header::descriptor(), allowed);
+    if (!objects) throw c.error(at, "header message is not valid protobuf");
+    charge_metadata(*objects, kWireObjectCost,
+                    *objects > allowed ? "header entries (messages and repeated values) or more"
+                                       : "header entries (messages and repeated values)");
+}
+
 template <typename Msg>
 Msg parse_message(Cursor& c, uint64_t at, const char* what) {
     const uint64_t n = c.read_varint(std::string(what) + " message length");
     if (n > static_cast<uint64_t>(INT_MAX)) throw c.error(at, std::string(what) + " message length reaches 2 GiB");
+    constexpr bool header = std::is_same_v<Msg, pb::Header>;
+    // The header is kept (decoded into the dataset): its text is counted before it is read.
+    if (header) charge_metadata(n, kParsedTextFactor, "bytes of header message, parsed");
+    if (!header && n > kMaxSmallMessage)
+        throw c.error(at, std::string(what) + " message of " + std::to_string(n) + " bytes (more than " +
+                              std::to_string(kMaxSmallMessage) + ", its payload apart): refused");
     std::string bytes = c.read_string(n, std::string(what) + " message");
+    if (header) charge_header(c, at, bytes);
     Msg msg;
     if (!msg.ParseFromString(bytes))
         throw c.error(at, std::string(what) + " message is not valid protobuf or lacks a required field");
@@ -288,6 +335,7 @@ void read_string_payload(Cursor& c, VarInfo& v, const std::string& what, const s
         const uint64_t len = c.read_varint(what + ": string length");
         if (len > options.max_string_variable_bytes - std::min(v.string_bytes, options.max_string_variable_bytes))
             throw c.error(c.pos(), what + ": string data exceeds the in-memory limit");
+        charge_metadata(len, 1, "bytes of STRING values");
         uint64_t lin = 0;
         for (size_t k = 0; k < rank; ++k) lin = lin * v.shape[k] + idx[k];
         v.string_bytes += len;
@@ -327,7 +375,10 @@ void read_numeric_payload(Cursor& c, uint64_t at, const pb::Data& d, VarInfo& v,
                                      std::to_string(raw));
     }
     c.skip(stored, what + ": payload");
-    if (raw > 0) v.pieces.push_back(std::move(p));
+    if (raw > 0) {
+        charge_metadata(1, sizeof(StoredPiece) + 16 * p.start.size(), "data messages");
+        v.pieces.push_back(std::move(p));
+    }
 }
 
 void read_data_message(Cursor& c, uint64_t at, Model& m, const ReaderOptions& options) {
@@ -410,8 +461,6 @@ Dataset open_ncstream_dataset(std::shared_ptr<const OpenFile> file, const Reader
     ds.dimensions = std::move(m.dims);
     ds.attributes = std::move(m.attributes);
     auto cache = std::make_shared<InflateCache>(options.inflate_cache_bytes);
-    std::set<std::string> dim_names;
-    for (const auto& d : ds.dimensions) dim_names.insert(d.name);
     for (VarInfo& v : m.vars) {
         Variable out;
         out.name = v.name;
@@ -429,8 +478,9 @@ Dataset open_ncstream_dataset(std::shared_ptr<const OpenFile> file, const Reader
             uint64_t bytes;
             if (__builtin_mul_overflow(v.elements, longest, &bytes) || bytes > options.max_string_variable_bytes)
                 throw FormatError(path, header_at, "variable " + v.name + ": STRING values too large as a char array");
-            const std::string dim = unique_name(v.name + "_strlen", dim_names);
-            dim_names.insert(dim);
+            charge_metadata(bytes, 1, "bytes of STRING values as a char array");
+            const std::string dim = m.dim_names.unique(v.name + "_strlen");
+            m.dim_names.add(dim, ds.dimensions.size());
             ds.dimensions.push_back(Dimension{dim, longest, false});
             out.dimids.push_back(ds.dimensions.size() - 1);
             std::vector<uint8_t> chars(bytes, 0);

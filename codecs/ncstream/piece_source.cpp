@@ -26,13 +26,13 @@ void reverse_element_bytes(uint8_t* p, uint64_t n, size_t es) {
 }  // namespace
 
 std::shared_ptr<const std::vector<uint8_t>> InflateCache::find(uint64_t offset, uint64_t block) {
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     return entries_.get({offset, block}).value_or(nullptr);
 }
 
 void InflateCache::insert(uint64_t offset, std::shared_ptr<const std::vector<uint8_t>> value, uint64_t block) {
     const std::pair<uint64_t, uint64_t> key{offset, block};
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     if (entries_.contains(key) || value->size() > entries_.capacity()) return;
     entries_.put(key, std::move(value));
 }
@@ -78,7 +78,7 @@ void PieceSource::copy_piece(const StoredPiece& p, const std::vector<Run>& runs,
 }
 
 std::shared_ptr<InflateIndex> PieceSource::index_for(const StoredPiece& p) const {
-    std::lock_guard lock(indexes_mutex_);
+    MutexLock lock(indexes_mutex_);
     // Each index holds up to 512 inflater snapshots (~40 KiB each): keep a few.
     if (indexes_.size() >= kMaxIndexes && !indexes_.count(p.file_offset)) indexes_.erase(indexes_.begin());
     auto& slot = indexes_[p.file_offset];

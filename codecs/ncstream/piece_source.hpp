@@ -10,13 +10,13 @@
 #include <functional>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <vector>
 
 #include "codecs/array_source.hpp"
 #include "io/lru_cache.hpp"
 #include "codecs/ncstream/inflate_index.hpp"
 #include "io/open_file.hpp"
+#include "io/mutex.hpp"
 
 namespace ncafs::ncstream {
 
@@ -37,8 +37,8 @@ struct StoredPiece {
 // beyond `capacity` bytes. One per opened file, shared by its sources.
 class InflateCache {
 public:
-    explicit InflateCache(uint64_t capacity) : entries_(static_cast<size_t>(capacity)) {}
-    uint64_t capacity() const { return entries_.capacity(); }
+    explicit InflateCache(uint64_t capacity) : capacity_(capacity), entries_(static_cast<size_t>(capacity)) {}
+    uint64_t capacity() const { return capacity_; }
     // block: UINT64_MAX for a whole payload, else a block of an InflateIndex.
     std::shared_ptr<const std::vector<uint8_t>> find(uint64_t key, uint64_t block = UINT64_MAX);
     void insert(uint64_t key, std::shared_ptr<const std::vector<uint8_t>> value, uint64_t block = UINT64_MAX);
@@ -50,8 +50,9 @@ private:
             return std::hash<uint64_t>{}(k.first) ^ (std::hash<uint64_t>{}(k.second) * 0x9e3779b97f4a7c15ull);
         }
     };
-    std::mutex mutex_;  // lock order: a leaf
-    LruCache<Key, std::shared_ptr<const std::vector<uint8_t>>, KeyHash, ByteWeight> entries_;
+    const uint64_t capacity_;
+    Mutex mutex_;  // lock order: a leaf
+    LruCache<Key, std::shared_ptr<const std::vector<uint8_t>>, KeyHash, ByteWeight> entries_ NCAFS_GUARDED_BY(mutex_);
 };
 
 class PieceSource final : public ArraySource {
@@ -90,8 +91,8 @@ private:
     std::vector<uint8_t> fill_native_;
     std::vector<StoredPiece> pieces_;
     std::shared_ptr<InflateCache> cache_;
-    mutable std::mutex indexes_mutex_;  // lock order: a leaf
-    mutable std::map<uint64_t, std::shared_ptr<InflateIndex>> indexes_;  // by payload file offset
+    mutable Mutex indexes_mutex_;  // lock order: a leaf
+    mutable std::map<uint64_t, std::shared_ptr<InflateIndex>> indexes_ NCAFS_GUARDED_BY(indexes_mutex_);  // by payload file offset
 };
 
 }  // namespace ncafs::ncstream

@@ -13,7 +13,7 @@
 
 namespace ncafs::ncstream {
 
-// NC_BYTE->BYTE ... NC_INT64->LONG, NC_UINT64->ULONG (profile item 4).
+// NC_BYTE->BYTE ... NC_INT64->LONG, NC_UINT64->ULONG (item 4 of the profile, docs/formats/ncstream.md).
 pb::DataType to_pb_type(NcType t);
 // The 4.x Attribute.Type of a type: CHAR -> STRING, unsigned -> the signed type.
 pb::Attribute_Type to_old_attribute_type(NcType t);

@@ -31,42 +31,42 @@ DecodedChunkCache& DecodedChunkCache::shared() {
 DecodedChunkCache::DecodedChunkCache(uint64_t capacity_bytes) : chunks_(capacity_bytes) {}
 
 void DecodedChunkCache::set_capacity(uint64_t bytes) {
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     chunks_.set_capacity(bytes);
 }
 
 uint64_t DecodedChunkCache::capacity() const {
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     return chunks_.capacity();
 }
 
 uint64_t DecodedChunkCache::weight() const {
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     return chunks_.weight();
 }
 
 size_t DecodedChunkCache::entries() const {
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     return chunks_.size();
 }
 
 uint64_t DecodedChunkCache::largest_entry() const { return capacity() / 8; }
 
 DecodedChunkCache::Chunk DecodedChunkCache::get(const Key& key) {
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     auto hit = chunks_.get(key);
     return hit ? std::move(*hit) : nullptr;
 }
 
 void DecodedChunkCache::put(const Key& key, Chunk bytes) {
     if (!bytes) return;
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     if (Weigh{}(bytes) > chunks_.capacity() / 8) return;
     chunks_.put(key, std::move(bytes));
 }
 
 void DecodedChunkCache::clear() {
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     chunks_.clear();
 }
 

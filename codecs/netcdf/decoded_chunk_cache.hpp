@@ -11,11 +11,11 @@
 
 #include <cstdint>
 #include <memory>
-#include <mutex>
 #include <vector>
 
 #include "io/lru_cache.hpp"
 #include "io/open_file.hpp"
+#include "io/mutex.hpp"
 
 namespace ncafs::netcdf {
 
@@ -61,8 +61,8 @@ private:
     struct Weigh {
         size_t operator()(const Chunk& c) const { return (c ? c->size() : 0) + kEntryOverhead; }
     };
-    mutable std::mutex mutex_;
-    LruCache<Key, Chunk, KeyHash, Weigh> chunks_;
+    mutable Mutex mutex_;
+    LruCache<Key, Chunk, KeyHash, Weigh> chunks_ NCAFS_GUARDED_BY(mutex_);
 };
 
 }  // namespace ncafs::netcdf

@@ -1,16 +1,19 @@
 // An HDF5 identifier closed with its own close function when it goes out
-// of scope (H5Fclose, H5Dclose, H5Pclose...). Callers hold the netcdf-c
-// mutex (netcdf_library.hpp) while the handle lives: HDF5 is not thread-safe.
+// of scope (H5Fclose, H5Dclose, H5Pclose...). Callers hold the library
+// lock (netcdf_library.hpp) while the handle lives: HDF5 is called beside
+// netcdf-c, which is not thread-safe.
 #pragma once
 
 #include <hdf5.h>
+
+#include "codecs/netcdf/netcdf_library.hpp"
 
 namespace ncafs::netcdf {
 
 class Hid {
 public:
     Hid(hid_t id, herr_t (*close)(hid_t)) : id_(id), close_(close) {}
-    ~Hid() {
+    ~Hid() NCAFS_REQUIRES(library_mutex) {
         if (id_ >= 0) close_(id_);
     }
     Hid(const Hid&) = delete;

@@ -1,7 +1,5 @@
 #include "codecs/netcdf/hdf5_indirection.hpp"
 
-#include <hdf5.h>
-
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
@@ -10,6 +8,7 @@
 
 #include "codecs/error.hpp"
 #include "codecs/netcdf/hdf5_handle.hpp"
+#include "codecs/netcdf/library_calls.hpp"
 
 namespace ncafs::netcdf {
 
@@ -32,12 +31,12 @@ std::string child_path(const std::string& parent, const std::string& name) {
 
 // ---- external links: never traversed --------------------------------------
 
-hid_t refused_links_file = -1;  // an empty in-memory HDF5 file (guarded by the library mutex)
+hid_t refused_links_file NCAFS_GUARDED_BY(library_mutex) = -1;  // an empty in-memory HDF5 file
 
 // What a traversal of an external link gives instead of the other file's
 // object: the root group of an empty in-memory file. netcdf-c then sees an
 // empty group (left out like every group) where the link is.
-hid_t traverse_refused(const char*, hid_t, const void*, size_t, hid_t, hid_t) {
+hid_t traverse_refused(const char*, hid_t, const void*, size_t, hid_t, hid_t) NCAFS_REQUIRES(library_mutex) {
     if (refused_links_file < 0) return -1;
     return H5Gopen2(refused_links_file, "/", H5P_DEFAULT);
 }
@@ -97,13 +96,15 @@ void install_external_link_refusal() {
 struct Hdf5Walk {
     Hdf5Indirections& out;
     const std::string& shown;
+    const Hdf5Indirections::DatasetVisitor& visit;
     size_t links = 0;
     std::string failure;  // set when the walk stops: the file is refused whole
 
-    void group(hid_t gid, const std::string& path, int depth);
-    void link(hid_t gid, const char* name, const H5L_info_t& info, const std::string& parent, int depth);
-    std::optional<Hdf5Indirections::Finding> dataset(hid_t gid, const char* name, const std::string& path);
-    std::string external_link_target(hid_t gid, const char* name, const H5L_info_t& info);
+    void group(hid_t gid, const std::string& path, int depth) NCAFS_REQUIRES(library_mutex);
+    void link(hid_t gid, const char* name, const H5L_info_t& info, const std::string& parent, int depth) NCAFS_REQUIRES(library_mutex);
+    std::optional<Hdf5Indirections::Finding> dataset(hid_t gid, const char* name, const std::string& path)
+        NCAFS_REQUIRES(library_mutex);
+    std::string external_link_target(hid_t gid, const char* name, const H5L_info_t& info) NCAFS_REQUIRES(library_mutex);
 };
 
 namespace {
@@ -114,13 +115,13 @@ struct GroupVisit {
     int depth;
 };
 
-herr_t visit_link(hid_t gid, const char* name, const H5L_info_t* info, void* data) {
+herr_t visit_link(hid_t gid, const char* name, const H5L_info_t* info, void* data) NCAFS_REQUIRES(library_mutex) {
     auto* v = static_cast<GroupVisit*>(data);
     v->walk->link(gid, name, *info, *v->path, v->depth);
     return v->walk->failure.empty() ? 0 : -1;
 }
 
-std::string virtual_sources(hid_t dcpl) {
+std::string virtual_sources(hid_t dcpl) NCAFS_REQUIRES(library_mutex) {
     size_t n = 0;
     if (H5Pget_virtual_count(dcpl, &n) < 0 || n == 0) return "no source";
     char name[1024] = {};
@@ -130,7 +131,7 @@ std::string virtual_sources(hid_t dcpl) {
     return text;
 }
 
-std::string external_files(hid_t dcpl, int count) {
+std::string external_files(hid_t dcpl, int count) NCAFS_REQUIRES(library_mutex) {
     char name[1024] = {};
     off_t offset = 0;
     hsize_t size = 0;
@@ -143,9 +144,9 @@ std::string external_files(hid_t dcpl, int count) {
 }  // namespace
 
 void Hdf5Walk::group(hid_t gid, const std::string& path, int depth) {
-    GroupVisit visit{this, &path, depth};
+    GroupVisit at{this, &path, depth};
     hsize_t index = 0;
-    if (H5Literate(gid, H5_INDEX_NAME, H5_ITER_NATIVE, &index, visit_link, &visit) < 0 && failure.empty())
+    if (H5Literate(gid, H5_INDEX_NAME, H5_ITER_NATIVE, &index, visit_link, &at) < 0 && failure.empty())
         failure = "HDF5 cannot list group " + shortened(path);
 }
 
@@ -171,6 +172,7 @@ std::optional<Hdf5Indirections::Finding> Hdf5Walk::dataset(hid_t gid, const char
         return Hdf5Indirections::Finding{Hdf5IndirectionKind::VirtualDataset, path, virtual_sources(dcpl)};
     if (int n = H5Pget_external_count(dcpl); n != 0)  // n < 0: cannot tell, refuse as well
         return Hdf5Indirections::Finding{Hdf5IndirectionKind::ExternalStorage, path, external_files(dcpl, n)};
+    if (visit) visit(d, dcpl, path);
     return std::nullopt;
 }
 
@@ -214,29 +216,21 @@ Hdf5Indirections Hdf5Indirections::find(const std::string& path, const std::stri
     return walk(file, shown);
 }
 
-Hdf5Indirections Hdf5Indirections::walk(int64_t file, const std::string& shown) {
+Hdf5Indirections Hdf5Indirections::walk(int64_t file, const std::string& shown, const DatasetVisitor& visit) {
     Hdf5Indirections out;
     Hid root(H5Gopen2(file, "/", H5P_DEFAULT), H5Gclose);
     if (!root.ok()) throw SourceError(shown, "HDF5 cannot open its root group");
-    Hdf5Walk walk{out, shown};
+    Hdf5Walk walk{out, shown, visit};
     walk.group(root, "/", 0);
     if (!walk.failure.empty()) throw SourceError(shown, walk.failure + ": refused");
     return out;
 }
 
-std::optional<Hdf5Indirections> Hdf5Indirections::check(const std::string& path, const std::string& shown,
-                                                        const std::function<void()>& then) {
-    if (!hdf5_indirection_check_enabled()) return then(), std::nullopt;
-    // One open for an HDF5 file (the usual case here); only when it fails is
-    // the signature looked for: an HDF5 file HDF5 cannot open is refused.
-    Hid file(H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), H5Fclose);
-    if (!file.ok()) {
-        if (H5Fis_hdf5(path.c_str()) <= 0) return then(), std::nullopt;
-        throw SourceError(shown, "HDF5 cannot open it to check for external storage");
-    }
-    auto found = walk(file, shown);
-    then();  // while this open holds the file: netcdf-c's open shares what HDF5 has read
-    return found;
+Hdf5Indirections Hdf5Indirections::from_parts(Datasets datasets, std::vector<Finding> findings) {
+    Hdf5Indirections out;
+    out.datasets_ = std::move(datasets);
+    out.findings_ = std::move(findings);
+    return out;
 }
 
 std::optional<std::string> Hdf5Indirections::refusal(const std::string& group, const std::string& name) const {

@@ -9,7 +9,7 @@
 //  - an external link is never followed by anyone in the process (netcdf-c
 //    included): install_external_link_refusal() replaces HDF5's external
 //    link class, and a traversal yields an empty group of an in-memory file.
-// Every function here is called with netcdf_library_mutex() held.
+// Every function here that calls HDF5 requires the library lock.
 #pragma once
 
 #include <cstdint>
@@ -18,6 +18,8 @@
 #include <optional>
 #include <string>
 #include <vector>
+
+#include "codecs/netcdf/netcdf_library.hpp"
 
 namespace ncafs::netcdf {
 
@@ -34,7 +36,7 @@ bool hdf5_indirection_check_enabled();
 
 // Replaces HDF5's external link class once per process (no-op when the check
 // is disabled). Called by netcdf_library_mutex()'s first caller.
-void install_external_link_refusal();
+void install_external_link_refusal() NCAFS_REQUIRES(library_mutex);
 
 // What a walk of one HDF5 file found: every dataset reachable from the root
 // group (through hard and soft links), each with its indirection if any, and
@@ -45,13 +47,13 @@ public:
     // /proc/self/fd/N name); `shown` names it in messages. The walk is bounded
     // (depth, number of links); a file beyond the bounds, or one HDF5 cannot
     // walk, throws SourceError: it is refused whole.
-    static Hdf5Indirections find(const std::string& path, const std::string& shown);
-    // find() when the check is enabled and `path` is an HDF5 file; else
-    // nullopt. `then` (e.g. netcdf-c's open of the same file) runs after the
-    // walk, while HDF5 still holds the file open, so that it reuses what the
-    // walk read (HDF5 shares one open file), or alone when there is no walk.
-    static std::optional<Hdf5Indirections> check(const std::string& path, const std::string& shown,
-                                                 const std::function<void()>& then = [] {});
+    static Hdf5Indirections find(const std::string& path, const std::string& shown) NCAFS_REQUIRES(library_mutex);
+    // The walk of an HDF5 file already open (`file`: its hid_t); `visit`,
+    // when given, is called with every dataset without indirection (its
+    // hid_t and that of its creation property list) and its HDF5 path.
+    using DatasetVisitor = std::function<void(int64_t dataset, int64_t dcpl, const std::string& path)>;
+    static Hdf5Indirections walk(int64_t file, const std::string& shown, const DatasetVisitor& visit = {})
+        NCAFS_REQUIRES(library_mutex);
 
     // nullopt when netCDF variable `name` of group `group` ("" or "/" for the
     // root, "/a/b") may be read; else why not ("variable x uses HDF5 external
@@ -68,9 +70,13 @@ public:
     // "link /g/x is an HDF5 external link (other.h5:/y): refused, left out".
     static std::string describe_link(const Finding& f);
 
+    // The parts, for a survey sent by a helper process (survey_wire.hpp).
+    using Datasets = std::map<std::string, std::optional<Finding>>;
+    const Datasets& datasets() const { return datasets_; }
+    static Hdf5Indirections from_parts(Datasets datasets, std::vector<Finding> findings);
+
 private:
     friend struct Hdf5Walk;
-    static Hdf5Indirections walk(int64_t file, const std::string& shown);  // file: an HDF5 hid_t
     std::map<std::string, std::optional<Finding>> datasets_;  // HDF5 path -> its indirection
     std::vector<Finding> findings_;
 };

@@ -1,131 +1,252 @@
 #include "codecs/netcdf/netcdf_dataset.hpp"
 
-#include <netcdf.h>
-
 #include <algorithm>
+#include <bit>
 #include <atomic>
+#include <condition_variable>
 #include <cstring>
 #include <map>
-#include <mutex>
 #include <thread>
 
 #include "codecs/cdf/header_reader.hpp"
+#include "codecs/checked_math.hpp"
 #include "codecs/error.hpp"
+#include "codecs/netcdf/library_calls.hpp"
+#include "codecs/netcdf/netcdf_helpers.hpp"
 #include "codecs/netcdf/netcdf_library.hpp"
+#include "codecs/netcdf/stored_deflated_chunks.hpp"
 #include "io/worker_pool.hpp"
 
 namespace ncafs::netcdf {
 
 namespace {
 
-std::string nc_message(int status) { return nc_strerror(status); }
+// The netcdf-c handles open now, by file identity: a file is open once.
+struct IdentityKey {
+    dev_t device;
+    ino_t inode;
+    int64_t mtime_ns;
+    uint64_t size;
+    int64_t ctime_ns;
+    explicit IdentityKey(const FileIdentity& id)
+        : device(id.device), inode(id.inode), mtime_ns(id.mtime_ns), size(id.size), ctime_ns(id.ctime_ns) {}
+    auto operator<=>(const IdentityKey&) const = default;
+};
+std::map<IdentityKey, std::weak_ptr<const NetcdfHandle>> open_handles NCAFS_GUARDED_BY(library_mutex);
+// Signalled when a handle has closed its file (and left open_handles).
+std::condition_variable_any handle_closed;
 
-// netcdf-c's NC_BYTE..NC_UINT64 equal our type tags 1..11.
-bool is_classic_tag(nc_type t) { return t >= NC_BYTE && t <= NC_UINT64; }
-
-// Reads every attribute of varid (NC_GLOBAL for globals); caller holds the mutex.
-std::vector<Attribute> read_attributes(int ncid, int varid, const std::string& path, const std::string& owner,
-                                       std::vector<std::string>* skipped) {
-    int natts = 0;
-    if (int s = nc_inq_varnatts(ncid, varid, &natts); s != NC_NOERR)
-        throw SourceError(path, "cannot count attributes of " + owner + ": " + nc_message(s));
-    std::vector<Attribute> out;
-    for (int i = 0; i < natts; ++i) {
-        char name[NC_MAX_NAME + 1] = {};
-        nc_type xtype = 0;
-        size_t len = 0;
-        if (int s = nc_inq_attname(ncid, varid, i, name); s != NC_NOERR)
-            throw SourceError(path, "cannot read attribute name of " + owner + ": " + nc_message(s));
-        if (int s = nc_inq_att(ncid, varid, name, &xtype, &len); s != NC_NOERR)
-            throw SourceError(path, "cannot read attribute " + owner + ":" + name + ": " + nc_message(s));
-        if (is_classic_tag(xtype)) {
-            Attribute a{name, static_cast<NcType>(xtype), {}};
-            a.values.resize(len * type_size(a.type));
-            if (len > 0)
-                if (int s = nc_get_att(ncid, varid, name, a.values.data()); s != NC_NOERR)
-                    throw SourceError(path, "cannot read attribute " + owner + ":" + name + ": " + nc_message(s));
-            out.push_back(std::move(a));
-        } else if (xtype == NC_STRING && len == 1) {
-            char* text = nullptr;
-            if (int s = nc_get_att_string(ncid, varid, name, &text); s != NC_NOERR)
-                throw SourceError(path, "cannot read attribute " + owner + ":" + name + ": " + nc_message(s));
-            out.push_back(Attribute::text(name, text ? text : ""));
-            nc_free_string(1, &text);
-        } else if (skipped) {
-            skipped->push_back(path + ": attribute " + owner + ":" + name + " skipped: type " +
-                               std::to_string(xtype) + " has no classic netCDF equivalent");
-        }
+// The handle open on `id`, if any; waits while one is being closed (its
+// last owner gone, its nc_close not yet made), so that the file is never
+// open twice.
+std::shared_ptr<const NetcdfHandle> open_handle_of(const FileIdentity& id) NCAFS_REQUIRES(library_mutex) {
+    for (;;) {
+        auto it = open_handles.find(IdentityKey(id));
+        if (it == open_handles.end()) return nullptr;
+        if (auto alive = it->second.lock()) return alive;
+        handle_closed.wait(library_mutex);
     }
-    return out;
 }
 
 }  // namespace
 
+void NetcdfHandle::register_handle(const FileIdentity& id, const std::shared_ptr<const NetcdfHandle>& handle) {
+    open_handles[IdentityKey(id)] = handle;
+    std::const_pointer_cast<NetcdfHandle>(handle)->registered_ = id;  // before anyone else sees it
+}
+
 std::shared_ptr<const NetcdfHandle> NetcdfHandle::open(const std::string& path, const std::string& shown) {
     const std::string& name = shown.empty() ? path : shown;
     if (shown.empty()) cdf::check_classic_header(path);  // else checked by open(OpenFile)
-    std::lock_guard lock(netcdf_library_mutex());
-    // Walked before netcdf-c opens it: what a read must refuse is known first.
-    int ncid = -1;
-    int status = NC_NOERR;
-    std::optional<Hdf5Indirections> indirections =
-        Hdf5Indirections::check(path, name, [&] { status = nc_open(path.c_str(), NC_NOWRITE, &ncid); });
-    if (status != NC_NOERR) throw SourceError(name, "netcdf-c cannot open: " + nc_message(status));
-    return std::shared_ptr<const NetcdfHandle>(new NetcdfHandle(ncid, name, std::move(indirections)));
+    const std::optional<FileIdentity> identity = identity_of(path);
+    LibraryLock lock;
+    if (identity)
+        if (auto same = open_handle_of(*identity)) return same;
+    auto survey = Hdf5Survey::take(path, name, identity ? identity->size : 0);  // closed again
+    auto opened = open_surveyed(path, name, std::move(survey), nullptr);
+    if (identity) register_handle(*identity, opened);
+    return opened;
 }
 
 std::shared_ptr<const NetcdfHandle> NetcdfHandle::open(std::shared_ptr<const OpenFile> file) {
     cdf::check_classic_header(*file);
-    auto opened = open(file->proc_path(), file->path());
-    std::const_pointer_cast<NetcdfHandle>(opened)->file_ = std::move(file);  // before anyone else sees it
+    LibraryLock lock;
+    if (auto same = open_handle_of(file->identity())) return same;
+    auto survey = Hdf5Survey::take(file->proc_path(), file->path(), file->size());
+    // The version surveyed, still: a file rewritten since is not handed to
+    // netcdf-c unread (what remains is the time of nc_open).
+    file->check_unchanged();
+    const FileIdentity identity = file->identity();
+    // Named before the call: its arguments may be evaluated in any order
+    // (g++ moves `file` out first), so none may read `file` there.
+    const std::string proc_path = file->proc_path(), shown = file->path();
+    auto opened = open_surveyed(proc_path, shown, std::move(survey), std::move(file));
+    register_handle(identity, opened);
     return opened;
 }
 
-NetcdfHandle::NetcdfHandle(int ncid, std::string path, std::optional<Hdf5Indirections> indirections)
-    : ncid_(ncid), path_(std::move(path)), indirections_(std::move(indirections)) {
-    static std::atomic<uint64_t> openings{0};
-    serial_ = ++openings;
+std::shared_ptr<const NetcdfHandle> NetcdfHandle::open_surveyed(const std::string& path, const std::string& shown,
+                                                                std::optional<Hdf5Survey> survey,
+                                                                std::shared_ptr<const OpenFile> file) {
+    int ncid = -1;
+    if (int status = nc_open(path.c_str(), NC_NOWRITE, &ncid); status != NC_NOERR)
+        throw SourceError(shown, "netcdf-c cannot open: " + nc_message(status));
+    std::shared_ptr<NetcdfHandle> opened(new NetcdfHandle(ncid, shown, std::move(survey)));
+    opened->file_ = std::move(file);
+    return opened;
 }
 
-DecodedChunkCache::Key NetcdfHandle::chunk_key(int ncid, int varid) const {
-    DecodedChunkCache::Key key;
-    if (file_) key.file = file_->identity();
-    else key.serial = serial_;
-    key.group = ncid & 0xffff;  // netcdf-c: the file's id above, the group's below
-    key.varid = varid;
-    return key;
-}
-
-Hdf5ChunkFile* NetcdfHandle::hdf5_chunks() const {
-    if (!hdf5_tried_ && file_) hdf5_ = Hdf5ChunkFile::open(*file_);
-    hdf5_tried_ = true;
-    return hdf5_.get();
-}
+NetcdfHandle::NetcdfHandle(int ncid, std::string path, std::optional<Hdf5Survey> survey)
+    : ncid_(ncid), path_(std::move(path)), survey_(std::move(survey)) {}
 
 NetcdfHandle::~NetcdfHandle() {
-    std::lock_guard lock(netcdf_library_mutex());
-    hdf5_.reset();
-    nc_close(ncid_);
+    {
+        LibraryLock lock;
+        nc_close(ncid_);
+        if (registered_)
+            if (auto it = open_handles.find(IdentityKey(*registered_)); it != open_handles.end() && it->second.expired())
+                open_handles.erase(it);
+    }
+    handle_closed.notify_all();
 }
 
-NetcdfVariableSource::NetcdfVariableSource(std::shared_ptr<const NetcdfHandle> file, int varid, std::string name,
-                                           NcType type, std::vector<uint64_t> shape, std::optional<int> group_ncid,
-                                           std::optional<std::string> refusal, std::optional<ChunkLayout> chunks,
-                                           std::optional<RawChunkPlan> raw)
+namespace {
+
+// The group `group` ("" for the root) of the file netcdf-c holds as ncid.
+int group_ncid(int ncid, const std::string& group, const std::string& shown) NCAFS_REQUIRES(library_mutex) {
+    int id = ncid;
+    if (!group.empty())
+        if (int status = nc_inq_grp_full_ncid(ncid, group.c_str(), &id); status != NC_NOERR)
+            throw SourceError(shown, "no group " + group + ": " + nc_message(status));
+    return id;
+}
+
+// Whether a dimension after the first of variable varid of group gid is
+// unlimited, in its group or a group above it.
+bool has_inner_unlimited(int gid, int varid) NCAFS_REQUIRES(library_mutex) {
+    std::vector<int> unlimited;
+    for (int g = gid, parent = 0;; g = parent) {
+        int n = 0;
+        if (nc_inq_unlimdims(g, &n, nullptr) == NC_NOERR && n > 0) {
+            std::vector<int> ids(static_cast<size_t>(n));
+            if (nc_inq_unlimdims(g, &n, ids.data()) == NC_NOERR) unlimited.insert(unlimited.end(), ids.begin(), ids.end());
+        }
+        if (nc_inq_grp_parent(g, &parent) != NC_NOERR) break;  // the root has none
+    }
+    int ndims = 0;
+    if (nc_inq_varndims(gid, varid, &ndims) != NC_NOERR || ndims < 2 || ndims > NC_MAX_VAR_DIMS) return false;
+    std::vector<int> dims(static_cast<size_t>(ndims));
+    if (nc_inq_vardimid(gid, varid, dims.data()) != NC_NOERR) return false;
+    return std::any_of(dims.begin() + 1, dims.end(),
+                       [&](int d) { return std::find(unlimited.begin(), unlimited.end(), d) != unlimited.end(); });
+}
+
+// nc_get_vara of a box of variable varid of group gid into out: the
+// external type unconverted, native order. netcdf-c 4.9.0 lays out a box
+// wrongly when it passes the variable's HDF5 extent in a dimension after the
+// first (an unlimited dimension there, longer than the variable was
+// written): values shifted, the rest fill or bytes never written. A box of
+// one row (count 1 but in the last dimension) comes out right, so such a
+// variable is read a row at a time.
+void get_vara(int gid, int varid, std::span<const uint64_t> start, std::span<const uint64_t> count, void* out,
+              const std::string& shown) NCAFS_REQUIRES(library_mutex) {
+    const size_t rank = start.size();
+    std::vector<size_t> s(start.begin(), start.end()), c(count.begin(), count.end());
+    const bool by_rows = rank >= 2 && has_inner_unlimited(gid, varid);
+    if (by_rows) std::fill(c.begin(), c.end() - 1, 1);
+    const uint64_t elements = by_rows ? count[rank - 1] : ncafs::element_count(count);
+    size_t row_bytes = 0;
+    if (by_rows) {
+        nc_type type = 0;
+        if (nc_inq_var(gid, varid, nullptr, &type, nullptr, nullptr, nullptr) != NC_NOERR || type < NC_BYTE ||
+            type > NC_UINT64)
+            throw SourceError(shown, "variable " + std::to_string(varid) + " is not of a classic type");
+        row_bytes = elements * type_size(static_cast<NcType>(type));
+    }
+    for (auto* at = static_cast<uint8_t*>(out);; at += row_bytes) {
+        if (int status = nc_get_vara(gid, varid, s.data(), c.data(), at); status != NC_NOERR)
+            throw SourceError(shown, "cannot read variable " + std::to_string(varid) + ": " + nc_message(status));
+        size_t d = by_rows ? rank - 1 : 0;  // the next row: an odometer over the dimensions before the last
+        while (d > 0 && ++s[d - 1] == start[d - 1] + count[d - 1]) s[d - 1] = start[d - 1], --d;
+        if (d == 0) return;
+    }
+}
+
+// netcdf-c in this process: where no helpers run, and in a helper itself.
+class InProcessValues final : public NetcdfValueReader {
+public:
+    InProcessValues(std::shared_ptr<const NetcdfHandle> handle, std::string group)
+        : handle_(std::move(handle)), group_(std::move(group)) {}
+    void read(int varid, std::span<const uint64_t> start, std::span<const uint64_t> count,
+              std::span<uint8_t> out) const override {
+        LibraryLock lock;
+        get_vara(group_ncid(handle_->ncid(), group_, handle_->path()), varid, start, count, out.data(), handle_->path());
+    }
+
+private:
+    std::shared_ptr<const NetcdfHandle> handle_;
+    std::string group_;
+};
+
+// A fresh helper per box (netcdf_helpers.hpp).
+class HelperValues final : public NetcdfValueReader {
+public:
+    HelperValues(std::shared_ptr<const OpenFile> file, std::string group)
+        : file_(std::move(file)), group_(std::move(group)) {}
+    void read(int varid, std::span<const uint64_t> start, std::span<const uint64_t> count,
+              std::span<uint8_t> out) const override {
+        values_in_helper(*file_, group_, varid, start, count, out);
+    }
+
+private:
+    std::shared_ptr<const OpenFile> file_;
+    std::string group_;
+};
+
+// Calls visit with sub-boxes of [start, start + count) of at most `cap`
+// bytes, each contiguous in C order over the whole box (its place there
+// given): the dimensions before `d` have a count of 1.
+template <class Visit>
+void split_box(std::vector<uint64_t>& start, std::vector<uint64_t>& count, size_t d, uint64_t esize, uint64_t cap,
+               uint8_t* out, const Visit& visit) {
+    uint64_t inner = esize;
+    for (size_t k = d + 1; k < count.size(); ++k) inner *= count[k];
+    if (d >= count.size() || inner * count[d] <= cap) return visit(start, count, out);
+    const uint64_t first = start[d], n = count[d];
+    if (inner <= cap) {
+        const uint64_t step = cap / inner;
+        for (uint64_t i = 0; i < n; i += step) {
+            start[d] = first + i, count[d] = std::min(step, n - i);
+            visit(start, count, out + i * inner);
+        }
+    } else {
+        for (uint64_t i = 0; i < n; ++i) {
+            start[d] = first + i, count[d] = 1;
+            split_box(start, count, d + 1, esize, cap, out + i * inner, visit);
+        }
+    }
+    start[d] = first, count[d] = n;
+}
+
+}  // namespace
+
+NetcdfVariableSource::NetcdfVariableSource(std::shared_ptr<const OpenFile> file,
+                                           std::shared_ptr<const NetcdfValueReader> values, DecodedChunkCache::Key key,
+                                           int varid, std::string name, NcType type, std::vector<uint64_t> shape,
+                                           NetcdfStorage storage)
     : file_(std::move(file)),
-      ncid_(group_ncid.value_or(file_->ncid())),
+      values_(std::move(values)),
+      key_(std::move(key)),
       varid_(varid),
       name_(std::move(name)),
       type_(type),
       shape_(std::move(shape)),
-      refusal_(std::move(refusal)),
-      chunks_(std::move(chunks)),
-      raw_(std::move(raw)) {}
+      storage_(std::move(storage)) {}
 
 void NetcdfVariableSource::read(std::span<const uint64_t> start, std::span<const uint64_t> count, ByteOrder order,
                                 void* out) const {
     check_box(shape_, start, count, name_.c_str());
-    if (refusal_) throw SourceError(file_->path(), *refusal_);  // before HDF5 opens what the file names
+    if (storage_.refusal) throw SourceError(file_->path(), *storage_.refusal);  // before anything opens what the file names
     const uint64_t n = ncafs::element_count(count);
     if (n == 0) return;
     read_native(start, count, out);
@@ -133,27 +254,77 @@ void NetcdfVariableSource::read(std::span<const uint64_t> start, std::span<const
     if (order == ByteOrder::Big) swap_to_big_endian(type_, out, n);
 }
 
-void NetcdfVariableSource::get_vara(std::span<const uint64_t> start, std::span<const uint64_t> count,
-                                    void* dst) const {
-    std::vector<size_t> s(start.begin(), start.end()), c(count.begin(), count.end());
-    // nc_get_vara reads the external type unconverted into native order.
-    int status = nc_get_vara(ncid_, varid_, s.data(), c.data(), dst);
-    if (status != NC_NOERR) throw SourceError(file_->path(), "cannot read variable " + name_ + ": " + nc_message(status));
+void NetcdfVariableSource::fill(uint64_t elements, uint8_t* out) const {
+    const size_t esize = storage_.fill.size();
+    for (uint64_t i = 0; i < elements; ++i) std::memcpy(out + i * esize, storage_.fill.data(), esize);
+}
+
+void NetcdfVariableSource::ask_values(std::span<const uint64_t> start, std::span<const uint64_t> count,
+                                      uint8_t* out) const {
+    std::vector<uint64_t> s(start.begin(), start.end()), c(count.begin(), count.end());
+    const uint64_t esize = type_size(type_);
+    split_box(s, c, 0, esize, kMaxHelperBoxBytes, out, [&](const auto& bs, const auto& bc, uint8_t* dst) {
+        values_->read(varid_, bs, bc, {dst, static_cast<size_t>(ncafs::element_count(bc) * esize)});
+    });
+}
+
+void NetcdfVariableSource::read_contiguous(std::span<const uint64_t> start, std::span<const uint64_t> count,
+                                           uint8_t* out) const {
+    const Hdf5Contiguous& c = *storage_.contiguous;
+    const size_t esize = type_size(type_), rank = shape_.size();
+    const uint64_t n = ncafs::element_count(count);
+    if (c.at.size == 0) {
+        if (storage_.fill.empty()) return ask_values(start, count, out);  // never written, fill unknown
+        return fill(n, out);
+    }
+    const auto end = checked::add(c.at.address, c.at.size);
+    if (c.at.size != ncafs::element_count(shape_) * esize || !end || *end > file_->size())
+        throw SourceError(file_->path(), "variable " + name_ + ": its data lies beyond the end of the file");
+    // Runs: the innermost dimensions the box covers whole, and the first it does not.
+    size_t outer = rank;
+    uint64_t run = 1;
+    while (outer > 0) {
+        --outer;
+        run *= count[outer];
+        if (count[outer] != shape_[outer]) break;
+    }
+    std::vector<uint64_t> at(start.begin(), start.end());
+    for (uint64_t done = 0; done < n; done += run) {
+        uint64_t offset = 0;  // the run's first element in the variable, C order
+        for (size_t d = 0; d < rank; ++d) offset = offset * shape_[d] + at[d];
+        file_->pread_exact(out + done * esize, run * esize, c.at.address + offset * esize);
+        size_t d = outer;  // the next run: the dimensions before `outer` advance
+        while (d-- > 0) {
+            if (++at[d] < start[d] + count[d]) break;
+            at[d] = start[d];
+        }
+    }
+    if (c.big_endian != (std::endian::native == std::endian::big))
+        for (uint64_t i = 0; i < n; ++i) std::reverse(out + i * esize, out + (i + 1) * esize);
+}
+
+std::shared_ptr<const DeflatedChunks> NetcdfVariableSource::deflated_chunks(std::string* why) const {
+    if (!storage_.raw || storage_.refusal) return nullptr;
+    return stored_deflated_chunks(*storage_.raw, file_, storage_.fill, why);
 }
 
 PendingDecode NetcdfVariableSource::fetch_raw(std::span<const uint64_t> start, std::span<const uint64_t> count,
                                               void* dst) const {
-    Hdf5ChunkFile* hdf5 = file_->hdf5_chunks();
-    const auto stored = hdf5 ? hdf5->locate(*raw_, start) : std::nullopt;
-    if (!stored) get_vara(start, count, dst);  // never written (fill values), or filters skipped
-    file_->check_unchanged();                  // only chunks of the version opened are kept
-    if (!stored) return {};
+    const RawChunkPlan& raw = *storage_.raw;
+    const auto stored = locate_chunk(raw, start, file_->path());
+    if (!stored) {
+        if (!storage_.fill.empty() && chunk_never_written(raw, start, file_->path())) {
+            fill(ncafs::element_count(count), static_cast<uint8_t*>(dst));
+            return {};
+        }
+        return fetch_values(start, count, dst);  // stored without some of its filters
+    }
     std::vector<uint64_t> extent(count.begin(), count.end()), origin(start.begin(), start.end());
     return [this, at = *stored, extent = std::move(extent), origin = std::move(origin), dst] {
         std::vector<uint8_t> bytes(at.size);
-        file_->open_file()->pread_exact(bytes.data(), bytes.size(), at.address);  // checks the identity after
+        file_->pread_exact(bytes.data(), bytes.size(), at.address);  // checks the identity after
         try {
-            decode_raw_chunk(*raw_, bytes, extent, dst);
+            decode_raw_chunk(*storage_.raw, bytes, extent, dst);
         } catch (const std::runtime_error& e) {
             std::string where;
             for (uint64_t o : origin) where += (where.empty() ? "" : ",") + std::to_string(o);
@@ -162,12 +333,16 @@ PendingDecode NetcdfVariableSource::fetch_raw(std::span<const uint64_t> start, s
     };
 }
 
+PendingDecode NetcdfVariableSource::fetch_values(std::span<const uint64_t> start, std::span<const uint64_t> count,
+                                                 void* dst) const {
+    std::vector<uint64_t> s(start.begin(), start.end()), c(count.begin(), count.end());
+    return [this, s = std::move(s), c = std::move(c), dst] { ask_values(s, c, static_cast<uint8_t*>(dst)); };
+}
+
 PendingDecode NetcdfVariableSource::fetch(std::span<const uint64_t> start, std::span<const uint64_t> count,
                                           void* dst) const {
-    if (raw_) return fetch_raw(start, count, dst);
-    get_vara(start, count, dst);
-    file_->check_unchanged();  // only chunks of the version opened are kept
-    return {};
+    if (storage_.raw) return fetch_raw(start, count, dst);
+    return fetch_values(start, count, dst);
 }
 
 namespace {
@@ -183,7 +358,7 @@ unsigned ahead_job_limit() { return std::max(1u, std::thread::hardware_concurren
 
 void NetcdfVariableSource::decode_ahead(std::vector<uint64_t> missed) const {
     auto& cache = DecodedChunkCache::shared();
-    const uint64_t needed = kAheadChunks * (chunks_->bytes + DecodedChunkCache::kEntryOverhead);
+    const uint64_t needed = kAheadChunks * (storage_.chunks->bytes + DecodedChunkCache::kEntryOverhead);
     if (cache.capacity() < cache.weight() + needed) return;  // would evict what readers may need
     if (ahead_jobs.fetch_add(1) >= ahead_job_limit()) {
         --ahead_jobs;
@@ -194,9 +369,8 @@ void NetcdfVariableSource::decode_ahead(std::vector<uint64_t> missed) const {
     auto job = [weak, missed = std::move(missed)] {
         if (auto self = weak.lock()) {
             try {
-                decode_following_chunks(DecodedChunkCache::shared(), self->file_->chunk_key(self->ncid_, self->varid_),
-                                        *self->chunks_, self->shape_, type_size(self->type_), missed, kAheadChunks,
-                                        netcdf_library_mutex(),
+                decode_following_chunks(DecodedChunkCache::shared(), self->key_, *self->storage_.chunks, self->shape_,
+                                        type_size(self->type_), missed, kAheadChunks,
                                         [&](auto s, auto c, void* dst) { return self->fetch(s, c, dst); });
             } catch (const std::exception&) {
                 // The reader that needs the chunk meets the error itself.
@@ -209,213 +383,208 @@ void NetcdfVariableSource::decode_ahead(std::vector<uint64_t> missed) const {
 
 void NetcdfVariableSource::read_native(std::span<const uint64_t> start, std::span<const uint64_t> count,
                                        void* out) const {
-    if (!chunks_) {
-        std::lock_guard lock(netcdf_library_mutex());
-        return get_vara(start, count, out);
-    }
-    auto& cache = DecodedChunkCache::shared();
-    auto missed = read_box_by_chunks(cache, file_->chunk_key(ncid_, varid_), *chunks_, shape_, type_size(type_), start,
-                                     count, out, netcdf_library_mutex(),
-                                     [&](auto s, auto c, void* dst) { return fetch(s, c, dst); });
-    if (missed && raw_) decode_ahead(std::move(*missed));
+    auto* dst = static_cast<uint8_t*>(out);
+    if (storage_.contiguous) return read_contiguous(start, count, dst);
+    if (!storage_.chunks) return ask_values(start, count, dst);
+    auto missed = read_box_by_chunks(DecodedChunkCache::shared(), key_, *storage_.chunks, shape_, type_size(type_),
+                                     start, count, out,
+                                     [&](auto s, auto c, void* chunk) { return fetch(s, c, chunk); });
+    if (missed && storage_.raw && !ForwardReaderScope::active()) decode_ahead(std::move(*missed));
 }
 
 namespace {
-Dataset describe_netcdf(std::shared_ptr<const NetcdfHandle> handle, std::vector<std::string>* skipped,
-                        const std::string& group);
+
+// What a group's Dataset is built from.
+struct Described {
+    std::shared_ptr<const OpenFile> file;
+    std::optional<Hdf5Survey> survey;
+    NetcdfDescription description;
+    std::shared_ptr<const NetcdfValueReader> values;
+};
+
+// The description of `group` of `file`: a helper's where they run (netcdf-c
+// never opens the file here), else netcdf-c's in this process.
+Described describe_file(std::shared_ptr<const OpenFile> file, const std::string& group) {
+    cdf::check_classic_header(*file);  // a malformed classic header: our parser's error, no library's
+    if (netcdf_helpers_started() && file->fd() >= 0) {
+        HelperDescription found = describe_in_helper(*file, group);
+        auto values = std::make_shared<HelperValues>(file, group);
+        return {std::move(file), std::move(found.survey), std::move(found.description), std::move(values)};
+    }
+    auto handle = NetcdfHandle::open(file);
+    NetcdfDescription description;
+    {
+        LibraryLock lock;
+        description = describe_group(handle->ncid(), handle->survey(), group, file->path());
+    }
+    std::optional<Hdf5Survey> survey;
+    if (handle->survey()) survey = *handle->survey();
+    auto values = std::make_shared<InProcessValues>(handle, group);
+    return {std::move(file), std::move(survey), std::move(description), std::move(values)};
+}
+
+// Every item of the description counted against the metadata budget
+// before anything of it is built (a helper's answer claims them).
+void charge_description(const Described& d) {
+    const NetcdfDescription& desc = d.description;
+    uint64_t attributes = desc.attributes.size(), bytes = 0;
+    for (const auto& a : desc.attributes) bytes += a.values.size() + a.name.size();
+    for (const auto& v : desc.variables) {
+        attributes += v.attributes.size();
+        for (const auto& a : v.attributes) bytes += a.values.size() + a.name.size();
+    }
+    charge_metadata(desc.dimensions.size(), sizeof(Dimension) + kNameCost, "dimensions");
+    charge_metadata(desc.variables.size(), sizeof(Variable) + kVariableCost, "variables");
+    charge_metadata(attributes, sizeof(Attribute) + kNameCost, "attributes");
+    charge_metadata(bytes, 1, "bytes of attribute names and values");
+    charge_metadata(desc.notes.size() + desc.skipped.size(), sizeof(DatasetNote) + kNameCost, "notes");
+    uint64_t positions = 0;
+    if (d.survey)
+        for (const auto& [path, s] : d.survey->storage) positions += s->chunks.size();
+    charge_metadata(positions, sizeof(StoredChunk), "chunk index entries");
+}
+
+// The layout of a variable asked of helpers without chunks worth keeping
+// (compact, contiguous not surveyed, chunks too small or too large): boxes
+// of the variable's C order that each fill one cache entry at most, so
+// that the kernel's small reads cost one helper per box, not per read.
+std::optional<ChunkLayout> helper_layout(const std::vector<uint64_t>& shape, size_t esize,
+                                         const DecodedChunkCache& cache) {
+    const uint64_t room = largest_kept_chunk(cache);
+    if (shape.empty() || room == 0) return std::nullopt;  // nothing kept: each read asks for its box
+    std::vector<uint64_t> lengths(shape.begin(), shape.end());
+    for (size_t d = 0; d < lengths.size(); ++d) {
+        uint64_t inner = esize;
+        for (size_t k = d + 1; k < lengths.size(); ++k) inner = checked::mul(inner, lengths[k]).value_or(UINT64_MAX);
+        if (inner <= room) {
+            lengths[d] = std::clamp<uint64_t>(room / inner, 1, std::max<uint64_t>(lengths[d], 1));
+            break;
+        }
+        lengths[d] = 1;
+    }
+    return chunk_layout_of(lengths, esize, shape, 1, room);
+}
+
+// How variable v (of `shape`) is stored, as far as ncafs reads it itself.
+NetcdfStorage storage_of(const Described& d, const VariableDescription& v, const std::vector<uint64_t>& shape) {
+    NetcdfStorage s;
+    s.refusal = v.refusal;
+    s.fill = v.fill;
+    if (s.refusal) return s;
+    auto& cache = DecodedChunkCache::shared();
+    const size_t esize = type_size(v.type);
+    const std::string& group = d.description.group_path;
+    // Chunks decoded here are read chunk by chunk even when too large to keep.
+    const uint64_t kept = largest_kept_chunk(cache), decoded = std::max(kept, kLargestDecodedChunk);
+    if (d.survey && !v.chunk_lengths.empty())
+        s.raw = plan_raw_chunks(*d.survey, group, v.name, v.type, shape, decoded);
+    if (s.raw) s.chunks = chunk_layout_of(v.chunk_lengths, esize, shape, 1, decoded);
+    if (!s.chunks) s.raw.reset();
+    if (!s.chunks && !v.chunk_lengths.empty())  // asked of a helper a chunk at a time, kept
+        s.chunks = chunk_layout_of(v.chunk_lengths, esize, shape, kSmallestCachedChunk, kept);
+    if (d.survey && v.chunk_lengths.empty()) s.contiguous = find_contiguous(*d.survey, group, v.name, v.type);
+    if (!s.chunks && !s.contiguous) s.chunks = helper_layout(shape, esize, cache);
+    return s;
+}
+
+Dataset build_dataset(Described d, std::vector<std::string>* skipped) {
+    charge_description(d);
+    NetcdfDescription& desc = d.description;
+    Dataset ds;
+    const std::string& path = d.file->path();
+    ds.origin = desc.group.empty() ? path : path + ":" + desc.group;
+    ds.notes = std::move(desc.notes);
+    if (skipped)
+        for (const std::string& line : desc.skipped) skipped->push_back(path + ": " + line);
+    ds.dimensions = std::move(desc.dimensions);
+    ds.attributes = std::move(desc.attributes);
+    for (VariableDescription& v : desc.variables) {
+        std::vector<uint64_t> shape;
+        for (size_t id : v.dimids) {
+            if (id >= ds.dimensions.size()) throw SourceError(path, "variable " + v.name + " of a dimension not described");
+            shape.push_back(ds.dimensions[id].length);
+        }
+        DecodedChunkCache::Key key;
+        key.file = d.file->identity();
+        key.group = desc.group_id;
+        key.varid = v.varid;
+        NetcdfStorage storage = storage_of(d, v, shape);
+        Variable out{v.name, v.type, std::move(v.dimids), std::move(v.attributes), nullptr};
+        out.source = std::make_shared<NetcdfVariableSource>(d.file, d.values, std::move(key), v.varid, v.name, v.type,
+                                                            std::move(shape), std::move(storage));
+        ds.variables.push_back(std::move(out));
+    }
+    return ds;
+}
+
 }  // namespace
 
 Dataset open_netcdf_dataset(const std::string& path, std::vector<std::string>* skipped, const std::string& group) {
-    return describe_netcdf(NetcdfHandle::open(path), skipped, group);
+    return open_netcdf_dataset(OpenFile::open(path), skipped, group);
 }
 
 Dataset open_netcdf_dataset(std::shared_ptr<const OpenFile> file, std::vector<std::string>* skipped,
                             const std::string& group) {
-    return describe_netcdf(NetcdfHandle::open(std::move(file)), skipped, group);
+    return build_dataset(describe_file(std::move(file), group), skipped);
 }
 
-namespace {
+bool any_variable_has_attributes(std::shared_ptr<const OpenFile> file,
+                                 const std::vector<std::vector<std::string>>& sets) {
+    const Described d = describe_file(std::move(file), "");
+    for (const auto& v : d.description.variables)
+        for (const auto& set : sets)
+            if (std::all_of(set.begin(), set.end(), [&](const std::string& name) {
+                    return std::any_of(v.attributes.begin(), v.attributes.end(),
+                                       [&](const Attribute& a) { return a.name == name; });
+                }))
+                return true;
+    return false;
+}
 
-// What the steps of describe_netcdf share (the netCDF library lock held).
-struct Describing {
-    std::shared_ptr<const NetcdfHandle> handle;
-    std::vector<std::string>* skipped;
-    std::string group;  // "" for the root group
-    int ncid = -1;      // the group described
-    Dataset ds;
-    std::map<int, size_t> dim_index;  // netCDF dimension id -> index in ds.dimensions
-
-    const std::string& path() const { return handle->path(); }
-    [[noreturn]] void fail(const std::string& what, int status) const {
-        throw SourceError(ds.origin, what + ": " + nc_message(status));
+std::optional<Hdf5Indirections> indirections_before_open(const OpenFile& file, const std::vector<char>& image) {
+    std::optional<Hdf5Survey> survey;
+    if (netcdf_helpers_started() && file.fd() >= 0) {
+        survey = survey_in_helper(file);
+    } else {
+        LibraryLock lock;
+        survey = image.empty() ? Hdf5Survey::take(file.proc_path(), file.path(), file.size())
+                               : Hdf5Survey::take_image(image, file.path());
     }
-    // A variable or group left out: a note of the dataset (logged and listed by inspect).
-    void skip(const std::string& name, const std::string& why) {
-        ds.notes.push_back({false, false, name, why});
-        if (skipped) skipped->push_back(path() + ": " + why);
-    }
-};
-
-// Dimensions of the group (and, for a subgroup, of its ancestors); netCDF-4
-// dimension ids need not be 0..n-1. Returns the unlimited dimensions' ids.
-std::vector<int> describe_dimensions(Describing& dc, int include_parents) {
-    const int ncid = dc.ncid;
-    int ndims = 0;
-    if (int s = nc_inq_dimids(ncid, &ndims, nullptr, include_parents); s != NC_NOERR) dc.fail("cannot list dimensions", s);
-    std::vector<int> dimids(static_cast<size_t>(std::max(ndims, 0)));
-    if (ndims > 0)
-        if (int s = nc_inq_dimids(ncid, &ndims, dimids.data(), include_parents); s != NC_NOERR)
-            dc.fail("cannot list dimensions", s);
-    int nunlim = 0;
-    if (int s = nc_inq_unlimdims(ncid, &nunlim, nullptr); s != NC_NOERR) dc.fail("cannot list unlimited dims", s);
-    std::vector<int> unlimited(static_cast<size_t>(std::max(nunlim, 0)));
-    if (nunlim > 0)
-        if (int s = nc_inq_unlimdims(ncid, &nunlim, unlimited.data()); s != NC_NOERR)
-            dc.fail("cannot list unlimited dims", s);
-    for (int id : dimids) {
-        char name[NC_MAX_NAME + 1] = {};
-        size_t len = 0;
-        if (int s = nc_inq_dim(ncid, id, name, &len); s != NC_NOERR) dc.fail("cannot read dimension", s);
-        dc.dim_index[id] = dc.ds.dimensions.size();
-        dc.ds.dimensions.push_back(Dimension{name, len, false});
-    }
-    return unlimited;
+    return survey ? std::move(survey->indirections) : std::nullopt;
 }
 
-// How the stored chunks of a cached variable decode outside netcdf-c, when
-// its filters allow; nullopt leaves it to netcdf-c.
-std::optional<RawChunkPlan> raw_chunk_plan(Describing& dc, const Variable& v, const std::vector<uint64_t>& shape) {
-    Hdf5ChunkFile* hdf5 = dc.handle->hdf5_chunks();
-    if (!hdf5) return std::nullopt;
-    size_t len = 0;
-    if (nc_inq_grpname_full(dc.ncid, &len, nullptr) != NC_NOERR) return std::nullopt;
-    std::string group(len + 1, '\0');
-    if (nc_inq_grpname_full(dc.ncid, &len, group.data()) != NC_NOERR) return std::nullopt;
-    group.resize(std::strlen(group.c_str()));
-    return hdf5->plan(group, v.name, v.type, shape, DecodedChunkCache::shared().largest_entry());
+HelperDescription survey_and_describe(const std::string& path, const std::string& shown, const std::string& group) {
+    auto handle = NetcdfHandle::open(path, shown);
+    LibraryLock lock;
+    NetcdfDescription description = describe_group(handle->ncid(), handle->survey(), group, shown);
+    std::optional<Hdf5Survey> survey;
+    if (handle->survey()) survey = *handle->survey();
+    return {std::move(survey), std::move(description)};
 }
 
-// One variable, unless it has no classic equivalent or uses another group's dimension (then skipped).
-void describe_variable(Describing& dc, int varid) {
-    const int ncid = dc.ncid;
-    char name[NC_MAX_NAME + 1] = {};
-    nc_type xtype = 0;
-    int vndims = 0;
-    if (int s = nc_inq_var(ncid, varid, name, &xtype, &vndims, nullptr, nullptr); s != NC_NOERR)
-        dc.fail("cannot read variable", s);
-    if (!is_classic_tag(xtype)) {
-        dc.skip(name, "variable " + std::string(name) + " skipped: type " + std::to_string(xtype) +
-                " (string, vlen, compound, opaque or enum) has no classic netCDF equivalent");
-        return;
-    }
-    std::vector<int> vdims(static_cast<size_t>(std::max(vndims, 0)));
-    if (vndims > 0)
-        if (int s = nc_inq_vardimid(ncid, varid, vdims.data()); s != NC_NOERR) dc.fail("cannot read variable", s);
-    Variable v;
-    v.name = name;
-    v.type = static_cast<NcType>(xtype);
-    for (int id : vdims) {
-        auto it = dc.dim_index.find(id);
-        if (it == dc.dim_index.end()) {  // a dimension of another group: not representable in one root group
-            dc.skip(name, "variable " + std::string(name) + " skipped: uses a dimension outside the root group");
-            return;
-        }
-        v.dimids.push_back(it->second);
-    }
-    v.attributes = read_attributes(ncid, varid, dc.path(), name, dc.skipped);
-    std::vector<uint64_t> shape;
-    for (size_t id : v.dimids) shape.push_back(dc.ds.dimensions[id].length);
-    std::optional<std::string> refusal;
-    if (const auto& found = dc.handle->indirections()) refusal = found->refusal(dc.group, v.name);
-    if (refusal) dc.ds.notes.push_back({true, true, v.name, *refusal});
-    std::optional<ChunkLayout> chunks;
-    if (!refusal) chunks = cached_chunk_layout(ncid, varid, type_size(v.type), shape, DecodedChunkCache::shared());
-    std::optional<RawChunkPlan> raw;
-    if (chunks) raw = raw_chunk_plan(dc, v, shape);
-    v.source = std::make_shared<NetcdfVariableSource>(dc.handle, varid, v.name, v.type, std::move(shape), ncid,
-                                                      std::move(refusal), std::move(chunks), std::move(raw));
-    dc.ds.variables.push_back(std::move(v));
+std::vector<uint8_t> read_values_here(const std::string& path, const std::string& shown, const std::string& group,
+                                      int varid, std::span<const uint64_t> start, std::span<const uint64_t> count) {
+    LibraryLock lock;
+    int ncid = -1;
+    if (int status = nc_open(path.c_str(), NC_NOWRITE, &ncid); status != NC_NOERR)
+        throw SourceError(shown, "netcdf-c cannot open: " + nc_message(status));
+    struct Close {
+        int ncid;
+        ~Close() NCAFS_NO_THREAD_SAFETY_ANALYSIS { nc_close(ncid); }  // under the caller's lock
+    } close{ncid};
+    const int gid = group_ncid(ncid, group, shown);
+    nc_type type = 0;
+    int rank = 0;
+    if (nc_inq_var(gid, varid, nullptr, &type, &rank, nullptr, nullptr) != NC_NOERR || type < NC_BYTE ||
+        type > NC_UINT64 || static_cast<size_t>(rank) != count.size())
+        throw SourceError(shown, "no variable " + std::to_string(varid) + " of a classic type and this rank");
+    std::optional<uint64_t> bytes = type_size(static_cast<NcType>(type));
+    for (uint64_t n : count)
+        if (bytes) bytes = checked::mul(*bytes, n);
+    if (!bytes || *bytes > kMaxHelperBoxBytes) throw SourceError(shown, "a box too large for one netCDF-4 helper");
+    std::vector<uint8_t> out(*bytes);
+    get_vara(gid, varid, start, count, out.data(), shown);
+    return out;
 }
-
-// The first unlimited dimension stays unlimited if every variable using it
-// has it outermost (what a classic file can express); others become fixed.
-void mark_unlimited(Describing& dc, const std::vector<int>& unlimited) {
-    for (int id : unlimited) {
-        auto it = dc.dim_index.find(id);
-        if (it == dc.dim_index.end()) continue;
-        bool outermost = true;
-        for (const auto& v : dc.ds.variables)
-            for (size_t k = 1; k < v.dimids.size(); ++k)
-                if (v.dimids[k] == it->second) outermost = false;
-        if (outermost) {
-            dc.ds.dimensions[it->second].unlimited = true;
-            break;
-        }
-    }
-}
-
-// The subgroups of the root group, named in one note (groups are not
-// presented); an external link's stand-in group has its own note already.
-void note_groups(Describing& dc) {
-    constexpr int kNamed = 10;
-    int n = 0;
-    if (nc_inq_grps(dc.ncid, &n, nullptr) != NC_NOERR || n <= 0) return;
-    std::vector<int> ids(static_cast<size_t>(n));
-    if (nc_inq_grps(dc.ncid, &n, ids.data()) != NC_NOERR) return;
-    std::vector<std::string> names;
-    for (int id : ids) {
-        char name[NC_MAX_NAME + 1] = {};
-        if (nc_inq_grpname(id, name) != NC_NOERR) continue;
-        const bool link = std::any_of(dc.ds.notes.begin(), dc.ds.notes.end(),
-                                      [&](const DatasetNote& note) { return note.refused && note.name == name; });
-        if (!link) names.push_back(name);
-    }
-    if (names.empty()) return;
-    std::string text = "group";
-    text += names.size() > 1 ? "s " : " ";
-    for (size_t i = 0; i < names.size() && i < kNamed; ++i) text += (i ? ", " : "") + names[i];
-    if (names.size() > kNamed) text += " and " + std::to_string(names.size() - kNamed) + " more";
-    dc.skip("", text + " left out: only the root group is presented");
-}
-
-// The name of HDF5 path `path` ("/g/x") within `group` ("" for the root): "x"
-// for a link of that group, else the whole path.
-std::string name_in_group(const std::string& path, const std::string& group) {
-    const std::string prefix = group.empty() ? "/" : group + "/";
-    if (path.rfind(prefix, 0) == 0 && path.find('/', prefix.size()) == std::string::npos)
-        return path.substr(prefix.size());
-    return path;
-}
-
-Dataset describe_netcdf(std::shared_ptr<const NetcdfHandle> handle, std::vector<std::string>* skipped,
-                        const std::string& group) {
-    Describing dc{handle, skipped, group};
-    const std::string& path = handle->path();
-    dc.ds.origin = group.empty() ? path : path + ":" + group;
-
-    std::lock_guard lock(netcdf_library_mutex());
-    dc.ncid = handle->ncid();
-    if (!group.empty())
-        if (int s = nc_inq_grp_full_ncid(handle->ncid(), group.c_str(), &dc.ncid); s != NC_NOERR)
-            dc.fail("no group " + group, s);
-    const std::vector<int> unlimited = describe_dimensions(dc, group.empty() ? 0 : 1);
-    dc.ds.attributes = read_attributes(dc.ncid, NC_GLOBAL, path, "global", skipped);
-    int nvars = 0;
-    if (int s = nc_inq_nvars(dc.ncid, &nvars); s != NC_NOERR) dc.fail("cannot count variables", s);
-    std::vector<int> varids(static_cast<size_t>(std::max(nvars, 0)));
-    if (nvars > 0)
-        if (int s = nc_inq_varids(dc.ncid, &nvars, varids.data()); s != NC_NOERR) dc.fail("cannot list variables", s);
-    for (int varid : varids) describe_variable(dc, varid);
-    mark_unlimited(dc, unlimited);
-    if (const auto& found = handle->indirections())
-        for (const auto& f : found->findings())
-            if (f.kind == Hdf5IndirectionKind::ExternalLink)
-                dc.ds.notes.push_back({true, false, name_in_group(f.path, group),
-                                       Hdf5Indirections::describe_link(f)});
-    if (group.empty()) note_groups(dc);
-    return std::move(dc.ds);
-}
-
-}  // namespace
 
 }  // namespace ncafs::netcdf

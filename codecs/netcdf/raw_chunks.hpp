@@ -1,24 +1,16 @@
 // Reading the stored (still deflated) bytes of a netCDF-4 variable's chunks
-// where HDF5 says they lie (H5Dget_chunk_info_by_coord, the one step under
-// the netcdf-c mutex), with the partition's confined descriptor, so that
-// reading them from disk and inflating them - the expensive steps - run
-// outside the mutex, on as many cores as there are readers.
-// Only the filters decoded here (deflate, shuffle, fletcher32) take this
-// path; any other filter leaves the whole variable to netcdf-c, and a chunk
-// never written (fill values) or stored without some of its filters (mask
-// bits) is left to netcdf-c alone.
-//
-// The HDF5 file is the partition already opened (confined): H5Fopen of its
-// /proc/self/fd name, checked to be the same file (device, inode); HDF5
-// finds netcdf-c's open file of that inode and shares it, so the file id
-// costs no descriptor of its own. Every HDF5 call runs under the netcdf-c
-// mutex; the ids are closed before netcdf-c closes the file.
+// where the file's survey says they lie (hdf5_survey.hpp: taken by HDF5
+// alone, before netcdf-c opened the file), with the partition's confined
+// descriptor, so that finding, reading and inflating them - the expensive
+// steps - need neither HDF5 nor the library lock, and run on as many cores
+// as there are readers. Only the filters decoded here (deflate, shuffle,
+// fletcher32, or none) take this path; any other filter leaves the whole
+// variable to netcdf-c in a helper; a chunk never written is the fill
+// value, one stored without some of its filters (mask bits) is asked of a
+// helper. Also: where a contiguous dataset lies (find_contiguous).
 #pragma once
 
-#include <hdf5.h>
-
 #include <cstdint>
-#include <map>
 #include <memory>
 #include <optional>
 #include <span>
@@ -26,14 +18,14 @@
 #include <vector>
 
 #include "codecs/netcdf/chunked_read.hpp"
+#include "codecs/netcdf/hdf5_survey.hpp"
 #include "codecs/types.hpp"
-#include "io/open_file.hpp"
 
 namespace ncafs::netcdf {
 
-// How one variable's stored chunks decode (netcdf-c mutex not needed).
+// How one variable's stored chunks decode.
 struct RawChunkPlan {
-    enum class Filter { Deflate, Shuffle, Fletcher32 };
+    using Filter = Hdf5Storage::Filter;
     std::string dataset;               // HDF5 path of the variable's dataset
     std::vector<Filter> pipeline;      // in HDF5 pipeline (encoding) order
     size_t shuffle_size = 0;           // element size the shuffle used
@@ -42,46 +34,34 @@ struct RawChunkPlan {
     uint64_t inflated_bytes = 0;       // what deflate gives back (checksums computed before it included)
     NcType type = NcType::Byte;
     bool big_endian = false;           // stored order: swapped to native after decoding
+    std::shared_ptr<const Hdf5Storage> storage;  // where the chunks lie
+    uint64_t file_size = 0;
 };
 
-// A chunk's stored bytes in the file (read with the partition's own
-// descriptor, outside the mutex: a cold chunk's disk read holds no one up).
-struct StoredChunk {
-    uint64_t address = 0;
-    uint64_t size = 0;
-};
+// The plan of variable `name` of group `group_path` ("/" or "/a/b") from the
+// file's survey: nullopt when the variable must stay with netcdf-c (another
+// filter, extents other than `shape`, a chunk above max_bytes decoded...).
+std::optional<RawChunkPlan> plan_raw_chunks(const Hdf5Survey& survey, const std::string& group_path,
+                                            const std::string& name, NcType type, const std::vector<uint64_t>& shape,
+                                            uint64_t max_bytes);
 
-// The HDF5 side of one open netCDF-4 partition (every call: mutex held).
-class Hdf5ChunkFile {
-public:
-    // nullptr when HDF5 cannot open the file or it is not `file` (then the
-    // variables are read by netcdf-c as before).
-    static std::unique_ptr<Hdf5ChunkFile> open(const OpenFile& file);
-    ~Hdf5ChunkFile();
-    Hdf5ChunkFile(const Hdf5ChunkFile&) = delete;
-    Hdf5ChunkFile& operator=(const Hdf5ChunkFile&) = delete;
+// Where the chunk at element offset chunk_start is stored; nullopt for a
+// chunk never written (chunk_never_written) or with filter mask bits set. The
+// place is checked against the file's size and its size against the plan
+// (max_stored_bytes): a survey from a helper process is not trusted.
+// Throws SourceError naming `shown`.
+std::optional<StoredChunk> locate_chunk(const RawChunkPlan& plan, std::span<const uint64_t> chunk_start,
+                                        const std::string& shown);
 
-    // The plan of variable `name` of group `group_path` ("/" or "/a/b"):
-    // nullopt when the variable must stay with netcdf-c (another filter,
-    // extents other than `shape`, a chunk above max_bytes decoded...).
-    std::optional<RawChunkPlan> plan(const std::string& group_path, const std::string& name, NcType type,
-                                     const std::vector<uint64_t>& shape, uint64_t max_bytes);
+// Whether the chunk at element offset chunk_start was never written (its
+// elements are the fill value); false for one stored, or stored without
+// some of its filters. Throws SourceError as locate_chunk does.
+bool chunk_never_written(const RawChunkPlan& plan, std::span<const uint64_t> chunk_start, const std::string& shown);
 
-    // Where the chunk at element offset chunk_start is stored; nullopt for
-    // a chunk netcdf-c must read (never written, or filter mask bits set).
-    // The place is checked against the file's size and its size against the
-    // plan (max_stored_bytes). Throws SourceError naming the file.
-    std::optional<StoredChunk> locate(const RawChunkPlan& plan, std::span<const uint64_t> chunk_start);
-
-private:
-    Hdf5ChunkFile(hid_t file, std::string shown, uint64_t file_size)
-        : file_(file), shown_(std::move(shown)), file_size_(file_size) {}
-    hid_t dataset_id(const std::string& path);
-    hid_t file_;
-    std::string shown_;
-    uint64_t file_size_;
-    std::map<std::string, hid_t> datasets_;
-};
+// The contiguous storage of variable `name` of group `group_path` from the
+// file's survey, when its element size is that of `type`; else nullopt.
+std::optional<Hdf5Contiguous> find_contiguous(const Hdf5Survey& survey, const std::string& group_path,
+                                              const std::string& name, NcType type);
 
 // The most stored bytes a chunk of `plan` may hold: its decoded size, an
 // eighth more and 1 MiB (deflate never expands more), checksum included.

@@ -1,15 +1,16 @@
 #include "codecs/vds/vds_buffer_pool.hpp"
 
 #include <deque>
-#include <mutex>
 
 namespace ncafs::vds {
+
+Mutex buffer_pool_mutex;
+
 namespace {
 
 struct Pool {
-    std::mutex mutex;
-    std::deque<Buffer> spare;  // oldest first
-    size_t bytes = 0;
+    std::deque<Buffer> spare NCAFS_GUARDED_BY(buffer_pool_mutex);  // oldest first
+    size_t bytes NCAFS_GUARDED_BY(buffer_pool_mutex) = 0;
 };
 
 Pool& pool() {
@@ -22,7 +23,7 @@ Pool& pool() {
 Buffer take_buffer(size_t n) {
     {
         Pool& p = pool();
-        std::lock_guard lock(p.mutex);
+        MutexLock lock(buffer_pool_mutex);
         auto best = p.spare.end();
         for (auto it = p.spare.begin(); it != p.spare.end(); ++it)
             if (it->size >= n && it->size / 2 <= n && (best == p.spare.end() || it->size < best->size)) best = it;
@@ -40,7 +41,7 @@ void give_buffer(Buffer b) {
     if (!b.bytes || b.size > kSpareBytes) return;
     std::deque<Buffer> dropped;  // freed after the lock
     Pool& p = pool();
-    std::lock_guard lock(p.mutex);
+    MutexLock lock(buffer_pool_mutex);
     p.bytes += b.size;
     p.spare.push_back(std::move(b));
     while (p.bytes > kSpareBytes) {

@@ -9,6 +9,8 @@
 #include <cstdint>
 #include <memory>
 
+#include "io/mutex.hpp"
+
 namespace ncafs::vds {
 
 constexpr size_t kSpareBytes = size_t{16} << 20;
@@ -18,10 +20,13 @@ struct Buffer {
     size_t size = 0;
 };
 
+// Guards the kept buffers; lock order: a leaf.
+extern Mutex buffer_pool_mutex;
+
 // A buffer of at least n bytes (a kept one of n..2n bytes, else a new one).
-Buffer take_buffer(size_t n);
+Buffer take_buffer(size_t n) NCAFS_EXCLUDES(buffer_pool_mutex);
 // Keeps b for a later take_buffer (dropping the oldest kept past kSpareBytes).
-void give_buffer(Buffer b);
+void give_buffer(Buffer b) NCAFS_EXCLUDES(buffer_pool_mutex);
 
 // A buffer for the length of a scope.
 class PooledBuffer {

@@ -1,8 +1,8 @@
 #include "codecs/vds/vds_chunk_cache.hpp"
 
-#include <mutex>
 
 #include "io/lru_cache.hpp"
+#include "io/mutex.hpp"
 
 namespace ncafs::vds {
 namespace {
@@ -25,8 +25,8 @@ struct KeyHash {
 };
 
 struct Cache {
-    std::mutex mutex;  // lock order: a leaf (chunks are decoded outside it)
-    LruCache<Key, DecodedChunk, KeyHash, ByteWeight> chunks{kDefaultChunkCacheBytes};
+    Mutex mutex;  // lock order: a leaf (chunks are decoded outside it)
+    LruCache<Key, DecodedChunk, KeyHash, ByteWeight> chunks NCAFS_GUARDED_BY(mutex){kDefaultChunkCacheBytes};
 };
 
 Cache& cache() {
@@ -41,11 +41,11 @@ DecodedChunk cached_chunk(const FileIdentity& file, const std::string& layer, ui
     const Key key{file, layer, chunk};
     Cache& c = cache();
     {
-        std::lock_guard lock(c.mutex);
+        MutexLock lock(c.mutex);
         if (auto hit = c.chunks.get(key)) return *hit;
     }
     auto value = std::make_shared<const std::vector<uint8_t>>(decode());
-    std::lock_guard lock(c.mutex);
+    MutexLock lock(c.mutex);
     // Another thread may have decoded it meanwhile: keep the first; a chunk
     // above the whole budget is not kept.
     if (!c.chunks.contains(key) && value->size() <= c.chunks.capacity()) c.chunks.put(key, value);
@@ -53,12 +53,12 @@ DecodedChunk cached_chunk(const FileIdentity& file, const std::string& layer, ui
 }
 
 uint64_t chunk_cache_bytes() {
-    std::lock_guard lock(cache().mutex);
+    MutexLock lock(cache().mutex);
     return cache().chunks.weight();
 }
 
 void set_chunk_cache_budget(uint64_t bytes) {
-    std::lock_guard lock(cache().mutex);
+    MutexLock lock(cache().mutex);
     cache().chunks.set_capacity(static_cast<size_t>(bytes));
 }
 

@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "codecs/error.hpp"
+#include "io/metadata_budget.hpp"
 
 namespace ncafs::vds {
 namespace {
@@ -74,6 +75,7 @@ void Container::parse_file_table(uint64_t offset, uint64_t count, uint64_t name_
     const uint64_t row = kFileHeaderSize + name_length;
     // count <= kMaxContainerFiles and row <= 4128: the product cannot overflow.
     check_range(offset, count * row, "file table");
+    charge_metadata(count, sizeof(files_[0]) + name_length, "container files");
     files_.reserve(count);
     const uint64_t rows_per_block = std::max<uint64_t>(1, kReadBlock / row);
     for (uint64_t first = 0; first < count; first += rows_per_block) {

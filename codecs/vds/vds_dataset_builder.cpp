@@ -41,8 +41,8 @@ std::string legal_name(const std::string& name, const std::string& fallback) {
     return out.empty() ? fallback : out;
 }
 
-DatasetBuilder::DatasetBuilder(std::string path, const Layout& layout, std::vector<int> group)
-    : layout_(layout), group_(std::move(group)), lod_dims_(static_cast<size_t>(layout.lod_levels) + 1) {
+DatasetBuilder::DatasetBuilder(std::string path, const Layout& layout)
+    : layout_(layout), lod_dims_(static_cast<size_t>(layout.lod_levels) + 1) {
     dataset_.origin = std::move(path);
 }
 
@@ -61,8 +61,8 @@ std::vector<size_t> DatasetBuilder::dimensions_of_lod(int lod) {
     for (size_t k = 0; k < rank; ++k) {
         const int d = static_cast<int>(rank - 1 - k);
         const Axis& a = layout_.axes[static_cast<size_t>(d)];
-        const int shift = decimated(layout_, group_, d) ? lod : 0;
-        if (lod > 0 && shift == 0) {  // never decimated: shares the LOD0 dimension
+        const int shift = decimated(layout_, d) ? lod : 0;
+        if (lod > 0 && shift == 0) {  // the full-resolution dim: shares the LOD0 dimension
             dims.push_back(dimensions_of_lod(0)[k]);
             continue;
         }

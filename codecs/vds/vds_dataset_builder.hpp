@@ -16,8 +16,7 @@ namespace ncafs::vds {
 
 class DatasetBuilder {
 public:
-    // group: the primary layer's dimension group (dims outside it are never decimated).
-    DatasetBuilder(std::string path, const Layout& layout, std::vector<int> group);
+    DatasetBuilder(std::string path, const Layout& layout);
     // The variable of one channel at one LOD (NAME or NAME_lodN); creates the
     // LOD's dimensions and coordinate variables on first use.
     void add_channel(const Channel& channel, int lod, std::shared_ptr<const ArraySource> source);
@@ -29,7 +28,6 @@ private:
     std::string unique_variable_name(std::string name) const;
 
     const Layout& layout_;
-    std::vector<int> group_;
     Dataset dataset_;
     std::vector<std::vector<size_t>> lod_dims_;  // per LOD: dimids in netCDF order (empty = not made yet)
 };

@@ -1,8 +1,8 @@
 #include "codecs/vds/vds_failure_memo.hpp"
 
-#include <mutex>
 
 #include "io/lru_cache.hpp"
+#include "io/mutex.hpp"
 
 namespace ncafs::vds {
 namespace {
@@ -17,8 +17,8 @@ struct IdentityHash {
 };
 
 struct Memo {
-    std::mutex mutex;  // lock order: a leaf
-    LruCache<FileIdentity, FormatError, IdentityHash> failures{kDefaultFailureMemoEntries};
+    Mutex mutex;  // lock order: a leaf
+    LruCache<FileIdentity, FormatError, IdentityHash> failures NCAFS_GUARDED_BY(mutex){kDefaultFailureMemoEntries};
 };
 
 Memo& memo() {
@@ -29,17 +29,17 @@ Memo& memo() {
 }  // namespace
 
 std::optional<FormatError> remembered_failure(const FileIdentity& file) {
-    std::lock_guard lock(memo().mutex);
+    MutexLock lock(memo().mutex);
     return memo().failures.get(file);
 }
 
 void remember_failure(const FileIdentity& file, const FormatError& error) {
-    std::lock_guard lock(memo().mutex);
+    MutexLock lock(memo().mutex);
     if (memo().failures.capacity() > 0) memo().failures.put(file, error);
 }
 
 void set_failure_memo_entries(size_t entries) {
-    std::lock_guard lock(memo().mutex);
+    MutexLock lock(memo().mutex);
     memo().failures.set_capacity(entries);
 }
 

@@ -9,9 +9,7 @@ int64_t ceil_shift(int64_t x, int s) { return (x + (int64_t{1} << s) - 1) >> s; 
 
 }  // namespace
 
-bool decimated(const Layout& layout, const std::vector<int>& group, int d) {
-    return d != layout.full_resolution_dimension && std::find(group.begin(), group.end(), d) != group.end();
-}
+bool decimated(const Layout& layout, int d) { return d != layout.full_resolution_dimension; }
 
 bool LayerGeometry::in_group(int d) const { return std::find(group.begin(), group.end(), d) != group.end(); }
 
@@ -25,12 +23,12 @@ int64_t LayerGeometry::chunk_of(int d, int64_t x) const {
 }
 
 int64_t LayerGeometry::valid_first(int d, int64_t i) const {
-    return i == 0 ? 0 : ceil_shift(i * stride[d] + negative[d], shift[d]);
+    return i == 0 ? 0 : ceil_shift(i * stride[d] + negative[d], view_shift[d]);
 }
 
 int64_t LayerGeometry::valid_end(int d, int64_t i) const {
-    if (i == chunks[d] - 1) return lod_samples(d);
-    return ceil_shift((i + 1) * stride[d] + negative[d], shift[d]);
+    if (i == chunks[d] - 1) return view_samples(d);
+    return ceil_shift((i + 1) * stride[d] + negative[d], view_shift[d]);
 }
 
 LayerGeometry make_geometry(const Layout& layout, const std::vector<int>& group, int lod) {
@@ -43,7 +41,8 @@ LayerGeometry make_geometry(const Layout& layout, const std::vector<int>& group,
     for (size_t d = 0; d < layout.axes.size(); ++d) {
         const int64_t n = layout.axes[d].samples;  // <= 2^31
         const bool inside = g.in_group(static_cast<int>(d));
-        const int s = decimated(layout, group, static_cast<int>(d)) ? lod : 0;
+        const int v = decimated(layout, static_cast<int>(d)) ? lod : 0;
+        const int s = inside ? v : 0;
         const int64_t nm = inside ? layout.negative_margin : 0, pm = inside ? layout.positive_margin : 0;
         // Outside the group: bricks of one sample at every LOD (nChunks = N).
         const int64_t stride = inside ? std::min(internal << s, n) : 1;  // internal < 2^22, s <= 12
@@ -51,6 +50,7 @@ LayerGeometry make_geometry(const Layout& layout, const std::vector<int>& group,
         const int64_t chunks = std::max<int64_t>((n - 1 - nm - pm) / stride + 1, 1);
         g.samples.push_back(n);
         g.shift.push_back(s);
+        g.view_shift.push_back(v);
         g.stride.push_back(stride);
         g.chunks.push_back(chunks);
         g.negative.push_back(nm);

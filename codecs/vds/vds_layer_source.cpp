@@ -82,7 +82,7 @@ VdsLayerSource::VdsLayerSource(std::shared_ptr<const VolumeStore> volume, LayerI
       element_size_(type_size(type_)) {
     const auto& g = info_.geometry;
     for (size_t k = 0; k < g.rank(); ++k)
-        shape_.push_back(static_cast<uint64_t>(g.lod_samples(static_cast<int>(g.rank() - 1 - k))));
+        shape_.push_back(static_cast<uint64_t>(g.view_samples(static_cast<int>(g.rank() - 1 - k))));
 }
 
 ChunkShape VdsLayerSource::chunk_shape(const std::vector<int64_t>& chunk) const {
@@ -174,12 +174,14 @@ void VdsLayerSource::read(std::span<const uint64_t> start, std::span<const uint6
         total *= count[k];
     }
     if (total == 0) return;
-    // Chunk ranges along each dim, then every combination.
-    std::vector<int64_t> c0(rank), c1(rank);
+    // Chunk ranges along each dim, then every combination. Outside the
+    // group only the chunks of the LOD0 samples read (m << view_shift).
+    std::vector<int64_t> c0(rank), c1(rank), step(rank);
     for (size_t d = 0; d < rank; ++d) {
         const int di = static_cast<int>(d);
-        c0[d] = g.chunk_of(di, box.first[d] << g.shift[d]);
-        c1[d] = g.chunk_of(di, (box.end[d] - 1) << g.shift[d]);
+        c0[d] = g.chunk_of(di, box.first[d] << g.view_shift[d]);
+        c1[d] = g.chunk_of(di, (box.end[d] - 1) << g.view_shift[d]);
+        step[d] = g.in_group(di) ? 1 : int64_t{1} << g.view_shift[d];
     }
     std::vector<int64_t> chunk(c0);
     auto* bytes = static_cast<uint8_t*>(out);
@@ -187,7 +189,7 @@ void VdsLayerSource::read(std::span<const uint64_t> start, std::span<const uint6
         copy_chunk(chunk, box, bytes);
         size_t d = 0;
         for (; d < rank; ++d) {
-            if (++chunk[d] <= c1[d]) break;
+            if ((chunk[d] += step[d]) <= c1[d]) break;
             chunk[d] = c0[d];
         }
         if (d == rank) break;

@@ -71,7 +71,7 @@ LodStore::~LodStore() { g_reserved -= bytes_; }
 
 void LodStore::keep(uint64_t first, uint64_t end, const ChunkBox& box, const uint8_t* samples) {
     const size_t rank = box.lo.size();
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     for (size_t n = 1; n < layers_.size(); ++n) {
         const LayerGeometry& g = layers_[n];
         BoxCopy b;
@@ -116,7 +116,7 @@ bool LodStore::take(int lod, const ChunkBox& box, uint8_t* out) const {
     if (lod < 1 || static_cast<size_t>(lod) >= layers_.size()) return false;
     const LayerGeometry& g = layers_[static_cast<size_t>(lod)];
     const size_t rank = box.lo.size();
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     if (!all_kept(box)) return false;
     BoxCopy b;
     for (size_t k = 0; k < rank; ++k) {

@@ -9,10 +9,10 @@
 #include <atomic>
 #include <cstdint>
 #include <memory>
-#include <mutex>
 #include <vector>
 
 #include "codecs/vds/vds_writer_chunks.hpp"
+#include "io/mutex.hpp"
 
 namespace ncafs::vds {
 
@@ -37,14 +37,14 @@ public:
 
 private:
     LodStore(std::vector<LayerGeometry> layers, size_t es, uint64_t bytes);
-    bool all_kept(const ChunkBox& box) const;
+    bool all_kept(const ChunkBox& box) const NCAFS_REQUIRES(mutex_);
 
     std::vector<LayerGeometry> layers_;
     size_t es_;
     uint64_t bytes_;  // reserved from the budget
-    mutable std::mutex mutex_;
-    std::vector<std::vector<uint8_t>> levels_;  // [n-1]: LOD n, netCDF C order over lod_samples
-    std::vector<bool> kept_;                     // per LOD0 chunk
+    mutable Mutex mutex_;
+    std::vector<std::vector<uint8_t>> levels_ NCAFS_GUARDED_BY(mutex_);  // [n-1]: LOD n, netCDF C order over lod_samples
+    std::vector<bool> kept_ NCAFS_GUARDED_BY(mutex_);  // per LOD0 chunk
 };
 
 }  // namespace ncafs::vds

@@ -3,6 +3,8 @@
 // double (vectors as several values), String and BLOB (base64 text) -> text.
 // Entries whose value does not match their type are left out.
 #include <optional>
+#include <unordered_map>
+#include <unordered_set>
 
 #include "codecs/vds/vds_dataset_builder.hpp"
 
@@ -52,9 +54,17 @@ std::optional<Attribute> metadata_attribute(const MetadataEntry& m, const std::s
 }  // namespace
 
 void DatasetBuilder::add_metadata() {
+    // Names taken, and per name the repeats met so far: a repeated name gets
+    // one "_", later ones a number ("name_2"), never a rescan of the
+    // attributes nor a name growing with every repeat.
+    std::unordered_set<std::string> taken;
+    for (const auto& a : dataset_.attributes) taken.insert(a.name);
+    std::unordered_map<std::string, uint64_t> repeats;
     for (const auto& m : layout_.metadata) {
-        std::string name = legal_name(m.category.empty() ? m.name : m.category + "_" + m.name, "metadata");
-        while (dataset_.find_attribute(name)) name += "_";
+        const std::string base = legal_name(m.category.empty() ? m.name : m.category + "_" + m.name, "metadata");
+        std::string name = base;
+        for (uint64_t& k = repeats[base]; taken.count(name); ++k) name = base + (k == 0 ? "_" : "_" + std::to_string(k + 1));
+        taken.insert(name);
         if (auto a = metadata_attribute(m, name)) dataset_.attributes.push_back(std::move(*a));
     }
 }

@@ -110,7 +110,7 @@ Dataset dataset_of_volume(const std::shared_ptr<const VolumeStore>& volume) {
     std::string digits;
     const std::vector<int> group = primary_group(*volume, layout, digits);
 
-    DatasetBuilder builder(path, layout, group);
+    DatasetBuilder builder(path, layout);
     for (size_t i = 0; i < layout.channels.size(); ++i) {
         const Channel& ch = layout.channels[i];
         if (ch.per_trace || ch.components != 1) continue;

@@ -4,8 +4,9 @@
 // Mapping to the netCDF model (docs/views.md "VDS sources"):
 //  - dimensions: the VDS axes reversed (VDS dim 0 varies fastest, so it is
 //    the last netCDF dimension), named after the axes; each stored LOD n >= 1
-//    adds dimensions AXIS_lodN (the forced full-resolution axis and the axes
-//    outside the dimension group, never decimated, keep their LOD0 dimension);
+//    adds dimensions AXIS_lodN (the forced full-resolution axis, never
+//    decimated, keeps its LOD0 dimension; axes outside the dimension group
+//    are decimated too, as OpenVDS reads them);
 //  - coordinate variables (double) from coordinateMin/Max, decimated at LOD
 //    n (sample m is LOD0 sample m*2^n), with the axis units;
 //  - one variable per Direct, single-component channel (the primary first),

@@ -9,10 +9,12 @@
 
 #include "codecs/error.hpp"
 #include "io/lru_cache.hpp"
+#include "io/metadata_budget.hpp"
 #include "io/worker_pool.hpp"
 #include "codecs/vds/vds_buffer_pool.hpp"
 #include "codecs/vds/vds_writer_batch.hpp"
 #include "codecs/vds/vds_writer_container.hpp"
+#include "io/mutex.hpp"
 
 namespace ncafs {
 namespace {
@@ -66,14 +68,14 @@ struct PairHash {
 struct ObjectCache {
     // Lock order: before the buffer pool's (an evicted object gives its
     // buffer back under it); batches are made outside it.
-    std::mutex mutex;
-    LruCache<ObjectKey, Bytes, ObjectKeyHash, ByteWeight> objects{kObjectCacheBytes};
+    Mutex mutex NCAFS_ACQUIRED_BEFORE(vds::buffer_pool_mutex);
+    LruCache<ObjectKey, Bytes, ObjectKeyHash, ByteWeight> objects NCAFS_GUARDED_BY(mutex){kObjectCacheBytes};
     // Batches being made: a reader of the same batch waits instead of making it again.
-    std::map<std::pair<uint64_t, uint64_t>, std::shared_future<void>> in_flight;  // (view, layer << 32 | batch)
+    std::map<std::pair<uint64_t, uint64_t>, std::shared_future<void>> in_flight NCAFS_GUARDED_BY(mutex);  // (view, layer << 32 | batch)
     // Batches that could not be read: their chunks are made one by one (bounded: oldest dropped).
-    LruCache<std::pair<uint64_t, uint64_t>, bool, PairHash> failed{1024};
-    size_t batches_ahead = 0;  // in_flight batches made ahead of a sequential reader, on the worker pool
-    size_t most_batches_ahead = 0;
+    LruCache<std::pair<uint64_t, uint64_t>, bool, PairHash> failed NCAFS_GUARDED_BY(mutex){1024};
+    size_t batches_ahead NCAFS_GUARDED_BY(mutex) = 0;  // in_flight batches made ahead of a sequential reader, on the worker pool
+    size_t most_batches_ahead NCAFS_GUARDED_BY(mutex) = 0;
     std::atomic<uint64_t> next_view{1};
 };
 
@@ -87,12 +89,10 @@ public:
     VdsView(std::shared_ptr<const Dataset> ds, vds::WriterPlan plan)
         : ds_(std::move(ds)), plan_(std::move(plan)), layout_(vds::build_container(plan_)),
           id_(object_cache().next_view++) {
-        for (size_t c = 0; c < plan_.channels.size(); ++c) {
-            std::vector<vds::LayerGeometry> lods;
-            for (const auto& l : layout_.layers)
-                if (l.channel == c) lods.push_back(l.geometry);  // LOD 0..N in order
-            stores_.push_back(vds::LodStore::make(std::move(lods), type_size(plan_.channels[c].source_type)));
-        }
+        std::vector<std::vector<vds::LayerGeometry>> lods(plan_.channels.size());  // per channel, LOD 0..N in order
+        for (const auto& l : layout_.layers) lods[l.channel].push_back(l.geometry);
+        for (size_t c = 0; c < plan_.channels.size(); ++c)
+            stores_.push_back(vds::LodStore::make(std::move(lods[c]), type_size(plan_.channels[c].source_type)));
     }
 
     uint64_t size() const override { return layout_.size; }
@@ -114,15 +114,15 @@ public:
         std::vector<HeldBytes> pieces;
         uint64_t pos = offset;
         const uint64_t end = offset + length;
-        if (pos < end && pos < layout_.prefix.size()) {
-            const uint64_t n = std::min<uint64_t>(end, layout_.prefix.size()) - pos;
-            pieces.push_back({nullptr, layout_.prefix.data() + pos, static_cast<size_t>(n)});
+        if (pos < end && pos < layout_.prefix_size) {
+            const uint64_t n = std::min<uint64_t>(end, layout_.prefix_size) - pos;
+            vds::prefix_pieces(layout_, pos, n, pieces);
             pos += n;
         }
         while (pos < end) {
             auto it = std::upper_bound(layout_.objects.begin(), layout_.objects.end(), pos,
                                        [](uint64_t p, const vds::DataObject& o) { return p < o.offset; });
-            const vds::DataObject& o = *(it - 1);  // objects are contiguous from prefix.size()
+            const vds::DataObject& o = *(it - 1);  // objects are contiguous from prefix_size
             const uint64_t local = pos - o.offset, n = std::min<uint64_t>(end - pos, o.size - local);
             Bytes bytes = object(static_cast<size_t>(it - 1 - layout_.objects.begin()), n);
             const uint8_t* at = bytes->data() + local;
@@ -143,7 +143,7 @@ private:
         ~Flight() {
             {
                 ObjectCache& cache = object_cache();
-                std::lock_guard guard(cache.mutex);
+                MutexLock guard(cache.mutex);
                 cache.in_flight.erase(key_);
                 if (ahead_) --cache.batches_ahead;
             }
@@ -158,9 +158,9 @@ private:
         bool ahead_;
     };
 
-    // Registers the flight of `key` (the cache's mutex held): nullptr when
-    // another thread is making that batch already.
-    static std::shared_ptr<Flight> take_off(ObjectCache& cache, FlightKey key, bool ahead) {
+    // Registers the flight of `key`: nullptr when another thread is making
+    // that batch already.
+    static std::shared_ptr<Flight> take_off(ObjectCache& cache, FlightKey key, bool ahead) NCAFS_REQUIRES(cache.mutex) {
         auto [it, mine] = cache.in_flight.try_emplace(key);
         if (!mine) return nullptr;
         std::promise<void> done;
@@ -195,7 +195,7 @@ private:
         const vds::ChunkRange batch = batch_of(o, narrow);
         const FlightKey key = flight_key(o, batch);
         for (;;) {
-            std::unique_lock lock(cache.mutex);
+            MutexLock lock(cache.mutex);
             if (auto hit = cache.objects.get({id_, index})) return *hit;
             std::shared_ptr<Flight> flight = take_off(cache, key, false);
             if (!flight) {
@@ -237,7 +237,7 @@ private:
         ObjectCache& cache = object_cache();
         std::shared_ptr<Flight> flight;
         {
-            std::lock_guard lock(cache.mutex);
+            MutexLock lock(cache.mutex);
             if (cache.batches_ahead >= kBatchesAhead || cache.objects.contains({id_, next}) ||
                 cache.failed.contains(key))
                 return;
@@ -263,14 +263,14 @@ private:
         ObjectCache& cache = object_cache();
         bool failed_before;
         {
-            std::lock_guard lock(cache.mutex);
+            MutexLock lock(cache.mutex);
             failed_before = cache.failed.get(key).has_value();
         }
         if (!failed_before && batch.end - batch.first > 1) {
             try {
                 return make_objects(o.layer, batch, index);
             } catch (const std::exception&) {
-                std::lock_guard lock(cache.mutex);
+                MutexLock lock(cache.mutex);
                 cache.failed.put(key, true);
             }
         }
@@ -297,7 +297,7 @@ private:
                             return made[static_cast<size_t>(it - objects.begin()) - first]->data();
                         }, stores_[l.channel].get(), read_order(l.channel));
         ObjectCache& cache = object_cache();
-        std::lock_guard lock(cache.mutex);
+        MutexLock lock(cache.mutex);
         for (size_t i = first; i < end; ++i)
             if (i != wanted) cache.objects.put({id_, i}, made[i - first]);
         cache.objects.put({id_, wanted}, made[wanted - first]);  // last: the most recent
@@ -347,7 +347,7 @@ private:
 
 BatchesAhead vds_batches_ahead() {
     ObjectCache& cache = object_cache();
-    std::lock_guard lock(cache.mutex);
+    MutexLock lock(cache.mutex);
     return {cache.batches_ahead, cache.most_batches_ahead};
 }
 
@@ -359,6 +359,10 @@ std::optional<std::string> vds_view_refusal(const Dataset& dataset, int lods) {
     if (!plan) return dataset.origin + ": no .vds view: " + why;
     if (vds::view_chunk_count(*plan) > vds::kMaxViewChunks)
         return dataset.origin + ": no .vds view: more than " + std::to_string(vds::kMaxViewChunks) + " chunks";
+    // The lookup would refuse it for its memory (io/metadata_budget.hpp): not listed either.
+    if (const uint64_t bytes = vds::container_memory(*plan); bytes > metadata_limits().per_file)
+        return dataset.origin + ": no .vds view: its layers and index entries would take " + std::to_string(bytes) +
+               " bytes of memory, more than max_file_metadata_mem=" + std::to_string(metadata_limits().per_file);
     return std::nullopt;
 }
 

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "codecs/dataset.hpp"
+#include "codecs/virtual_file.hpp"
 #include "codecs/vds/vds_geometry.hpp"
 #include "codecs/vds/vds_writer_plan.hpp"
 
@@ -27,10 +28,20 @@ struct DataObject {
     uint64_t chunk = 0;
 };
 
+// Bytes of the prefix that are not all zeros.
+struct PrefixRun {
+    uint64_t offset = 0;  // in the container
+    std::vector<uint8_t> bytes;
+};
+
 struct ContainerLayout {
-    std::vector<uint8_t> prefix;       // every byte before the first data object
+    // Every byte before the first data object: these runs (by offset, apart),
+    // zeros between them. Only the entries of a layer's chunks are held, not
+    // the zero rest of its last index page (24 KiB a layer).
+    std::vector<PrefixRun> prefix;
+    uint64_t prefix_size = 0;
     std::vector<WrittenLayer> layers;
-    std::vector<DataObject> objects;   // sorted by offset, contiguous from prefix.size()
+    std::vector<DataObject> objects;   // sorted by offset, contiguous from prefix_size
     uint64_t size = 0;
 };
 
@@ -40,7 +51,16 @@ constexpr uint64_t kMaxViewChunks = uint64_t{1} << 20;
 // Chunks of every layer of the plan (saturating), without building anything.
 uint64_t view_chunk_count(const WriterPlan& plan);
 
-// Throws UsageError when the chunk count exceeds kMaxViewChunks.
+// What build_container would hold in memory, from the plan alone.
+uint64_t container_memory(const WriterPlan& plan);
+
+// Throws UsageError when the chunk count exceeds kMaxViewChunks. Counts
+// what it holds (io/metadata_budget.hpp) before building it.
 ContainerLayout build_container(const WriterPlan& plan);
+
+// Bytes [offset, offset + length) of the prefix, as pieces of the layout's
+// runs and of a shared block of zeros (valid while the layout lives).
+void prefix_pieces(const ContainerLayout& layout, uint64_t offset, uint64_t length,
+                   std::vector<HeldBytes>& pieces);
 
 }  // namespace ncafs::vds

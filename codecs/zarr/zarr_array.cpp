@@ -103,10 +103,17 @@ std::optional<ZarrCodec> parse_codec(const json& j, const char* where) {
     if (!is_supported_codec(c.id))
         fail(std::string(where) + " uses the codec \"" + c.id + "\", which is not supported (supported: " +
              supported_codec_names() + ")");
+    if (auto why = codec_refusal(c)) fail(std::string(where) + ": " + *why);
     return c;
 }
 
 }  // namespace
+
+std::string string_member(const json& object, const char* key, const std::string& fallback) {
+    if (!object.is_object() || !object.contains(key)) return fallback;
+    if (!object[key].is_string()) fail(std::string(key) + " is not a string");
+    return object[key].get<std::string>();
+}
 
 ZarrArray parse_zarray(const json& z, const ZarrLimits& limits) {
     if (!z.is_object()) fail(".zarray is not a JSON object");
@@ -123,9 +130,9 @@ ZarrArray parse_zarray(const json& z, const ZarrLimits& limits) {
     a.shape = dimension_list(z["shape"], "shape", limits.max_rank);
     a.chunks = dimension_list(z["chunks"], "chunks", limits.max_rank);
     check_sizes(a, limits);
-    const std::string order = z.value("order", std::string("C"));
-    if (order == "F") fail("order \"F\" (column-major chunks) is not supported: only C order");
-    if (order != "C") fail("order \"" + order + "\" is not C");
+    const std::string order = string_member(z, "order", "C");
+    if (order != "C" && order != "F") fail("order \"" + order + "\" is neither \"C\" nor \"F\"");
+    a.fortran_order = order == "F";
     a.fill = parse_fill(z.value("fill_value", json()), a.dtype);
     a.compressor = parse_codec(z.value("compressor", json()), "compressor");
     if (const json filters = z.value("filters", json()); !filters.is_null()) {
@@ -137,7 +144,7 @@ ZarrArray parse_zarray(const json& z, const ZarrLimits& limits) {
             a.filters.push_back(*parse_codec(f, "a filter"));
         }
     }
-    const std::string sep = z.value("dimension_separator", std::string("."));
+    const std::string sep = string_member(z, "dimension_separator", ".");
     if (sep != "." && sep != "/") fail("dimension_separator \"" + sep + "\" is neither \".\" nor \"/\"");
     a.separator = sep[0];
     return a;

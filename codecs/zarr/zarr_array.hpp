@@ -37,12 +37,18 @@ struct ZarrArray {
     std::optional<ZarrCodec> compressor;
     std::vector<ZarrCodec> filters;           // in encoding order
     char separator = '.';                     // between chunk indices in keys
+    bool fortran_order = false;               // order "F": chunks stored column-major (decode_chunk turns them)
 };
 
 // Throws std::runtime_error with the reason (the caller names the array).
-// Refuses order "F", unknown fields' bad values, codecs decode_chunk does
-// not know (by name).
+// Refuses orders other than "C" and "F", unknown fields' bad values, codecs
+// decode_chunk does not know (by name) or configurations it cannot decode.
 ZarrArray parse_zarray(const nlohmann::json& zarray, const ZarrLimits& limits = {});
+
+// object[key] when it is a string, fallback when it is absent;
+// std::runtime_error naming key when it is anything else (nlohmann's own
+// value() would throw a type_error no caller expects).
+std::string string_member(const nlohmann::json& object, const char* key, const std::string& fallback);
 
 // The chunk key suffix of chunk indices ("0.3.1", or "0/3/1"; "0" for a scalar).
 std::string chunk_key(const ZarrArray& array, const std::vector<uint64_t>& index);

@@ -15,17 +15,20 @@
 
 #include "codecs/inflate.hpp"
 #include "codecs/type_dispatch.hpp"
+#include "codecs/zarr/bz2_lzma.hpp"
+#include "codecs/zarr/zarr_order.hpp"
 
 namespace ncafs::zarr {
 
 namespace {
 
-constexpr const char* kCodecs[] = {"zlib", "gzip", "zstd", "lz4", "blosc", "shuffle", "delta", "fixedscaleoffset"};
+constexpr const char* kCodecs[] = {"zlib", "gzip",  "zstd",    "lz4",   "blosc",
+                                   "bz2",  "lzma",  "shuffle", "delta", "fixedscaleoffset"};
 
 [[noreturn]] void fail(const std::string& why) { throw std::runtime_error(why); }
 
 bool is_compressor(const std::string& id) {
-    return id == "zlib" || id == "gzip" || id == "zstd" || id == "lz4" || id == "blosc";
+    return id == "zlib" || id == "gzip" || id == "zstd" || id == "lz4" || id == "blosc" || id == "bz2" || id == "lzma";
 }
 
 std::string size_text(uint64_t n) { return std::to_string(n) + " bytes"; }
@@ -99,10 +102,18 @@ std::vector<uint8_t> blosc_bounded(std::span<const uint8_t> in, OutputSize out) 
     return buffer;
 }
 
+// numcodecs LZMA's `format` (default 1, xz); codec_refusal has checked it.
+LzmaFormat lzma_format(const ZarrCodec& c) {
+    const auto f = c.config.value("format", nlohmann::json(1));
+    return static_cast<LzmaFormat>(f.get<int>());
+}
+
 std::vector<uint8_t> decompress(const ZarrCodec& c, std::span<const uint8_t> in, OutputSize out) {
     if (c.id == "zlib" || c.id == "gzip") return inflate_bounded(in, out.bound, out.exact, c.id == "gzip");
     if (c.id == "zstd") return zstd_bounded(in, out);
     if (c.id == "lz4") return lz4_bounded(in, out);
+    if (c.id == "bz2") return bz2_bounded(in, out.bound, out.exact);
+    if (c.id == "lzma") return lzma_bounded(in, lzma_format(c), out.bound, out.exact);
     return blosc_bounded(in, out);
 }
 
@@ -230,6 +241,17 @@ std::string supported_codec_names() {
     return names;
 }
 
+std::optional<std::string> codec_refusal(const ZarrCodec& c) {
+    if (c.id != "lzma") return std::nullopt;
+    const auto f = c.config.value("format", nlohmann::json(1));
+    if (!f.is_number_integer() || f.get<int64_t>() < 0 || f.get<int64_t>() > 3)
+        return "lzma format " + f.dump() + " is not one of 0 (auto), 1 (xz), 2 (alone), 3 (raw)";
+    if (f.get<int64_t>() == 3) return std::string("lzma format 3 (raw, with its own filter chain) is not supported");
+    if (c.config.contains("filters") && !c.config["filters"].is_null())
+        return std::string("lzma filters are only for format 3 (raw): numcodecs cannot decode these chunks either");
+    return std::nullopt;
+}
+
 uint64_t max_encoded_bytes(const ZarrArray& array) {
     return array.chunk_bytes + array.chunk_bytes / 8 + (uint64_t{1} << 20);
 }
@@ -260,9 +282,10 @@ std::vector<uint8_t> decode_chunk(std::span<const uint8_t> stored, const ZarrArr
         }
         current = buffer;
     }
-    if (stages.empty()) return std::vector<uint8_t>(stored.begin(), stored.end());
+    if (stages.empty()) buffer.assign(stored.begin(), stored.end());
     if (buffer.size() != array.chunk_bytes)
         fail("chunk decodes to " + size_text(buffer.size()) + ", not " + size_text(array.chunk_bytes));
+    if (array.fortran_order) return fortran_to_c_order(buffer, array.chunks, type_size(array.dtype.type));
     return buffer;
 }
 

@@ -322,7 +322,7 @@ TEST(AggregationParsers, ConventionsAndDetection) {
     EXPECT_TRUE(is_aggregation_file(write_nca(dir, kTwoParts)));
 }
 
-// ---- Issue 11: hostile numbers, depths and sizes (items 4 and 7) ----
+// ---- Hostile numbers, depths and sizes ----
 
 namespace {
 

@@ -131,7 +131,7 @@ TEST(PartitionTable, BoxesPlacedLaterAndSharedTransformsRewritten) {
     }
 }
 
-// A million-partition table must stay near its ~100-byte budget: here the
+// A million-partition table must stay under 60 bytes a partition: here the
 // bytes per partition of 100,000 partitions that differ only in box and file.
 TEST(PartitionTable, CompactForManyPartitions) {
     PartitionTable t;

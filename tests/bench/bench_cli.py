@@ -1,4 +1,5 @@
-"""The command line the bench scripts share: NCAFS_BINARY [WORK] [N ...]."""
+"""The command line the bench scripts share: NCAFS_BINARY [WORK] [N ...],
+and the flags of those that compare backings and binaries."""
 import os
 import sys
 
@@ -13,3 +14,22 @@ def positional(doc, default_work, *default_numbers):
     for k, default in enumerate(default_numbers):
         values.append(int(sys.argv[3 + k]) if len(sys.argv) > 3 + k else default)
     return values
+
+
+def take_flag(name, with_value):
+    """Removes --name [VALUE] from sys.argv; returns the value (or True), None when absent."""
+    if name not in sys.argv:
+        return None
+    i = sys.argv.index(name)
+    value = sys.argv[i + 1] if with_value else True
+    del sys.argv[i:i + (2 if with_value else 1)]
+    return value
+
+
+def comparison_flags(doc):
+    """(--before OLD_NCAFS, --backing NAME), each None when absent, taken out of
+    sys.argv; None (the usage printed) for --help."""
+    if take_flag("--help", False) or take_flag("-h", False):
+        print(doc)
+        return None
+    return take_flag("--before", True), take_flag("--backing", True)

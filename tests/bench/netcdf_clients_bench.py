@@ -301,23 +301,12 @@ def measure_cold(backing, variant, ncafs, options, tools, repeats, everything):
         report(backing.label, "cold", variant, name, lt, mt, throughput(name, size, lt, mt), cpu)
 
 
-def take_flag(name, with_value):
-    """Removes --name [VALUE] from sys.argv; returns the value (or True), None when absent."""
-    if name not in sys.argv:
-        return None
-    i = sys.argv.index(name)
-    value = sys.argv[i + 1] if with_value else True
-    del sys.argv[i:i + (2 if with_value else 1)]
-    return value
-
-
 def main():
-    if take_flag("--help", False) or take_flag("-h", False):
-        print(__doc__)
+    flags = bench_cli.comparison_flags(__doc__)
+    if flags is None:
         return 0
-    before = take_flag("--before", True)
-    only = take_flag("--backing", True)
-    everything = bool(take_flag("--all", False))
+    before, only = flags
+    everything = bool(bench_cli.take_flag("--all", False))
     args = bench_cli.positional(__doc__, "/tmp/ncafs-clients-bench", 3)
     if args is None:
         return 2

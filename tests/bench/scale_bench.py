@@ -1,6 +1,6 @@
 #!/usr/bin/python3
-"""Scaling with the number of partitions (a script, not a test; issue "A
-million partitions"). For each N (default 10,000 and 100,000; --huge adds
+"""Scaling with the number of partitions up to a million (a script, not a
+test). For each N (default 10,000 and 100,000; --huge adds
 1,000,000) it writes N tiny classic partitions (CDF-1 bytes, 2x2 floats
 each, tests/e2e/tiny_partitions.py) under WORK, aggregates them as NCA JSON
 (written here) and as CF-1.13 (`ncafs aggregate --files-from`), and under
@@ -146,6 +146,7 @@ def measure_mount(ncafs, folder, source_name, args):
     mnt = tempfile.mkdtemp(prefix="ncafs-scale-mnt-")
     virtual = os.path.join(mnt, os.path.splitext(source_name)[0] + ".nc")
     t0 = time.time()
+    # A 1,000,000-partition NCA aggregation is charged ~534 MB (docs/performance.md "Memory per partition").
     proc = subprocess.Popen([ncafs, folder, mnt, "-f", "-o", "open_files=128"],
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     fds = FdSampler(proc.pid)

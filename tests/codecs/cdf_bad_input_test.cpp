@@ -227,7 +227,7 @@ TEST(CdfBadInput, HostileHeaders) {
     }
 }
 
-// Issue 11 item 4c: netcdf-c crashes on a 32-byte CDF-1 file claiming 2^31-1
+// netcdf-c crashes on a 32-byte CDF-1 file claiming 2^31-1
 // variables; every path into nc_open checks the header with our reader first.
 TEST(CdfBadInput, NetcdfCNeverSeesAClassicHeaderWeReject) {
     const std::string path = cdftest::temp_dir() + "/claims.nc";

@@ -40,6 +40,8 @@ with netCDF4.Dataset(os.path.join(d, "chunks.nc"), "w", format="NETCDF4") as ds:
     b[0:8] = values((8, 300, 300), "i4")
     s = ds.createVariable("small", "i2", ("n",), zlib=True, chunksizes=(10,))
     s[:] = np.arange(1000, dtype="i2")
+    w = ds.createVariable("whole", "f4", ("t", "y2", "x2"), zlib=True, chunksizes=(1, 100, 200))
+    w[0:6, 0:100, 0:200] = values((6, 100, 200), "f4")
     p = ds.createVariable("plain", "f4", ("y", "x"))
     p[:] = values((1, 30, 50), "f4")[0]
 # A chunk declared far larger than its variable (unlimited dimensions allow it).
@@ -136,7 +138,7 @@ TEST_F(DecodedChunkCacheTest, ConcurrentReadersUnderEvictionAgree) {
     cache.set_capacity(DecodedChunkCache::kDefaultCapacity);
 }
 
-TEST_F(DecodedChunkCacheTest, ChunksBeyondTheBoundOrTooSmallAreReadWithoutIt) {
+TEST_F(DecodedChunkCacheTest, ChunksBeyondTheBoundAreAskedInBoxesSmallOnesAreKept) {
     auto& cache = DecodedChunkCache::shared();
     cache.set_capacity(1 << 20);  // largest entry 128 KiB; a chunk of big is 2.9 MB
     auto ds = open_netcdf_dataset(OpenFile::open(path("chunks.nc")));
@@ -152,8 +154,39 @@ TEST_F(DecodedChunkCacheTest, ChunksBeyondTheBoundOrTooSmallAreReadWithoutIt) {
     source(ds, "plain").read(std::vector<uint64_t>{0, 0}, std::vector<uint64_t>{30, 50}, ByteOrder::Native, plain.data());
     for (uint64_t y = 0; y < 30; ++y)
         for (uint64_t x = 0; x < 50; ++x) ASSERT_EQ(plain[y * 50 + x], expected(0, y, x));
-    EXPECT_EQ(cache.entries(), 0u);  // none of the three went through the cache
+    // plain (contiguous) did not go through the cache; small's 100 chunks
+    // are read from the file here and kept (the other way to read them is
+    // netcdf-c, in a helper process per read); big (8 steps stored of the
+    // 40 of its dimension: left to netcdf-c) has a chunk of 2.9 MB, beyond
+    // the bound: it is asked for in boxes of one entry at most, of
+    // 1 x 108 x 300 elements, and the read touched 3 of them.
+    EXPECT_EQ(cache.entries(), 103u);
     cache.set_capacity(DecodedChunkCache::kDefaultCapacity);
+}
+
+TEST_F(DecodedChunkCacheTest, WholeLargeChunksAreDecodedInPlaceNotKept) {
+    auto& cache = DecodedChunkCache::shared();
+    auto ds = open_netcdf_dataset(OpenFile::open(path("chunks.nc")));
+    const ArraySource& w = source(ds, "whole");  // chunks of 1 x 100 x 200 floats (80 KB); 300 x 300 of which 100 x 200 written
+    std::vector<float> out(6 * 100 * 300);
+    w.read(std::vector<uint64_t>{0, 0, 0}, std::vector<uint64_t>{6, 100, 300}, ByteOrder::Native, out.data());
+    // No chunk spans the box's rows (x: 0 to 300, chunks of 200): each is kept.
+    const size_t kept_after_rows = cache.entries();
+    for (uint64_t t = 0; t < 6; ++t)
+        for (uint64_t y = 0; y < 100; ++y)
+            for (uint64_t x = 0; x < 200; ++x) ASSERT_EQ(out[(t * 100 + y) * 300 + x], expected(t, y, x));
+    cache.clear();
+    std::vector<float> steps(4 * 100 * 200);  // a box of whole chunks, as a view read in order asks
+    for (int pass = 0; pass < 2; ++pass) {
+        w.read(std::vector<uint64_t>{1, 0, 0}, std::vector<uint64_t>{4, 100, 200}, ByteOrder::Native, steps.data());
+        for (uint64_t t = 0; t < 4; ++t)
+            for (uint64_t y = 0; y < 100; ++y)
+                for (uint64_t x = 0; x < 200; ++x) ASSERT_EQ(steps[(t * 100 + y) * 200 + x], expected(1 + t, y, x));
+        EXPECT_EQ(cache.entries(), 0u);  // decoded in place, twice
+    }
+    check_box(w, {2, 10, 10}, {1, 5, 5});  // a part of a chunk: kept, for the points around it
+    EXPECT_EQ(cache.entries(), 1u);
+    EXPECT_GT(kept_after_rows, 0u);
 }
 
 TEST_F(DecodedChunkCacheTest, AChunkDeclaredLargerThanItsVariableCountsAsClipped) {

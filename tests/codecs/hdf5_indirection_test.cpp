@@ -69,7 +69,7 @@ protected:
     }
     static std::string path(const std::string& name) { return dir_ + "/" + name; }
     static Hdf5Indirections walk(const std::string& name) {
-        std::lock_guard lock(netcdf_library_mutex());
+        LibraryLock lock;
         return Hdf5Indirections::find(path(name), name);
     }
     static std::vector<int32_t> read_ok(const Dataset& ds) {

@@ -1,7 +1,8 @@
 // Chunks of netCDF-4 variables decoded outside netcdf-c (codecs/netcdf/
 // raw_chunks.hpp): every variable netCDF4-python and h5py write at test time
 // (deflate, shuffle, fletcher32, chunk shapes with partial edge chunks,
-// chunks never written, big-endian storage, a filter left to netcdf-c) read
+// chunks never written, big-endian storage, unfiltered chunks, contiguous
+// storage of both byte orders and never written, a filter left to netcdf-c) read
 // through the view's source and compared byte for byte with what h5py reads
 // from the same file; concurrent readers; stored bytes flipped and an
 // inflate bomb give an error naming the file and the variable.
@@ -30,13 +31,14 @@ namespace {
 namespace fs = std::filesystem;
 
 // values.nc: the variables; NAME.bin: h5py's reading of NAME, native order;
-// fast.txt / slow.txt: which variables take the raw path / stay with netcdf-c.
+// fast.txt / slow.txt / flat.txt: which variables take the raw path / stay
+// with netcdf-c / are read contiguous by pread.
 constexpr const char* kWriter = R"PY(
 import os, sys, zlib
 import h5py, netCDF4, numpy as np
 d = sys.argv[1]
 rng = np.random.default_rng(5)
-fast, slow = [], []
+fast, slow, flat = [], [], []
 with netCDF4.Dataset(os.path.join(d, "values.nc"), "w", format="NETCDF4") as ds:
     ds.createDimension("t", None); ds.createDimension("y", 37); ds.createDimension("x", 53)
     ds.createDimension("n", 5000)
@@ -60,7 +62,13 @@ with netCDF4.Dataset(os.path.join(d, "values.nc"), "w", format="NETCDF4") as ds:
     var("text", "S1", ("t", "y", "x"), np.full((20, 37, 53), b"q"), zlib=True, chunksizes=(10, 37, 53))
     # Named like a dimension it does not index: stored as _nc4_non_coord_y.
     var("y", "f4", ("t", "x"), f32[:, 0, :] + 1, zlib=True, chunksizes=(20, 53))
-    fast += ["deflate", "shuffled", "checked", "bigend", "line", "wide", "holes", "text", "y"]
+    # Contiguous (read by pread, swapped), never written (its fill value), chunks without filters.
+    var("flat", "f8", ("y", "x"), f32[0].astype("f8"), contiguous=True)
+    var("flat_big", ">i4", ("y", "x"), (f32[1] * 1000).astype(">i4"), contiguous=True, endian="big")
+    ds.createVariable("flat_empty", "f4", ("y", "x"), contiguous=True, fill_value=-7.5)
+    var("plain_chunks", "i2", ("t", "y", "x"), (f32 * 100).astype("i2"), chunksizes=(5, 37, 53))
+    fast += ["deflate", "shuffled", "checked", "bigend", "line", "wide", "holes", "text", "y", "plain_chunks"]
+    flat += ["flat", "flat_big", "flat_empty"]
     g = ds.createGroup("g")
     inner = g.createVariable("inner", "f8", ("t", "y", "x"), zlib=True, chunksizes=(2, 37, 53))
     inner[:] = f32.astype("f8") * 3
@@ -79,7 +87,7 @@ for name in ("values.nc", "other.nc"):
     with h5py.File(os.path.join(d, name), "r") as f:
         for v in f.values():
             shadowed = "_nc4_non_coord_" + v.name.strip("/") in f  # then only a dimension's scale
-            wanted = v.name.strip("/").replace("_nc4_non_coord_", "") in fast + slow
+            wanted = v.name.strip("/").replace("_nc4_non_coord_", "") in fast + slow + flat
             if isinstance(v, h5py.Dataset) and v.ndim > 0 and not shadowed and wanted:
                 data = v[...]
                 if data.dtype.kind != "S":
@@ -87,6 +95,7 @@ for name in ("values.nc", "other.nc"):
                 data.tofile(os.path.join(d, v.name.strip("/").replace("_nc4_non_coord_", "") + ".bin"))
 open(os.path.join(d, "fast.txt"), "w").write("\n".join(fast))
 open(os.path.join(d, "slow.txt"), "w").write("\n".join(slow))
+open(os.path.join(d, "flat.txt"), "w").write("\n".join(flat))
 # Hostile copies: the stored bytes of one chunk flipped; a chunk of 4 KiB
 # whose zlib stream inflates to 64 MiB.
 import shutil
@@ -167,7 +176,7 @@ TEST_F(RawChunksTest, EveryVariableAgreesWithH5pyAndTheRightOnesDecodeOutsideNet
     std::vector<Dataset> sets;
     sets.push_back(open_netcdf_dataset(OpenFile::open(path("values.nc"))));
     sets.push_back(open_netcdf_dataset(OpenFile::open(path("other.nc"))));
-    for (const auto& list : {"fast.txt", "slow.txt"})
+    for (const auto& list : {"fast.txt", "slow.txt", "flat.txt"})
         for (const std::string& name : lines(list)) {
             SCOPED_TRACE(name);
             const ArraySource* src = find(sets, name);
@@ -178,6 +187,7 @@ TEST_F(RawChunksTest, EveryVariableAgreesWithH5pyAndTheRightOnesDecodeOutsideNet
             const auto* netcdf = dynamic_cast<const NetcdfVariableSource*>(src);
             ASSERT_NE(netcdf, nullptr);
             EXPECT_EQ(netcdf->reads_raw_chunks(), fast) << name;
+            EXPECT_EQ(netcdf->reads_contiguous(), std::string(list) == "flat.txt") << name;
             const uint64_t before = raw_chunks_decoded();
             check_box(*src, all, whole_origin(*src), src->shape(), name);  // cold: every chunk
             // (Decode-ahead of earlier variables may count too: only "some" is checked.)

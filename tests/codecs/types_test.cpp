@@ -115,7 +115,7 @@ TEST(Types, FillElements) {
 }  // namespace
 }  // namespace ncafs
 
-// codecs/checked_math.hpp and element_count: sizes from files never wrap (issue 11).
+// codecs/checked_math.hpp and element_count: sizes from files never wrap.
 TEST(CheckedMath, OverflowIsDetectedNeverWrapped) {
     constexpr uint64_t max = std::numeric_limits<uint64_t>::max();
     EXPECT_EQ(ncafs::checked::add(max - 1, 1), max);

@@ -1,9 +1,12 @@
-// codecs/zarr: dtypes both ways, .zarray checks (overflow, bounds, order F,
+// codecs/zarr: dtypes both ways, .zarray checks (overflow, bounds, orders,
 // unknown codecs), and the codec chain: chunks encoded by the libraries'
-// own encoders decode to the values; bombs stop at the chunk's size.
+// own encoders decode to the values; bombs stop at the chunk's size; order
+// F chunks come out in C order.
 #include <blosc.h>
+#include <bzlib.h>
 #include <gtest/gtest.h>
 #include <lz4.h>
+#include <lzma.h>
 #include <zlib.h>
 #include <zstd.h>
 
@@ -78,18 +81,27 @@ TEST(ZarrArray, ChecksSizesAndFields) {
     EXPECT_THROW(parse_zarray(zarray({-4}, {4}, "<f8")), std::runtime_error);
     json f = zarray({4}, {4}, "<f8");
     f["order"] = "F";
+    EXPECT_TRUE(parse_zarray(f).fortran_order);
+    f["order"] = "K";
     try {
         parse_zarray(f);
-        FAIL() << "order F accepted";
+        FAIL() << "order K accepted";
     } catch (const std::runtime_error& e) {
-        EXPECT_NE(std::string(e.what()).find("order \"F\""), std::string::npos) << e.what();
+        EXPECT_NE(std::string(e.what()).find("order \"K\""), std::string::npos) << e.what();
     }
     try {
-        parse_zarray(zarray({4}, {4}, "<f8", {{"id", "bz2"}}));
-        FAIL() << "bz2 accepted";
+        parse_zarray(zarray({4}, {4}, "<f8", {{"id", "lzf"}}));
+        FAIL() << "lzf accepted";
     } catch (const std::runtime_error& e) {
-        EXPECT_NE(std::string(e.what()).find("\"bz2\""), std::string::npos) << e.what();
+        EXPECT_NE(std::string(e.what()).find("\"lzf\""), std::string::npos) << e.what();
     }
+    // lzma configurations numcodecs writes and ones nothing can decode.
+    EXPECT_NO_THROW(parse_zarray(zarray({4}, {4}, "<f8", {{"id", "lzma"}, {"format", 1}, {"check", -1},
+                                                           {"preset", nullptr}, {"filters", nullptr}})));
+    for (const json& bad : {json{{"id", "lzma"}, {"format", 3}}, json{{"id", "lzma"}, {"format", 7}},
+                            json{{"id", "lzma"}, {"format", "xz"}},
+                            json{{"id", "lzma"}, {"format", 1}, {"filters", json::array({{{"id", 33}}})}}})
+        EXPECT_THROW(parse_zarray(zarray({4}, {4}, "<f8", bad)), std::runtime_error) << bad.dump();
 }
 
 TEST(ZarrArray, FillValues) {
@@ -141,6 +153,118 @@ TEST(ZarrCodecs, EachCompressorDecodes) {
         EXPECT_EQ(decode_chunk(b, parse_zarray(zarray({1000}, {1000}, "<i4", {{"id", "blosc"}, {"cname", cname}}))), raw)
             << cname;
     }
+}
+
+std::vector<uint8_t> bz2_encode(const std::vector<uint8_t>& raw, int level = 9) {
+    unsigned n = static_cast<unsigned>(raw.size() + raw.size() / 100 + 600);
+    std::vector<uint8_t> out(n);
+    EXPECT_EQ(BZ2_bzBuffToBuffCompress(reinterpret_cast<char*>(out.data()), &n,
+                                       const_cast<char*>(reinterpret_cast<const char*>(raw.data())),
+                                       static_cast<unsigned>(raw.size()), level, 0, 0),
+              BZ_OK);
+    out.resize(n);
+    return out;
+}
+
+// liblzma's own encoders: xz (lzma_easy_buffer_encode) or .lzma (lzma_alone_encoder).
+std::vector<uint8_t> lzma_encode(const std::vector<uint8_t>& raw, bool alone = false, uint32_t preset = 6) {
+    std::vector<uint8_t> out(lzma_stream_buffer_bound(raw.size()) + 64);
+    if (!alone) {
+        size_t pos = 0;
+        EXPECT_EQ(lzma_easy_buffer_encode(preset, LZMA_CHECK_CRC64, nullptr, raw.data(), raw.size(), out.data(), &pos,
+                                          out.size()),
+                  LZMA_OK);
+        out.resize(pos);
+        return out;
+    }
+    lzma_options_lzma options;
+    lzma_lzma_preset(&options, preset);
+    lzma_stream s = LZMA_STREAM_INIT;
+    EXPECT_EQ(lzma_alone_encoder(&s, &options), LZMA_OK);
+    s.next_in = raw.data();
+    s.avail_in = raw.size();
+    s.next_out = out.data();
+    s.avail_out = out.size();
+    EXPECT_EQ(lzma_code(&s, LZMA_FINISH), LZMA_STREAM_END);
+    out.resize(s.total_out);
+    lzma_end(&s);
+    return out;
+}
+
+TEST(ZarrCodecs, Bz2AndLzmaDecode) {
+    const auto raw = bytes_of(ramp(1000));
+    const ZarrArray bz2 = parse_zarray(zarray({1000}, {1000}, "<i4", {{"id", "bz2"}, {"level", 1}}));
+    EXPECT_EQ(decode_chunk(bz2_encode(raw, 1), bz2), raw);
+    // Two streams one after the other (Python's bz2.decompress reads both), then bytes that start no stream.
+    const std::vector<uint8_t> first(raw.begin(), raw.begin() + 1000), second(raw.begin() + 1000, raw.end());
+    auto two = bz2_encode(first);
+    const auto tail = bz2_encode(second);
+    two.insert(two.end(), tail.begin(), tail.end());
+    EXPECT_EQ(decode_chunk(two, bz2), raw);
+    two.insert(two.end(), {'j', 'u', 'n', 'k'});
+    EXPECT_EQ(decode_chunk(two, bz2), raw);
+    const json xz{{"id", "lzma"}, {"format", 1}, {"check", -1}, {"preset", nullptr}, {"filters", nullptr}};
+    EXPECT_EQ(decode_chunk(lzma_encode(raw), parse_zarray(zarray({1000}, {1000}, "<i4", xz))), raw);
+    EXPECT_EQ(decode_chunk(lzma_encode(raw, false, 9), parse_zarray(zarray({1000}, {1000}, "<i4", {{"id", "lzma"}}))),
+              raw);
+    EXPECT_EQ(decode_chunk(lzma_encode(raw, true), parse_zarray(zarray({1000}, {1000}, "<i4", {{"id", "lzma"}, {"format", 2}}))),
+              raw);
+    for (bool alone : {false, true})  // format 0: either
+        EXPECT_EQ(decode_chunk(lzma_encode(raw, alone), parse_zarray(zarray({1000}, {1000}, "<i4", {{"id", "lzma"}, {"format", 0}}))),
+                  raw);
+    // As a filter before a shuffle (numcodecs chains them so).
+    std::vector<uint8_t> shuffled(raw.size());
+    for (size_t i = 0; i < 1000; ++i)
+        for (size_t j = 0; j < 4; ++j) shuffled[j * 1000 + i] = raw[i * 4 + j];
+    EXPECT_EQ(decode_chunk(bz2_encode(shuffled), parse_zarray(zarray({1000}, {1000}, "<i4", {{"id", "bz2"}},
+                                                                     {{{"id", "shuffle"}, {"elementsize", 4}}}))),
+              raw);
+}
+
+// The C-order bytes of a shape (item bytes each) whose element at (i...) is its own C index.
+template <typename T>
+std::vector<uint8_t> indexed(const std::vector<uint64_t>& shape, bool fortran) {
+    const size_t rank = shape.size();
+    uint64_t n = 1;
+    for (uint64_t e : shape) n *= e;
+    std::vector<T> v(n);
+    std::vector<uint64_t> idx(rank, 0);
+    for (uint64_t c = 0; c < n; ++c) {  // c: C index of idx
+        uint64_t f = 0, stride = 1;
+        for (size_t k = 0; k < rank; ++k) f += idx[k] * stride, stride *= shape[k];
+        v[fortran ? f : c] = static_cast<T>(c * 3 + 1);
+        for (size_t k = rank; k-- > 0;) {
+            if (++idx[k] < shape[k]) break;
+            idx[k] = 0;
+        }
+    }
+    std::vector<uint8_t> b(n * sizeof(T));
+    std::memcpy(b.data(), v.data(), b.size());
+    return b;
+}
+
+template <typename T>
+void check_fortran(const std::vector<uint64_t>& chunks, const std::string& dtype) {
+    json z = zarray(chunks, chunks, dtype, {{"id", "zlib"}});
+    z["order"] = "F";
+    EXPECT_EQ(decode_chunk(zlib_encode(indexed<T>(chunks, true)), parse_zarray(z)), indexed<T>(chunks, false))
+        << dtype << " rank " << chunks.size();
+}
+
+TEST(ZarrCodecs, FortranOrderChunksComeOutInCOrder) {
+    for (const std::vector<uint64_t>& shape : std::vector<std::vector<uint64_t>>{{7}, {3, 5}, {2, 3, 4}, {2, 1, 3, 5}, {3, 2, 2, 2, 3}}) {
+        check_fortran<uint8_t>(shape, "|u1");
+        check_fortran<int16_t>(shape, "<i2");
+        check_fortran<float>(shape, "<f4");
+        check_fortran<double>(shape, ">f8");  // byte order is the source's business: bytes move whole
+    }
+    // A scalar and a chunk without a codec.
+    json z = zarray(json::array(), json::array(), "<f8");
+    z["order"] = "F";
+    EXPECT_EQ(decode_chunk(std::vector<uint8_t>(8, 7), parse_zarray(z)), std::vector<uint8_t>(8, 7));
+    z = zarray({2, 3}, {2, 3}, "|u1");
+    z["order"] = "F";
+    EXPECT_EQ(decode_chunk(std::vector<uint8_t>{0, 3, 1, 4, 2, 5}, parse_zarray(z)), (std::vector<uint8_t>{0, 1, 2, 3, 4, 5}));
 }
 
 TEST(ZarrCodecs, Filters) {
@@ -224,6 +348,36 @@ TEST(ZarrCodecs, WrongSizesAndBombsAreRefused) {
     refuses(blosc_header, "blosc");
     // A chunk that decodes short of its size.
     refuses(zlib_encode(std::vector<uint8_t>(100)), "zlib");
+    // bz2 and lzma: bombs (also a second stream after an honest first one), truncated, corrupt, short.
+    const auto honest = bytes_of(ramp(1024));
+    refuses(bz2_encode(big), "bz2");
+    auto twice = bz2_encode(honest);
+    const auto more = bz2_encode(big);
+    twice.insert(twice.end(), more.begin(), more.end());
+    refuses(twice, "bz2");
+    auto cut = bz2_encode(honest);
+    cut.resize(cut.size() - 10);
+    refuses(cut, "bz2");
+    refuses(std::vector<uint8_t>{'B', 'Z', 'h', '9', 1, 2, 3}, "bz2");
+    refuses(std::vector<uint8_t>{}, "bz2");
+    refuses(bz2_encode(std::vector<uint8_t>(100)), "bz2");
+    refuses(lzma_encode(big), "lzma");
+    cut = lzma_encode(honest);
+    cut.resize(cut.size() - 10);
+    refuses(cut, "lzma");
+    refuses(std::vector<uint8_t>(40, 0xfd), "lzma");
+    refuses(lzma_encode(std::vector<uint8_t>(100)), "lzma");
+}
+
+TEST(ZarrCodecs, LzmaDictionaryBeyondTheMemoryLimitIsRefused) {
+    // A .lzma header asking for a 1.5 GiB dictionary: refused before liblzma allocates it.
+    std::vector<uint8_t> header{0x5d, 0, 0, 0, 0x60, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0, 0, 0};
+    try {
+        decode_chunk(header, parse_zarray(zarray({1024}, {1024}, "<i4", {{"id", "lzma"}, {"format", 2}})));
+        ADD_FAILURE() << "accepted";
+    } catch (const std::runtime_error& e) {
+        EXPECT_NE(std::string(e.what()).find("decoder memory"), std::string::npos) << e.what();
+    }
 }
 
 TEST(Base64, RoundTripAndRefusals) {

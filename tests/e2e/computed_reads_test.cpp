@@ -1,7 +1,8 @@
 // What a read of a computed view computes (fs/read_path.hpp BlockCache,
 // fs/readahead.hpp): a point read little more than its request, a
-// sequential reader runs that grow to the readahead's bound, every byte as
-// the view defines it, with concurrent readers too.
+// sequential reader runs computed ahead of it on the pool, every byte once
+// and as the view defines it, with concurrent readers too; a run computed
+// ahead that fails leaves the bytes asked for to decide.
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -11,6 +12,7 @@
 #include <thread>
 #include <vector>
 
+#include "codecs/error.hpp"
 #include "codecs/virtual_file.hpp"
 #include "fs/block_cache.hpp"
 #include "fs/read_path.hpp"
@@ -76,7 +78,7 @@ TEST(BlockCache, APointReadComputesOneBlock) {
     }
 }
 
-TEST(BlockCache, ASequentialReaderComputesInGrowingRuns) {
+TEST(BlockCache, ASequentialReaderComputesEachByteOnceInRuns) {
     auto file = std::make_shared<CountingFile>(16 * kMiB + 12345);
     BlockCache cache(32 * kMiB);
     Readahead ra;
@@ -90,8 +92,53 @@ TEST(BlockCache, ASequentialReaderComputesInGrowingRuns) {
         expect_bytes(part, offset);
         if (file->bytes != before) ++computing;
     }
+    cache.wait_for_ahead();
     EXPECT_EQ(file->bytes, file->size());  // every byte computed once
-    EXPECT_LT(computing * 6, requests);    // in runs serving many requests each
+    EXPECT_LT(file->calls, requests);      // in runs serving several requests each
+}
+
+TEST(BlockCache, AReaderGoingForwardFindsItsNextBytesComputedAhead) {
+    auto file = std::make_shared<CountingFile>(8 * kMiB);
+    BlockCache cache(32 * kMiB);
+    std::vector<uint8_t> out(128 << 10);
+    cache.read(file, 0, out, kMiB);
+    cache.wait_for_ahead();
+    EXPECT_EQ(file->bytes, out.size() + kMiB);  // the request, then the readahead on the pool
+    const uint64_t calls = file->calls;
+    for (uint64_t offset = out.size(); offset < out.size() + kMiB; offset += out.size()) {
+        cache.read(file, offset, out, 0);
+        expect_bytes(out, offset);
+    }
+    EXPECT_EQ(file->calls, calls);  // all of it found computed
+    cache.read(file, 7 * kMiB, out, kMiB);  // near the end: the readahead stops at the file's end
+    cache.wait_for_ahead();
+    EXPECT_EQ(file->bytes, out.size() + kMiB + kMiB);
+}
+
+// A computed file that fails (as a corrupt chunk does) from `bad` on.
+class FailingFile final : public VirtualFile {
+public:
+    FailingFile(uint64_t size, uint64_t bad) : size_(size), bad_(bad) {}
+    uint64_t size() const override { return size_; }
+    void read(uint64_t offset, std::span<uint8_t> out) const override {
+        if (offset + out.size() > bad_) throw SourceError("part.nc", "a corrupt chunk");
+        for (size_t i = 0; i < out.size(); ++i) out[i] = byte_at(offset + i);
+    }
+
+private:
+    uint64_t size_, bad_;
+};
+
+TEST(BlockCache, ARunComputedAheadThatFailsLeavesTheRequestToDecide) {
+    auto file = std::make_shared<FailingFile>(8 * kMiB, 640 << 10);
+    BlockCache cache(32 * kMiB);
+    std::vector<uint8_t> out(128 << 10);
+    cache.read(file, 0, out, kMiB);  // the run ahead, [128K, 1152K), fails at 640K
+    cache.wait_for_ahead();
+    cache.read(file, out.size(), out, 0);  // bytes before the failure: computed now, right
+    expect_bytes(out, out.size());
+    EXPECT_THROW(cache.read(file, 640 << 10, out, 0), SourceError);  // the failing bytes: the error, never zeros
+    EXPECT_THROW(cache.read(file, 576 << 10, out, 0), SourceError);
 }
 
 TEST(BlockCache, ConcurrentReadersGetTheirBytes) {

@@ -245,7 +245,7 @@ TEST(Options, MountCommandLine) {
     auto rw = parse_mount_command_line({src.path.string(), mnt.path.string(), "-o", "rw,ds_values=cf"});
     EXPECT_TRUE(rw.fuse_options.empty());
     EXPECT_TRUE(rw.view.ds_values_cf);
-    EXPECT_EQ(rw.view.views, (std::vector<std::string>{"nc", "ds", "ncs", "vds"}));  // the default
+    EXPECT_EQ(rw.view.views, (std::vector<std::string>{"nc", "ds", "ncs", "vds", "zarr"}));  // the default
     EXPECT_THROW(parse_mount_command_line({src.path.string(), mnt.path.string(), "-o", "ds_values=x"}), UsageError);
     EXPECT_THROW(parse_mount_command_line({src.path.string()}), UsageError);
     // An option neither ncafs nor FUSE knows is a usage error (exit status 2),
@@ -290,6 +290,13 @@ TEST(Options, LimitsAndDeadMountpoint) {
     EXPECT_EQ(d.view.limits.max_metadata_bytes, uint64_t{256} << 20);
     EXPECT_THROW(parse_mount_command_line({src.path.string(), mnt.path.string(), "-o", "max_fragments=0"}), UsageError);
     EXPECT_THROW(parse_mount_command_line({src.path.string(), mnt.path.string(), "-o", "max_metadata=x"}), UsageError);
+    EXPECT_EQ(d.view.metadata_mem.total, uint64_t{2} << 30);  // max_metadata_mem=, documented default 2G
+    EXPECT_EQ(d.view.metadata_mem.per_file, uint64_t{1} << 30);  // max_file_metadata_mem=, 1G
+    auto m = parse_mount_command_line(
+        {src.path.string(), mnt.path.string(), "-o", "max_metadata_mem=2G,max_file_metadata_mem=64M"});
+    EXPECT_EQ(m.view.metadata_mem.total, uint64_t{2} << 30);
+    EXPECT_EQ(m.view.metadata_mem.per_file, uint64_t{64} << 20);
+    EXPECT_THROW(parse_mount_command_line({src.path.string(), mnt.path.string(), "-o", "max_metadata_mem=1K"}), UsageError);
     // (ENOTCONN of a dead mount is exercised end to end by tests/security/test_hostile.py.)
     try {
         parse_mount_command_line({src.path.string(), (src.path / "missing").string()});
@@ -361,7 +368,7 @@ TEST(Precheck, NameMagicAndMarkers) {
     EXPECT_EQ(agg::precheck_aggregation(d.path / "plain.nc"), agg::Precheck::NotAggregation);
     EXPECT_EQ(agg::precheck_aggregation(d.path / "agg.txt"), agg::Precheck::NotAggregation);
     EXPECT_EQ(agg::precheck_aggregation(d.path / "text.nca"), agg::Precheck::NotAggregation);
-    // A header the walk cannot parse is never handed to netcdf-c (issue 11 4c):
+    // A header the walk cannot parse is never handed to netcdf-c (some crash it):
     // truncated, or a 32-byte CDF-1 file claiming 2^31-1 variables.
     d.write("cut.nc", classic_with_attribute("nca_array").substr(0, 20));
     EXPECT_EQ(agg::precheck_aggregation(d.path / "cut.nc"), agg::Precheck::NotAggregation);
@@ -440,7 +447,7 @@ TEST(Catalog, TwinViewsByNameAndMagicRealFilesWin) {
         EXPECT_TRUE(names.count(n)) << n;
     for (const char* n : {"text.nc", "a.nca", "p7.nc.ds", "h.nc.ds", "p7.classic.nc", "k.classic.nc"})
         EXPECT_FALSE(names.count(n)) << n;
-    EXPECT_EQ(names.size(), 100u * 4 + 5 + 5 + 4 + 4 + 4 + 1);  // p*, h.*, k.*, s.*, n.*, a.*, text.ds
+    EXPECT_EQ(names.size(), 100u * 5 + 6 + 6 + 5 + 5 + 5 + 1);  // p*, h.*, k.*, s.*, n.*, a.*, text.ds
     // Listing built each twin's view (a listed name must be served): every dataset parsed once.
     EXPECT_EQ(catalog.dataset_open_count(), 100u + 5);  // p*, h, k, s.ds, n, a
     EXPECT_EQ(full_tests.load(), 1);
@@ -481,8 +488,8 @@ TEST(Catalog, BrokenNcAggregationListsNoTwins) {
     Catalog catalog(d.path, ViewOptions{}, fake_backend(full_tests));
     std::set<std::string> names;
     for (auto& e : catalog.list("")) names.insert(e.name);
-    EXPECT_EQ(names, (std::set<std::string>{"bad.nc", "good.nc", "good.ds", "good.ncs", "good.vds", "p.nc", "p.ds",
-                                            "p.ncs", "p.vds"}));
+    EXPECT_EQ(names, (std::set<std::string>{"bad.nc", "good.nc", "good.ds", "good.ncs", "good.vds", "good.zarr",
+                                            "p.nc", "p.ds", "p.ncs", "p.vds", "p.zarr"}));
     EXPECT_FALSE(catalog.resolve("bad.ds"));  // listed names and lookups agree
     EXPECT_TRUE(catalog.resolve("good.ds"));
     EXPECT_EQ(catalog.classification_count(), 2u);  // the partition p.nc was pre-checked only
@@ -515,8 +522,8 @@ TEST(Catalog, ListingNamesOnlyWhatALookupServes) {
     Catalog catalog(d.path, ViewOptions{}, backend);
     std::set<std::string> names;
     for (auto& e : catalog.list("")) names.insert(e.name);
-    EXPECT_EQ(names, (std::set<std::string>{"bad.nc", "bad4.nc", "novds.nc", "novds.ds", "novds.ncs", "good.nc",
-                                            "good.ds", "good.ncs", "good.vds"}));
+    EXPECT_EQ(names, (std::set<std::string>{"bad.nc", "bad4.nc", "novds.nc", "novds.ds", "novds.ncs", "novds.zarr",
+                                            "good.nc", "good.ds", "good.ncs", "good.vds", "good.zarr"}));
     for (const auto& n : names) EXPECT_TRUE(catalog.resolve(n)) << n << " is listed but does not resolve";
     for (const char* n : {"bad.ds", "bad.vds", "bad4.classic.nc", "novds.vds"}) EXPECT_FALSE(catalog.resolve(n)) << n;
     const int built = views_built.load();
@@ -578,8 +585,9 @@ TEST(Catalog, NetCdf4AggregationNcIsListedOnce) {
     Catalog catalog(d.path, ViewOptions{}, fake_backend(full_tests));
     std::multiset<std::string> names;
     for (auto& e : catalog.list("")) names.insert(e.name);
-    EXPECT_EQ(names, (std::multiset<std::string>{"agg.nc", "agg.ds", "agg.ncs", "agg.vds", "plain.nc",
-                                                 "plain.classic.nc", "plain.ds", "plain.ncs", "plain.vds"}));
+    EXPECT_EQ(names, (std::multiset<std::string>{"agg.nc", "agg.ds", "agg.ncs", "agg.vds", "agg.zarr", "plain.nc",
+                                                 "plain.classic.nc", "plain.ds", "plain.ncs", "plain.vds",
+                                                 "plain.zarr"}));
     EXPECT_TRUE(catalog.resolve("agg.nc")->aggregation);
     EXPECT_FALSE(catalog.resolve("agg.classic.nc"));
     EXPECT_EQ(catalog.resolve("plain.classic.nc")->view, "nc");
@@ -652,7 +660,7 @@ TEST(ViewRegistry, EveryFormatByItsExtension) {
         EXPECT_EQ(view_kind_of(f.extension), f.kind);
         extensions.push_back(f.extension);
     }
-    EXPECT_EQ(extensions, (std::vector<std::string>{"nc", "ds", "ncs", "vds"}));
+    EXPECT_EQ(extensions, (std::vector<std::string>{"nc", "ds", "ncs", "vds", "zarr"}));
     EXPECT_EQ(view_extensions(), extensions);
     EXPECT_EQ(ViewOptions{}.views, extensions);  // views= default: every format
     EXPECT_EQ(find_view_format("nc4"), nullptr);
@@ -660,16 +668,16 @@ TEST(ViewRegistry, EveryFormatByItsExtension) {
     EXPECT_TRUE(view_format(ViewKind::Ncs).records_name);
     EXPECT_FALSE(view_format(ViewKind::Nc).records_name);
     ViewOptions v;
-    EXPECT_THROW(apply_view_option("views=nc:zarr", v), UsageError);
+    EXPECT_THROW(apply_view_option("views=nc:cdf", v), UsageError);
 }
 
 TEST(ViewRegistry, HelpNamesEveryPattern) {
     std::set<std::string> patterns;
     for (const auto& p : view_name_patterns()) patterns.insert(p.pattern);
     for (const char* want : {"NAME.nc", "NAME.ds", "NAME.ncs", "NAME.vds", "NAME.classic.nc", "NAME.lodN.nc",
-                             "NAME.lodN.ds", "NAME.lodN.ncs", "NAME.lodN.vds"})
+                             "NAME.lodN.ds", "NAME.lodN.ncs", "NAME.lodN.vds", "NAME.zarr", "NAME.lodN.zarr"})
         EXPECT_TRUE(patterns.count(want)) << want;
-    EXPECT_EQ(patterns.size(), 9u);
+    EXPECT_EQ(patterns.size(), 11u);
     const std::string help = usage_text("ncafs");
     for (const auto& p : patterns) EXPECT_NE(help.find("\n  " + p + " "), std::string::npos) << p;
     for (const char* suffix : kSourceSuffixes) EXPECT_NE(help.find(std::string("NAME") + suffix), std::string::npos);

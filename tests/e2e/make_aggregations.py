@@ -40,12 +40,14 @@ def _nca_json(dims, pmdims, pmshape, partitions):
 
 def write_aggregation(folder, name, dims, sizes, splits, var="tas", dtype="f4",
                       partition_format="NETCDF3_CLASSIC", nca_format="NETCDF3_CLASSIC",
-                      record_dim=None, coordinate=None, nca_suffix=".nca"):
+                      record_dim=None, coordinate=None, nca_suffix=".nca", chunked=False):
     """Writes partitions and NAME.nca. `splits[d]` lists the partition
     lengths along dimension d (sum = sizes[d]). Returns the master array.
     record_dim: make this dimension unlimited in partitions and master (for
     ncrcat). coordinate: name of a dimension that gets a double coordinate
-    variable (a normal variable in the NCA file, a partition variable too)."""
+    variable (a normal variable in the NCA file, a partition variable too).
+    chunked: netCDF-4 partitions chunked, one chunk per step of the first
+    dimension, not deflated (partitions of one shape have one size)."""
     os.makedirs(folder, exist_ok=True)
     master = np.zeros([sizes[d] for d in dims], dtype=dtype)
     coord_values = None
@@ -65,7 +67,8 @@ def write_aggregation(folder, name, dims, sizes, splits, var="tas", dtype="f4",
         with netCDF4.Dataset(os.path.join(folder, fname), "w", format=partition_format) as ds:
             for d, l in zip(dims, lengths):
                 ds.createDimension(d, None if d == record_dim else l)
-            v = ds.createVariable(var, dtype, dims, fill_value=False)
+            layout = dict(contiguous=False, chunksizes=[1] + lengths[1:]) if chunked else {}
+            v = ds.createVariable(var, dtype, dims, fill_value=False, **layout)
             v.units = "K"
             v[...] = data
             if coordinate is not None:

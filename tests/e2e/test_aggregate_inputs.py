@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""`ncafs aggregate` at any number of partitions (issue 14 item 4): paths from
+"""`ncafs aggregate` at any number of partitions: paths from
 a list file or standard input (--files-from FILE|-), directory walks (DIR
 --glob PATTERN: recursive, sorted, symbolic links not followed out of DIR),
 and 20,000 partitions through --files-from - (the command line caps near
@@ -23,6 +23,7 @@ import tempfile
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import tiny_partitions as tp  # noqa: E402  (scratch)
 from test_descriptors import FIXED, expected_tas_row, read_variable  # noqa: E402
 
 cdf1_partition = FIXED.partition_bytes
@@ -124,6 +125,12 @@ def case_walk(work):
 
 
 def case_many(work):
+    # 20,000 small files: in memory when /dev/shm has room (tiny_partitions.scratch_folder).
+    with tp.scratch("ncafs-agg-many-", 20_000 * 4096) as scratch:
+        aggregate_many(scratch)
+
+
+def aggregate_many(work):
     count = 20000
     source = os.path.join(work, "src")
     names = write_partitions(source, range(count))

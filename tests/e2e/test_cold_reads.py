@@ -16,6 +16,14 @@ open file.
            (h5py's write_direct_chunk): reading those steps fails (EIO) with
            a log line naming the partition, the daemon stays small and alive,
            every other step reads as in the files.
+  whole    readers going forward, whose next bytes the daemon computes
+           ahead on other threads: netCDF4-python reading each variable
+           whole, and `cat`, give the values netCDF4-python reads from the
+           partitions and the bytes of `ncafs export` (which reads each
+           range once, in order, on one thread); then with partitions
+           damaged (flipped bytes, an inflate bomb, one truncated in its
+           last chunk) the whole reads fail (EIO, the partition named in the
+           log), never zeros, and the steps around them read right.
 """
 import os
 import sys
@@ -180,7 +188,86 @@ def case_corrupt(work):
         check(m.alive(), "the daemon died")
 
 
-CASES = {"cached": case_cached, "corrupt": case_corrupt}
+def whole_reads(view, expected):
+    import netCDF4
+    drop_page_cache(view)
+    with netCDF4.Dataset(view) as ds:
+        for name in ("tas", "pr"):
+            v = ds.variables[name]
+            v.set_auto_maskandscale(False)
+            check(np.array_equal(np.array(v[:]), expected[name]), "%s read whole differs from the partitions" % name)
+
+
+def view_bytes(view):
+    drop_page_cache(view)
+    with open(view, "rb") as f:
+        return f.read()
+
+
+def truncate_last_chunk(path):
+    """Cuts the file in the middle of its last tas chunk (and all after)."""
+    import h5py
+    with h5py.File(path, "r") as f:
+        info = f["tas"].id.get_chunk_info(STEPS - 1)
+    os.truncate(path, info.byte_offset + info.size // 2)
+
+
+def case_whole(work):
+    import netCDF4
+    import subprocess
+    source = os.path.join(work, "src")
+    names = write_partitions(source)
+    aggregation = os.path.join(source, "monthly.nc")
+    subprocess.run([NCAFS, "aggregate", "-o", aggregation] + names, check=True, stdout=subprocess.DEVNULL)
+    expected = expected_values(names)
+    exported = os.path.join(work, "exported.nc")
+    subprocess.run([NCAFS, "export", aggregation, "-o", exported], check=True)
+    with open(exported, "rb") as f:
+        serial = f.read()
+    for options in ("cache_mem=0", None):
+        with Mount(source, options) as m:
+            view = m.path("monthly.nc")
+            for _ in range(2):  # the second time with the daemon's caches warm
+                whole_reads(view, expected)
+                check(view_bytes(view) == serial, "%s: cat of the view differs from ncafs export" % options)
+    damaged = damage_partitions(names)
+    truncate_last_chunk(names[9])
+    damaged[9 * STEPS + STEPS - 1] = names[9]
+    with Mount(source) as m:
+        view = m.path("monthly.nc")
+        drop_page_cache(view)
+        with netCDF4.Dataset(view) as ds:
+            try:
+                ds.variables["tas"][:]
+                fail("tas read whole over damaged partitions")
+            except (RuntimeError, OSError):
+                pass
+        ds = None  # after a failed read its open fails every read (EIO): opened again
+        for t in range(MONTHS * STEPS):  # forward, step by step: each read computes ahead
+            if ds is None:
+                ds = netCDF4.Dataset(view)
+                ds.variables["tas"].set_auto_maskandscale(False)
+            try:
+                values = np.array(ds.variables["tas"][t])
+            except (RuntimeError, OSError):
+                # netcdf-c reads 4 x 64 KiB around a step: 8 records of about 30 KB
+                near = any(abs(t - d) <= 9 for d in damaged) or t // STEPS == 9
+                check(near, "step %d failed, far from any damaged chunk" % t)
+                ds.close()
+                ds = None
+                continue
+            check(t not in damaged, "step %d of a damaged partition read: %s" % (t, values[:2, :2]))
+            check(np.array_equal(values, expected["tas"][t]), "step %d of tas" % t)
+        ds.close()
+        got = subprocess.run(["cat", view], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        check(got.returncode != 0 and "Input/output error" in got.stderr, "cat must fail with EIO: %s" % got.stderr)
+        for partition in set(damaged.values()):
+            check(os.path.basename(partition) in m.log_text(),
+                  "the failure must be logged naming %s:\n%s" % (partition, m.log_text()))
+        check(m.alive(), "the daemon died")
+
+
+CASES = {"cached": case_cached, "corrupt": case_corrupt, "whole": case_whole}
 
 
 if __name__ == "__main__":

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""End-to-end tests of issue 12 (exact values for every client), through
+"""End-to-end tests of exact values for every client, through
 real FUSE mounts, each against an independent reader.
 
 Run as: test_exact.py CASE   (see CASES). Environment as test_mount.py.

@@ -145,7 +145,7 @@ def case_once(work):
         # A netCDF-4 dataset NAME.nc keeps its bytes and has its classic view beside it.
         check("plain4.nc" in names and "plain4.classic.nc" in names, "plain4.nc or its classic view missing")
         views = [n for n in names if n.startswith("agg4.")]
-        check(views == ["agg4.ds", "agg4.nc", "agg4.ncs", "agg4.vds"], "views of agg4: %s" % views)
+        check(views == ["agg4.ds", "agg4.nc", "agg4.ncs", "agg4.vds", "agg4.zarr"], "views of agg4: %s" % views)
 
 
 # The only lines a healthy mount writes at the default level (docs/logs.md):
@@ -221,7 +221,7 @@ def case_lods(work):
         ds.createDimension("y", 300)
         ds.createDimension("x", 1000)
         ds.createVariable("t", "f4", ("y", "x"))[:] = big
-    views = ["nc", "ds", "ncs", "vds"]
+    views = ["nc", "ds", "ncs", "vds", "zarr"]
     per_dataset = lambda stem, n: sorted("%s.lod%d.%s" % (stem, k, v) for k in range(1, n + 1) for v in views)
     with Mount(src, "lods=2,lod_min_size=1M") as m:
         names = os.listdir(m.mnt)
@@ -230,7 +230,7 @@ def case_lods(work):
         check(lod_names(names, "small") == [] and lod_names(names, "line") == [],
               "LOD views of a small or rank-1 dataset: %s" % [n for n in names if ".lod" in n])
         # Every partition of the aggregation is small: none has LOD views.
-        check(len([n for n in names if ".lod" in n]) == 16, "LOD names: %s" % sorted(n for n in names if ".lod" in n))
+        check(len([n for n in names if ".lod" in n]) == 20, "LOD names: %s" % sorted(n for n in names if ".lod" in n))
         for n in per_dataset("big", 2):
             os.stat(m.path(n))
         check_absent(m.path("small.lod1.nc"), "it is not listed")
@@ -252,7 +252,7 @@ def case_cached(work):
     make_aggregations.split_2d(src)
     with Mount(src, "cache_timeout=0") as m:
         first = sorted(os.listdir(m.mnt))
-        check(len(first) == 4 * n + 4 + 6 * 4, "first listing: %d names" % len(first))
+        check(len(first) == 5 * n + 5 + 6 * 5, "first listing: %d names" % len(first))
         with Traced(m.process.pid, os.path.join(work, "again.txt")) as again:
             for _ in range(3):
                 check(sorted(os.listdir(m.mnt)) == first, "a second listing differs")

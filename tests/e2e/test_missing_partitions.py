@@ -10,6 +10,9 @@ one replaced by a file of no dataset format.
          many reads; `ncafs export` gives the same values; `ncafs check`
          reports it. With the default (error), a read of the missing month
          fails with EIO; with fill, a damaged netCDF partition still does.
+  first_contact  the default (error): the log line of the first failed
+         read, `ncafs check`, `export` and `inspect` name the missing file
+         and -o missing_partitions=fill.
 """
 import errno
 import os
@@ -19,7 +22,7 @@ import sys
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from test_mount import Mount, check, NCAFS, run_cases  # noqa: E402
+from test_mount import Mount, check, fail, NCAFS, run_cases  # noqa: E402
 
 MONTHS, LAT, LON = 36, 6, 8
 GONE = 17  # the month removed
@@ -86,6 +89,17 @@ def run(cmd, want_code=0):
     check(r.returncode == want_code, "%s: exit %d, want %d:\n%s%s" % (" ".join(cmd), r.returncode, want_code,
                                                                      r.stdout[-2000:], r.stderr[-2000:]))
     return r
+
+
+def expect_eio(path, what):
+    """A whole read of path fails with EIO."""
+    try:
+        with open(path, "rb") as f:
+            f.read()
+    except OSError as e:
+        check(e.errno == errno.EIO, "%s: %s, want EIO" % (what, e))
+        return
+    fail("%s: the whole read must fail with EIO" % what)
 
 
 def fill_lines(log, variable="", month=GONE):
@@ -165,15 +179,38 @@ def case_fill(work):
     with open(os.path.join(parts, "tas_03.nc"), "wb") as f:
         f.write(b"CDF\x01" + b"\xff" * 60)
     with Mount(source, "missing_partitions=fill") as m:
-        try:
-            with open(m.path("tas.nc"), "rb") as f:
-                f.read()
-            check(False, "fill: a damaged netCDF partition must still fail the read")
-        except OSError as e:
-            check(e.errno == errno.EIO, "fill: damaged partition: %s, want EIO" % e)
+        expect_eio(m.path("tas.nc"), "fill: a damaged netCDF partition")
 
 
-CASES = {"fill": case_fill}
+def case_first_contact(work):
+    """With the default (error), the first EIO's log line, `ncafs check` and
+    `ncafs export` name the missing file and missing_partitions=fill."""
+    source = os.path.join(work, "src")
+    parts = os.path.join(source, "parts")
+    write_partitions(parts)
+    agg = os.path.join(source, "tas.nc")
+    run([NCAFS, "aggregate", "--dim", "time", "-o", agg, parts])
+    gone = os.path.join(parts, "tas_%02d.nc" % GONE)
+    os.unlink(gone)
+
+    def advises(text):
+        return [line for line in text.splitlines() if gone in line and "-o missing_partitions=fill" in line]
+
+    with Mount(source) as m:
+        expect_eio(m.path("tas.nc"), "error: a missing partition")
+        failures = [line for line in m.log_text().splitlines() if "failed" in line]
+        check(failures and advises(failures[0]),
+              "the first failed read's log line must name %s and -o missing_partitions=fill:\n%s" % (gone, m.log_text()))
+    r = run([NCAFS, "check", agg], want_code=1)
+    check(advises(r.stdout), "check must name %s and the option:\n%s" % (gone, r.stdout))
+    r = run([NCAFS, "export", agg, "-o", os.path.join(work, "refused.nc")], want_code=1)
+    check(advises(r.stderr), "export must name %s and the option:\n%s" % (gone, r.stderr))
+    r = run([NCAFS, "inspect", agg])
+    check("missing: " + gone in r.stdout and "-o missing_partitions=fill" in r.stdout,
+          "inspect must list %s and name the option:\n%s" % (gone, r.stdout))
+
+
+CASES = {"fill": case_fill, "first_contact": case_first_contact}
 
 
 if __name__ == "__main__":

@@ -102,16 +102,18 @@ class Mount:
         return self.process.poll() is None
 
     def __exit__(self, *exc):
-        for attempt in range(50):
-            if not os.path.ismount(self.mnt):
-                break
+        refused = ""
+        deadline = time.monotonic() + 20  # a loaded machine may still be answering the kernel
+        while os.path.ismount(self.mnt) and time.monotonic() < deadline:
             r = subprocess.run(["fusermount3", "-u", self.mnt], capture_output=True, text=True)
             if r.returncode == 0:
                 break
-            time.sleep(0.1)
+            refused = r.stderr.strip()
+            time.sleep(0.2)
         try:
             code = self.process.wait(timeout=30)
         except subprocess.TimeoutExpired:
+            print("ncafs still running 30 s after the unmount (fusermount3 said: %s); killed" % (refused or "nothing"))
             self.process.kill()
             code = self.process.wait()
         self._cleanup_dir()
@@ -634,13 +636,18 @@ CASES = {"data": case_data, "reads": case_reads, "errors": case_errors, "helper"
          "aggregate": case_aggregate}
 
 
-def run_cases(cases, prefix):
+def run_cases(cases, prefix, root_because=None):
     """The main of every end-to-end driver: runs the case named by argv[1] in
-    a scratch folder; SKIPPED (exit 77) only with NCAFS_SKIP_FUSE=1."""
+    a scratch folder; SKIPPED (exit 77) only with NCAFS_SKIP_FUSE=1, or when
+    root_because (why the cases need root) is given and we are not root; the
+    folder is then searchable by all (users the cases create reach it)."""
     program = os.path.basename(sys.argv[0])
     if len(sys.argv) != 2 or sys.argv[1] not in cases:
         print("usage: %s {%s}" % (program, "|".join(cases)))
         return 2
+    if root_because and os.geteuid() != 0:
+        print("SKIPPED: %s must run as root (%s)" % (program, root_because))
+        return SKIP
     reason = fuse_usable()
     if reason:
         if os.environ.get("NCAFS_SKIP_FUSE") == "1":
@@ -648,6 +655,8 @@ def run_cases(cases, prefix):
             return SKIP
         fail(reason + " (the end-to-end tests mount real file systems; set NCAFS_SKIP_FUSE=1 to skip them)")
     work = tempfile.mkdtemp(prefix=prefix)
+    if root_because:
+        os.chmod(work, 0o755)
     try:
         cases[sys.argv[1]](work)
     finally:

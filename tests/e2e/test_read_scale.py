@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Reads across many partitions (issue "A million partitions", the read side).
+"""Reads across many partitions: the read side of a million partitions.
 
 N tiny classic partitions (tests/e2e/tiny_partitions.py) aggregated as NCA
 JSON or CF-1.13 are mounted with the daemon's RLIMIT_NOFILE lowered to

@@ -1,6 +1,6 @@
 #!/usr/bin/python3
-"""Daemon memory per partition stays bounded (issue "A million partitions":
-1,000,000 partitions must fit in 512 MiB).
+"""Daemon memory per partition stays bounded (1,000,000 partitions must fit
+in 512 MiB).
 
 Tiny classic partitions (CDF-1 bytes, tests/e2e/tiny_partitions.py) are
 aggregated as NCA JSON (written here) and as CF-1.13 (`ncafs aggregate

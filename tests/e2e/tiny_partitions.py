@@ -7,8 +7,10 @@ benchmark (tests/bench/scale_bench.py) and the memory test
 Partition i: time(time=1) double = i ("days since 2000-01-01") and
 tas(time, lat=2, lon=2) float = expected_tas(i).
 """
+import contextlib
 import json
 import os
+import shutil
 import struct
 import subprocess
 import tempfile
@@ -112,6 +114,16 @@ def scratch_folder(prefix, need_bytes):
     except OSError:
         pass
     return tempfile.mkdtemp(prefix=prefix)
+
+
+@contextlib.contextmanager
+def scratch(prefix, need_bytes):
+    """scratch_folder(), removed with all it holds when the block ends."""
+    folder = scratch_folder(prefix, need_bytes)
+    try:
+        yield folder
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 def write_nca(path, names):

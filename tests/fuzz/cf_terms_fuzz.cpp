@@ -20,8 +20,8 @@
 
 namespace {
 
-// Boxes whose end overflows uint64 are issue 11's "hostile arithmetic" part
-// (fixed on its own branch in partition_grid.cpp), not re-fixed here.
+// Boxes whose end overflows uint64 are left to the partition grid's own
+// checks (aggregation/model/partition_grid.cpp), not fuzzed here.
 bool boxes_fit(const ncafs::agg::Aggregate& a) {
     for (const auto& f : a.fragments)
         for (size_t d = 0; d < f.start.size() && d < f.count.size(); ++d)

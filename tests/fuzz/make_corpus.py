@@ -215,15 +215,18 @@ def reference_set_seeds():
     codecs = {"zlib": (numcodecs.Zlib(1), []), "gzip": (numcodecs.GZip(1), []), "zstd": (numcodecs.Zstd(1), []),
               "lz4": (numcodecs.LZ4(), []), "blosc": (numcodecs.Blosc("lz4", 5, numcodecs.Blosc.SHUFFLE), []),
               "blosc_zstd": (numcodecs.Blosc("zstd", 3, numcodecs.Blosc.BITSHUFFLE), []),
-              "delta": (numcodecs.Zlib(1), [numcodecs.Delta("<i4")]), "shuffle": (None, [numcodecs.Shuffle(4)])}
+              "delta": (numcodecs.Zlib(1), [numcodecs.Delta("<i4")]), "shuffle": (None, [numcodecs.Shuffle(4)]),
+              "bz2": (numcodecs.BZ2(1), []), "lzma": (numcodecs.LZMA(), []),
+              "order_f": (numcodecs.Zlib(1), [])}
     for name, (compressor, filters) in codecs.items():
+        order = "F" if name == "order_f" else "C"  # chunks column-major: numcodecs encodes their bytes so
         blob, refs = b"", {".zgroup": '{"zarr_format": 2}'}
         refs["v/.zarray"] = json.dumps({"zarr_format": 2, "shape": [6, 4], "chunks": [3, 4], "dtype": "<i4",
-                                        "fill_value": -1, "order": "C",
+                                        "fill_value": -1, "order": order,
                                         "compressor": compressor.get_config() if compressor else None,
                                         "filters": [f.get_config() for f in filters] or None})
         refs["v/.zattrs"] = json.dumps({"_ARRAY_DIMENSIONS": ["y", "x"], "units": "m"})
-        data = values[:3].copy()
+        data = np.asfortranarray(values[:3]) if order == "F" else values[:3].copy()
         for f in filters:
             data = f.encode(data)
         chunk = bytes(compressor.encode(data)) if compressor else bytes(np.asarray(data).tobytes())
@@ -243,6 +246,43 @@ def reference_set_seeds():
         f.write(json.dumps(inline).encode())
 
 
+def helper_answer_seeds():
+    """A netCDF-4 helper's answers in the layout of codecs/netcdf/survey_wire.cpp
+    (little-endian 64-bit words; texts and byte strings prefixed by their
+    length): a surveyed file with a described root group, an error, values."""
+    import struct
+
+    def u64(*values):
+        return b"".join(struct.pack("<Q", v) for v in values)
+
+    def text(s):
+        b = s.encode() if isinstance(s, str) else s
+        return u64(len(b)) + b
+
+    def lst(values):
+        return u64(len(values), *values)
+
+    magic = u64(0x4E434831)
+    storage = lst([0, 1]) + u64(4, 4, 0) + lst([4, 6]) + lst([2, 6]) + u64(2, 96, 40, 0, 0)
+    survey = u64(4096, 1, 1) + text("/v") + u64(0) + u64(1) + text("/v") + storage
+    survey += u64(1) + text("/c") + u64(8, 1, 512, 48)
+    attribute = text("title") + u64(2) + text("abc")
+    variable = text("v") + u64(5, 0) + lst([0, 1]) + u64(1) + text("units") + u64(2) + text("K")
+    variable += u64(0) + lst([2, 6]) + u64(1) + text(b"\0\0\x80\x3f")
+    contiguous = text("c") + u64(6, 1) + lst([0]) + u64(0, 0) + lst([]) + u64(0) + text(b"")
+    description = text("") + text("/") + u64(0) + u64(2) + text("time") + u64(4, 1) + text("x") + u64(6, 0)
+    description += u64(1) + attribute + u64(2) + variable + contiguous
+    description += u64(1) + u64(1, 0) + text("l") + text("an external link") + u64(1) + text("s skipped")
+    d = target_dir("helper_answer_fuzz")
+    seeds = {"described": magic + text("") + u64(1) + survey + u64(1) + description,
+             "classic": magic + text("") + u64(0) + u64(1) + description,
+             "error": magic + text("") + u64(2) + text("netcdf-c cannot open: NetCDF: HDF error"),
+             "values": magic + text("") + u64(3) + text(bytes(range(16)))}
+    for name, data in seeds.items():
+        with open(os.path.join(d, name), "wb") as f:
+            f.write(data)
+
+
 def main():
     tool = sys.argv[1]
     with tempfile.TemporaryDirectory() as tmp:
@@ -253,6 +293,7 @@ def main():
     nca_seeds()
     vds_seeds()
     reference_set_seeds()
+    helper_answer_seeds()
 
 
 if __name__ == "__main__":

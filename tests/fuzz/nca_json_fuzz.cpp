@@ -39,8 +39,8 @@ ncafs::Dataset dataset_with_carrier(const std::string& prefix, const std::string
     return d;
 }
 
-// Boxes whose end overflows uint64 are issue 11's "hostile arithmetic" part
-// (fixed on its own branch in partition_grid.cpp), not re-fixed here.
+// Boxes whose end overflows uint64 are left to the partition grid's own
+// checks (aggregation/model/partition_grid.cpp), not fuzzed here.
 bool boxes_fit(const ncafs::agg::Aggregate& a) {
     for (const auto& f : a.fragments)
         for (size_t d = 0; d < f.start.size() && d < f.count.size(); ++d)
@@ -60,7 +60,7 @@ void parse_as(const std::string& prefix, const std::string& json, const ncafs::a
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-    // Depth is bounded on its own branch (issue 11, JSON nested 100,000 deep);
+    // Depth is bounded before parsing (json_too_deep_at: 256 levels);
     // 4 KiB inputs keep nlohmann's recursion far from the stack limit.
     if (size > 4096) return 0;
     static const ncafs::agg::PathPolicy paths("/fuzz/aggregation.nc", {}, {});

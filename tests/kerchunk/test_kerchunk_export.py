@@ -386,6 +386,54 @@ def case_hostile(tmp):
     print("ok: partition outside the roots not referenced; 10^12 HDF5 chunks refused")
 
 
+def peak_rss_mib(args):
+    """Peak resident memory (MiB) of a command and every process it waited for (the confined child)."""
+    probe = ("import resource, subprocess, sys; r = subprocess.run(sys.argv[1:], capture_output=True);"
+             " print(r.returncode, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)")
+    env = dict(os.environ)
+    if env.get("ASAN_OPTIONS"):  # AddressSanitizer's quarantine would hold every freed block: memory not ours
+        env["ASAN_OPTIONS"] += ":quarantine_size_mb=0"
+    code, kib = subprocess.run([sys.executable, "-c", probe] + args, capture_output=True, text=True, env=env,
+                               check=True).stdout.split()
+    return int(code), int(kib) / 1024.0
+
+
+def case_bounded(tmp):
+    """A 5 KB NCA file whose partitions (lengths 299,999 and 300,001: no
+    common divisor) make a grid of 600,000 one-element chunks, for each of 4
+    variables: 2.4 million references, written as they are made (the export
+    held them all at once and reached 2 GiB for such a file). The peak memory
+    stays far below what 2.4 million references would take held at once."""
+    n0, n1 = 299999, 300001
+    for name, n in (("p0.nc", n0), ("p1.nc", n1)):
+        with netCDF4.Dataset(os.path.join(tmp, name), "w", format="NETCDF3_CLASSIC") as ds:
+            ds.createDimension("x", n)
+            ds.createVariable("p", "f4", ("x",))[:] = np.arange(n, dtype="f4")
+    nca = os.path.join(tmp, "many.nca")
+    with netCDF4.Dataset(nca, "w", format="NETCDF3_CLASSIC") as ds:
+        ds.Conventions = "CF-1.5 NCA"
+        ds.createDimension("x", n0 + n1)
+        for k in range(4):
+            v = ds.createVariable("v%d" % k, "f4", ())
+            v.cf_role = "nca_variable"
+            v.nca_dimensions = "x"
+            v.nca_array = json.dumps({"pmshape": [2], "pmdimensions": ["x"], "Partitions": [
+                {"index": [0], "location": [[0, n0 - 1]], "subarray": {"file": "p0.nc", "ncvar": "p", "shape": [n0]}},
+                {"index": [1], "location": [[n0, n0 + n1 - 1]], "subarray": {"file": "p1.nc", "ncvar": "p", "shape": [n1]}}]})
+    check(os.path.getsize(nca) < 8192, "the NCA file is not small")
+    out = os.path.join(tmp, "many.json")
+    code, peak = peak_rss_mib([NCAFS, "export", nca, "--format", "kerchunk", "-o", out])
+    check(code == 0, "the export failed")
+    with open(out) as f:
+        refs = json.load(f)["refs"]
+    chunks = sum(1 for k in refs if k.startswith("v3/") and not k.endswith((".zarray", ".zattrs")))
+    print("%d references, %.0f MB of JSON, export peak %.0f MiB" % (len(refs), os.path.getsize(out) / 1e6, peak))
+    check(chunks == n0 + n1, "v3 has %d chunk references, not %d" % (chunks, n0 + n1))
+    first = refs["v3/%d" % n0]
+    check(first[0].endswith("p1.nc") and first[2] == 4, "v3's first chunk of p1 is %r, not 4 bytes of p1.nc" % first)
+    check(peak < 200, "the export peaked at %.0f MiB: the references are held at once" % peak)
+
+
 def case_cf(tmp):
     """CFA-0.6, the 2024 CF draft and CF-1.13 files of tests/aggregation_cf."""
     cf = os.path.join(HERE, "..", "aggregation_cf", "make_cf_cases.py")
@@ -433,7 +481,7 @@ def case_remote(tmp):
     print("ok: remote partitions referenced by their URLs, read over HTTP by fsspec")
 
 
-CASES = {"nca": case_nca, "cf": case_cf, "remote": case_remote, "random": case_random, "netcdf4": case_netcdf4, "convert": case_convert,
+CASES = {"bounded": case_bounded, "nca": case_nca, "cf": case_cf, "remote": case_remote, "random": case_random, "netcdf4": case_netcdf4, "convert": case_convert,
          "hostile": case_hostile}
 
 

@@ -293,7 +293,7 @@ TEST(NcstreamHostile, StringCountsChecked) {
 }  // namespace
 }  // namespace ncafs::ncstream
 
-// Issue 11 item 7: a small deflated payload that inflates to gigabytes must
+// A small deflated payload that inflates to gigabytes must
 // not cost a full inflate per read near its end, nor a quadratic full read.
 // The index inflates each block from its own inflater snapshot: after one
 // pass, re-reading a block fetches about that block's compressed bytes only.

@@ -66,7 +66,11 @@ def build_tree(source, build):
          f"-DCMAKE_EXE_LINKER_FLAGS={HARDENING_LINK}",
          # cpack then installs what is built below instead of building "all"
          # first: the package holds only ncafs and the packaging files.
-         "-DCMAKE_SKIP_INSTALL_ALL_DEPENDENCY=ON"], timeout=300)
+         "-DCMAKE_SKIP_INSTALL_ALL_DEPENDENCY=ON",
+         # Unity builds: one compiler run per batch of a library's files, so
+         # the shared headers are parsed and the templates instantiated once
+         # a batch (docs/performance.md, "The test command": CPU time).
+         "-DCMAKE_UNITY_BUILD=ON"], timeout=300)
     run(["cmake", "--build", build, "-j2", "--target", "ncafs", "ncafs_man_page"], timeout=1500)
 
 

@@ -145,16 +145,18 @@ def check_virtual_file(path, ncdump=("ncdump",)):
 
 # --- test data ----------------------------------------------------------------
 
-def make_aggregation(directory, partitions_at=None, name="agg"):
-    """Writes two classic partition files and the NCA file NAME.nca that joins
-    them along time, all with ncgen. The NCA file names the partitions as
-    PARTITIONS_AT/part1.nc (default: DIRECTORY; a container path or a URL).
-    Returns DIRECTORY."""
+def make_aggregation(directory, partitions_at=None, name="agg", netcdf4_part2=False):
+    """Writes two partition files (classic; part2 netCDF-4 with NETCDF4_PART2,
+    so that the installed binary reads one through its helper processes) and
+    the NCA file NAME.nca that joins them along time, all with ncgen. The NCA
+    file names the partitions as PARTITIONS_AT/part1.nc (default: DIRECTORY;
+    a container path or a URL). Returns DIRECTORY."""
     for part, values in (("part1", PART1), ("part2", PART2)):
         cdl = (f"netcdf {part} {{\ndimensions:\n  time = {len(values)} ;\nvariables:\n"
                f"  float tas(time) ;\n    tas:units = \"K\" ;\ndata:\n"
                f"  tas = {', '.join(map(str, values))} ;\n}}\n")
-        write_and_generate(directory, part, cdl)
+        kind = "nc4" if netcdf4_part2 and part == "part2" else "nc3"
+        write_and_generate(directory, part, cdl, kind=kind)
     partitions_at = partitions_at or directory
     p1 = f"{partitions_at}/part1.nc"
     p2 = f"{partitions_at}/part2.nc"
@@ -175,11 +177,11 @@ def make_aggregation(directory, partitions_at=None, name="agg"):
     return directory
 
 
-def write_and_generate(directory, name, cdl, suffix=".nc"):
+def write_and_generate(directory, name, cdl, suffix=".nc", kind="nc3"):
     cdl_path = os.path.join(directory, name + ".cdl")
     with open(cdl_path, "w") as f:
         f.write(cdl)
-    run(["ncgen", "-k", "nc3", "-o", os.path.join(directory, name + suffix), cdl_path])
+    run(["ncgen", "-k", kind, "-o", os.path.join(directory, name + suffix), cdl_path])
     os.unlink(cdl_path)  # keep only data files in the mounted tree
 
 
@@ -191,7 +193,7 @@ def temporary_tree(prefix):
     mountpoint = os.path.join(root, "mnt")
     os.mkdir(source)
     os.mkdir(mountpoint)
-    make_aggregation(source)
+    make_aggregation(source, netcdf4_part2=True)
     return root, source, mountpoint
 
 

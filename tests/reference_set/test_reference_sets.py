@@ -9,14 +9,18 @@ sources: reference sets written here the way kerchunk writes them
 from the header of classic files) for a deflated+shuffled netCDF-4 file with
 unwritten chunks, a classic file, two classic files combined along time
 (templates, a relative URL), a version-0 set of inline chunks, and chunks
-encoded by numcodecs (zstd, blosc, lz4, gzip, delta, fixedscaleoffset) in a
-file of their own, also under a name given by -o refs=GLOB. Read through a real mount by netCDF4-python, ncdump and
+encoded by numcodecs (zstd, blosc, lz4, gzip, bz2, lzma, delta,
+fixedscaleoffset) in a file of their own, also under a name given by
+-o refs=GLOB, and a Zarr store written by zarr (arrays in order F of ranks 1
+to 5 and several dtypes; bz2, lzma, zstd, zlib) referenced the way kerchunk's
+single_zarr references one. Read through a real mount by netCDF4-python, ncdump and
 NCO (ncks), compared with the values of the source files (or of the arrays
 numcodecs encoded); `ncafs export`, `inspect` and `check` take them too.
 
 hostile: ranges beyond a file's end, a huge shape, decompression bombs
-(zlib, zstd without a declared size, blosc), paths outside SOURCE
-(/etc/shadow, ../), a symlink out, a URL not allowed, order F, conflicting
+(zlib, zstd without a declared size, blosc, bz2, lzma), truncated bz2 and
+lzma streams, paths outside SOURCE (/etc/shadow, ../), a symlink out, a URL
+not allowed, an order other than C or F, a raw lzma stream, conflicting
 dimensions, "gen": each read fails with EIO or the array (or set) is left
 out with a log line naming the file and the reason; the daemon stays up and
 its memory bounded.
@@ -26,6 +30,7 @@ remote: the numcodecs chunks served by nginx, referenced by http:// URLs
 """
 import errno
 import json
+import lzma
 import os
 import shutil
 import subprocess
@@ -112,7 +117,55 @@ CODEC_ARRAYS = {
     "z_fso": ("<f8", None, [numcodecs.FixedScaleOffset(offset=-10, scale=10, dtype="<f8", astype="<u2")], True),
     "z_shuffle": (">f4", numcodecs.Zlib(level=6), [numcodecs.Shuffle(elementsize=4)], True),
     "z_missing": ("<f4", numcodecs.Zstd(level=1), [], False),
+    "z_bz2": ("<f8", numcodecs.BZ2(level=9), [], True),
+    "z_lzma": ("<i4", numcodecs.LZMA(), [], True),
+    "z_lzma_alone": (">f4", numcodecs.LZMA(format=lzma.FORMAT_ALONE), [], True),
+    "z_bz2_shuffle": ("<i8", numcodecs.BZ2(level=1), [numcodecs.Shuffle(elementsize=8)], True),
 }
+
+
+# --- a Zarr store written by zarr (numcodecs inside), referenced as kerchunk's
+# single_zarr does: metadata inline, each chunk file a whole-object reference.
+
+ZARR_ARRAYS = {
+    # name: (dtype, shape, chunks, order, compressor, filters); values np.arange-based
+    "f_bz2_3d": ("<f4", (3, 4, 5), (2, 3, 5), "F", numcodecs.BZ2(level=5), None),
+    "f_lzma_2d": (">i2", (5, 7), (2, 3), "F", numcodecs.LZMA(), None),
+    "f_raw_4d": ("|u1", (2, 3, 4, 5), (1, 2, 3, 5), "F", None, None),
+    "f_zlib_1d": ("<i8", (10,), (4,), "F", numcodecs.Zlib(level=3), [numcodecs.Delta(dtype="<i8")]),
+    "f_lzma_f8": ("<f8", (4, 6), (4, 6), "F", numcodecs.LZMA(preset=9), [numcodecs.Shuffle(elementsize=8)]),
+    "f_u8_5d": ("<u8", (2, 2, 3, 2, 3), (1, 2, 2, 2, 3), "F", numcodecs.Zstd(level=1), None),
+    "c_lzma_3d": ("<u2", (3, 4, 5), (2, 2, 5), "C", numcodecs.LZMA(format=lzma.FORMAT_ALONE), None),
+}
+
+
+def write_zarr_set(folder):
+    """parity.zarr written by zarr, and parity.json referencing it; {name: values as zarr reads them}."""
+    import zarr
+    store = os.path.join(folder, "parity.zarr")
+    group = zarr.open_group(store, "w")
+    expected = {}
+    for name, (dtype, shape, chunks, order, compressor, filters) in ZARR_ARRAYS.items():
+        ramp = np.arange(int(np.prod(shape))).reshape(shape) * 7
+        values = (ramp + 3 if np.dtype(dtype).kind == "u" else ramp - 11).astype(dtype)  # never the fill 0
+        a = group.create_dataset(name, shape=shape, chunks=chunks, dtype=dtype, order=order, compressor=compressor,
+                                 filters=filters, fill_value=0)
+        a[...] = values
+        a.attrs["_ARRAY_DIMENSIONS"] = ["%s_%d" % (name, k) for k in range(len(shape))]
+        back = np.asarray(zarr.open_array(os.path.join(store, name), "r")[...])
+        check(np.array_equal(back, values), "zarr reads back %s" % name)
+        expected[name] = back.astype(back.dtype.newbyteorder("="))
+    refs = {}
+    for root, _, files in os.walk(store):
+        for f in files:
+            key = os.path.relpath(os.path.join(root, f), store)
+            if f.startswith("."):
+                with open(os.path.join(root, f)) as text:
+                    refs[key] = text.read()
+            else:
+                refs[key] = [os.path.join("parity.zarr", key)]
+    write_json(os.path.join(folder, "parity.json"), ks.version1(refs))
+    return expected
 
 
 def codec_values(name, dtype):
@@ -224,6 +277,7 @@ def case_sources(work):
                                                             "file://" + os.path.join(src, "classic.nc")))
     combined = write_combined(src)
     codecs = write_codec_set(src)
+    parity = write_zarr_set(src)
     inline = write_inline_v0(src)
     write_json(os.path.join(src, "other.json"), {"a": 1, "b": [1, 2]})  # plain JSON: shown as itself, no twins
 
@@ -261,6 +315,13 @@ def case_sources(work):
         # numcodecs codecs, and a chunk absent from the refs (NaN fill).
         for name, values in codecs.items():
             same(read_all(m.path("codecs.nc"), name), values, "codec " + name)
+
+        # A zarr store: order F of every rank and several dtypes, bz2 and lzma, as zarr itself reads them.
+        for name, values in parity.items():
+            same(read_all(m.path("parity.nc"), name), values, "parity " + name)
+            dumped = ncdump_variable(m.path("parity.nc"), name).split("=", 1)[1].strip(" ;\n")
+            numbers = np.array([float(x) for x in dumped.replace("\n", " ").split(",")])
+            same(numbers.reshape(values.shape), values.astype("f8"), "ncdump of parity " + name)
 
         # Version 0, inline chunks, a scalar, chars, a whole-object reference.
         with netCDF4.Dataset(m.path("inline.nc")) as ds:
@@ -351,13 +412,24 @@ def case_hostile(work):
     n = 1024  # elements of v: a 4 KiB chunk
     v = ks.zarray([n], [n], "<i4")
     big = 256 << 20
+    zeros = np.zeros(64 << 18, "<i4")  # 64 MiB
     bombs = {"zlib": bomb_zlib(big), "zstd": bomb_zstd(big),
-             "blosc": numcodecs.Blosc(cname="lz4", clevel=9).encode(np.zeros(16 << 18, "<i4"))}  # 16 MiB
+             "blosc": numcodecs.Blosc(cname="lz4", clevel=9).encode(zeros[:16 << 18]),  # 16 MiB
+             "bz2": bytes(numcodecs.BZ2(level=9).encode(zeros)),
+             "lzma": bytes(numcodecs.LZMA(preset=1).encode(zeros))}
+    honest = np.arange(n, dtype="<i4").tobytes()
+    cut = {"bz2": bytes(numcodecs.BZ2(level=9).encode(honest))[:-20],
+           "lzma": bytes(numcodecs.LZMA().encode(honest))[:-20]}
     offset = 100
     with open(os.path.join(src, "data.bin"), "ab") as f:
         for kind, data in bombs.items():
             f.write(data)
             hostile_set(src, "bomb_" + kind, ks.zarray([n], [n], "<i4", compressor={"id": kind}),
+                        ["data.bin", offset, len(data)])
+            offset += len(data)
+        for kind, data in cut.items():
+            f.write(data)
+            hostile_set(src, "cut_" + kind, ks.zarray([n], [n], "<i4", compressor={"id": kind}),
                         ["data.bin", offset, len(data)])
             offset += len(data)
     eio = {
@@ -372,9 +444,10 @@ def case_hostile(work):
         hostile_set(src, name, v, ref)
     left_out = {
         "huge": (ks.zarray([2 ** 40, 2 ** 40], [2 ** 20, 2 ** 20], "<f8"), "exceed"),
-        "order_f": (v.replace('"C"', '"F"'), "order \\\"F\\\""),
+        "order_k": (v.replace('"C"', '"K"'), "order \\\"K\\\""),
         "zarray_shadow": (None, "outside the allowed roots"),
-        "codec": (ks.zarray([n], [n], "<i4", compressor={"id": "bz2"}), "bz2"),
+        "codec": (ks.zarray([n], [n], "<i4", compressor={"id": "lzf"}), "lzf"),
+        "lzma_raw": (ks.zarray([n], [n], "<i4", compressor={"id": "lzma", "format": 3}), "format 3"),
     }
     for name, (text, _) in left_out.items():
         extra = {"v/.zarray": ["/etc/shadow"]} if text is None else None
@@ -389,7 +462,7 @@ def case_hostile(work):
 
     with Mount(src) as m:
         names = os.listdir(m.mnt)
-        for name in ["bomb_" + k for k in bombs] + list(eio):
+        for name in ["bomb_" + k for k in bombs] + ["cut_" + k for k in cut] + list(eio):
             check(name + ".nc" in names, "%s.nc listed" % name)
             read_fails_eio(m.path(name + ".nc"), name)
         for name, (_, reason) in left_out.items():
@@ -403,12 +476,18 @@ def case_hostile(work):
     for name, (_, reason) in left_out.items():
         lines = [line for line in log.splitlines() if name + ".json" in line and "v: left out" in line]
         check(lines and reason.replace("\\", "") in lines[0], "%s: log line with %r:\n%s" % (name, reason, log))
+    for name, reason in (("bomb_bz2", "bz2 data decode to more than 4096 bytes"),
+                         ("bomb_lzma", "lzma data decode to more than 4096 bytes"),
+                         ("cut_bz2", "bz2 data are truncated"), ("cut_lzma", "lzma data are truncated")):
+        lines = [line for line in log.splitlines() if reason in line]
+        check(lines and all("data.bin" in line and name + ".json" in line for line in lines),
+              "%s: log line naming the file and %r:\n%s" % (name, reason, log))
     check("conflict.json" in log and "dimension d has length 3 in b and 2 in a" in log, "conflict logged:\n" + log)
     check("gen.json" in log and "\"gen\"" in log, "gen logged:\n" + log)
     check("templates.json" in log and "expands to more than 65536 bytes" in log, "template amplification logged")
     # `ncafs check` tries every reference (allowed, present, in range) and reports left-out arrays.
     for name, reason in (("shadow", "outside the allowed roots"), ("beyond", "lie beyond its end"),
-                         ("symlink", "outside the allowed roots"), ("order_f", "order \"F\""),
+                         ("symlink", "outside the allowed roots"), ("order_k", "order \"K\""),
                          ("conflict", "dimension d has length")):
         r = subprocess.run([NCAFS, "check", os.path.join(src, name + ".json")], capture_output=True, text=True,
                            timeout=60)

@@ -2,8 +2,10 @@
 // parsing, response verdicts, S3 addressing, the AWS INI files and the
 // disk cache's handling of torn, foreign or planted files and folders. Expected values are
 // written out from the HTTP/S3 specifications, not taken from the code.
+#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <stdlib.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -15,6 +17,7 @@
 
 #include "codecs/error.hpp"
 #include "remote/backoff.hpp"
+#include "remote/cache_entry.hpp"
 #include "remote/disk_cache.hpp"
 #include "remote/failure_memory.hpp"
 #include "remote/object_address.hpp"
@@ -207,7 +210,9 @@ TEST(DiskCache, FoldersAreOwnerOnlyAndFilesAre0600) {
         cache.store_block(object_key("http://h/x", "v1"), 0, std::vector<char>(10, 'b'));
         TempFile temp = cache.create_temp();
         ASSERT_EQ(::pwrite(temp.fd.get(), "abc", 3, 0), 3);
-        cache.publish_object(temp, object_key("http://h/x", "v1"), 3);
+        EntrySeal seal;
+        seal.add("abc", 3);
+        cache.publish_object(temp, object_key("http://h/x", "v1"), 3, seal);
     }
     size_t files = 0;
     EXPECT_EQ(mode_of(dir), 0700);
@@ -320,6 +325,119 @@ TEST(DiskCache, PlantedEntriesAreNeitherFollowedNorRead) {
     std::filesystem::remove_all(outside);
 }
 
+namespace {
+
+// Overwrites byte `at` of an existing file in place (its mode and link count kept).
+void flip_byte(const std::string& path, uint64_t at) {
+    std::fstream f(path, std::ios::in | std::ios::out | std::ios::binary);
+    f.seekg(static_cast<std::streamoff>(at));
+    char c = 0;
+    f.get(c);
+    f.seekp(static_cast<std::streamoff>(at));
+    f.put(static_cast<char>(c ^ 0x55));
+}
+
+std::string only_file_in(const std::string& dir) {
+    auto names = names_in(dir);
+    return names.size() == 1 ? dir + "/" + *names.begin() : std::string();
+}
+
+// Copies a local copy's bytes out through the fd, to compare them.
+std::string bytes_of(int fd, uint64_t n) {
+    std::string out(n, '\0');
+    EXPECT_EQ(::pread(fd, out.data(), n, 0), static_cast<ssize_t>(n));
+    return out;
+}
+
+CachedObject publish(DiskCache& cache, const std::string& key, const std::string& bytes) {
+    TempFile temp = cache.create_temp();
+    EXPECT_EQ(::pwrite(temp.fd.get(), bytes.data(), bytes.size(), 0), static_cast<ssize_t>(bytes.size()));
+    EntrySeal seal;
+    seal.add(bytes.data(), bytes.size());
+    return cache.publish_object(temp, key, bytes.size(), seal);
+}
+
+}  // namespace
+
+// A block is used only with its record: a changed byte (torn, or damaged),
+// a file cut short, or another entry's file under its name is a miss.
+TEST(DiskCache, BlocksAreSealedByTheirRecord) {
+    std::string dir = temp_dir();
+    DiskCache cache(dir, 1 << 20, quiet);
+    const std::string key = object_key("http://h/x", "v1");
+    auto stored = [&](uint64_t index, char fill) {
+        cache.store_block(key, index, std::vector<char>(100, fill));
+        return cache.load_block(key, index, 100);
+    };
+    ASSERT_TRUE(stored(0, 'a'));
+    EXPECT_EQ(*cache.load_block(key, 0, 100), std::vector<char>(100, 'a'));
+    flip_byte(only_file_in(dir + "/blocks"), 7);
+    EXPECT_FALSE(cache.load_block(key, 0, 100));  // its hash differs: removed
+    EXPECT_TRUE(names_in(dir + "/blocks").empty());
+    ASSERT_TRUE(stored(0, 'a'));
+    std::filesystem::resize_file(only_file_in(dir + "/blocks"), 150);  // torn: part of the record missing
+    EXPECT_FALSE(cache.load_block(key, 0, 100));
+    ASSERT_TRUE(stored(0, 'a'));
+    std::string first = only_file_in(dir + "/blocks");
+    ASSERT_TRUE(stored(1, 'b'));
+    std::string second;
+    for (const auto& name : names_in(dir + "/blocks"))
+        if (dir + "/blocks/" + name != first) second = dir + "/blocks/" + name;
+    std::filesystem::rename(first, second);  // block 0's file, sound, under block 1's name
+    EXPECT_FALSE(cache.load_block(key, 1, 100));
+    EXPECT_FALSE(cache.load_block(key, 0, 100));
+    std::filesystem::remove_all(dir);
+}
+
+// Two processes fetch one object into one cache: the copy published first
+// stays under the name (its readers keep their file) and the other reads it
+// too; a damaged copy is a miss for a new process.
+TEST(DiskCache, ALocalCopyPublishedFirstStaysAndIsChecked) {
+    std::string dir = temp_dir();
+    const std::string key = object_key("http://h/o", "v1"), bytes(5000, 'c');
+    DiskCache one(dir, 1 << 20, quiet), two(dir, 1 << 20, quiet);
+    CachedObject first = publish(one, key, bytes);
+    CachedObject second = publish(two, key, bytes);
+    EXPECT_EQ(second.st.st_ino, first.st.st_ino);  // the copy published first, read by both
+    EXPECT_EQ(bytes_of(second.fd.get(), bytes.size()), bytes);
+    const std::string path = only_file_in(dir + "/objects");
+    ASSERT_FALSE(path.empty());
+    struct stat st {};
+    ASSERT_EQ(::stat(path.c_str(), &st), 0);
+    EXPECT_EQ(st.st_ino, first.st.st_ino);
+    EXPECT_EQ(st.st_size, static_cast<off_t>(bytes.size() + kRecordBytes));
+    EXPECT_TRUE(names_in(dir + "/tmp").empty());
+    auto cached = two.open_object(key, bytes.size());
+    ASSERT_TRUE(cached);
+    EXPECT_EQ(bytes_of(cached->fd.get(), bytes.size()), bytes);
+    EXPECT_FALSE(two.open_object(key, bytes.size() - 1));  // another size: not this copy (removed)
+    publish(one, key, bytes);
+    flip_byte(only_file_in(dir + "/objects"), 4000);
+    DiskCache three(dir, 1 << 20, quiet);  // a new process hashes the copy: damaged
+    EXPECT_FALSE(three.open_object(key, bytes.size()));
+    EXPECT_TRUE(names_in(dir + "/objects").empty());
+    std::filesystem::remove_all(dir);
+}
+
+// Another process holding the eviction lock (stopped in the middle, or
+// hung) never makes this one wait: it opens, fills past its bound without
+// evicting, and evicts at its next fill once the lock is free.
+TEST(DiskCache, EvictionNeverWaitsForAnotherProcess) {
+    std::string dir = temp_dir();
+    { DiskCache created(dir, 1000, quiet); }
+    int holder = ::open((dir + "/lock").c_str(), O_RDWR | O_CLOEXEC);  // another open file description
+    ASSERT_GE(holder, 0);
+    ASSERT_EQ(::flock(holder, LOCK_EX), 0);
+    DiskCache cache(dir, 1000, quiet);
+    const std::string key = object_key("http://h/x", "v");
+    for (uint64_t i = 0; i < 10; ++i) cache.store_block(key, i, std::vector<char>(200, 'e'));
+    EXPECT_EQ(names_in(dir + "/blocks").size(), 10u);  // over the bound: nothing deleted under another's lock
+    ::close(holder);
+    cache.store_block(key, 10, std::vector<char>(200, 'e'));
+    EXPECT_LE(names_in(dir + "/blocks").size() * (200 + kRecordBytes), 1000u);
+    std::filesystem::remove_all(dir);
+}
+
 // Under a running cache, tmp/ swapped for a link to a victim folder holding
 // an old file: writes and the clean-up of tmp/ use the folder's descriptor.
 TEST(DiskCache, SwappedFoldersAreNotFollowed) {
@@ -327,7 +445,7 @@ TEST(DiskCache, SwappedFoldersAreNotFollowed) {
     std::string old = victim + "/old";
     std::ofstream(old) << "precious";
     std::filesystem::last_write_time(old, std::filesystem::file_time_type::clock::now() - std::chrono::hours(3));
-    DiskCache cache(dir, 100, quiet);
+    DiskCache cache(dir, 1000, quiet);  // 20 blocks of 130 bytes with their records: evicted
     for (const char* sub : {"tmp", "meta"}) {
         std::filesystem::rename(dir + "/" + sub, dir + "/" + sub + ".away");
         ASSERT_EQ(::symlink(victim.c_str(), (dir + "/" + sub).c_str()), 0);

@@ -1,13 +1,16 @@
 """Real servers on 127.0.0.1 for the remote tests, started and stopped here.
 
 Context managers (each yields itself; .url is where clients connect):
-  Nginx(root, tls=False, locations="")
+  Nginx(root, tls=False, locations="", user=None)
                                   Debian's nginx serving ROOT with byte ranges,
                                   ETag, Last-Modified and If-Match (412); with
                                   tls, HTTPS and HTTP/2 with a self-signed
                                   certificate for 127.0.0.1 (.ca_file);
                                   `locations`: more nginx location blocks
-                                  (redirects); .requests(): the access log.
+                                  (redirects); user: a master process (root)
+                                  whose worker runs as that user, as
+                                  installed nginx does; .requests(): the
+                                  access log.
   S3rver(dir)                     the npm package s3rver (pinned version,
                                   installed on first use under NCAFS_NPM_DIR).
   SigV4Proxy(upstream, key, sec)  checks each request's AWS SigV4 signature
@@ -69,7 +72,7 @@ def skip_reason_nginx():
 
 NGINX_CONF = """
 daemon off;
-master_process off;
+{processes}
 worker_processes 1;
 pid {work}/nginx.pid;
 error_log {work}/error.log warn;
@@ -98,12 +101,14 @@ http {{
 class Nginx:
     """nginx serving `root` on a free port; ranges, ETag and If-Match are
     nginx's own static-file behaviour. One process (master_process off), so
-    it can read a root-only temp dir when run as root."""
+    it can read a root-only temp dir when run as root; with `user`, a master
+    and a worker running as that user."""
 
-    def __init__(self, root, tls=False, locations=""):
+    def __init__(self, root, tls=False, locations="", user=None):
         self.root = os.path.abspath(root)
         self.tls = tls
         self.locations = locations
+        self.processes = "user %s;" % user if user else "master_process off;"
         self.ca_file = None
         self.work = None
         self.process = None
@@ -139,7 +144,7 @@ class Nginx:
             conf = os.path.join(self.work, "nginx.conf")
             with open(conf, "w") as f:
                 f.write(NGINX_CONF.format(work=self.work, port=self.port, root=self.root, tls=tls,
-                                          locations=self.locations))
+                                          processes=self.processes, locations=self.locations))
             self.log = open(os.path.join(self.work, "stderr.log"), "w")
             self.process = subprocess.Popen([NGINX, "-c", conf, "-p", self.work, "-e", os.path.join(self.work, "error.log")],
                                             stdout=self.log, stderr=self.log)

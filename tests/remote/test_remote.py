@@ -7,6 +7,7 @@ remote_fetch driver), NCAFS_NPM_DIR (where s3rver is installed).
 Every expectation is the file's own bytes read by Python, never our output;
 a case whose server cannot run prints SKIPPED and why, and exits 77.
 """
+import hashlib
 import os
 import random
 import shutil
@@ -254,7 +255,15 @@ def case_local_copy(files):
         check(code == 0, "local_copy: " + err)
         path = out.split("local_copy ", 1)[1].strip()
         with open(path, "rb") as f:
-            check(f.read() == files.data["big.bin"], "the local copy equals the file")
+            copy = f.read()
+        data = files.data["big.bin"]
+        check(copy[:len(data)] == data, "the local copy equals the file")
+        # Then its record (remote/cache_entry.hpp): magic, its own name, length, SHA-256.
+        record = copy[len(data):]
+        check(len(record) == 120 and record[:16] == b"ncafs-entry-v1\n\0", "the copy ends with its record")
+        check(record[16:80].decode() == os.path.basename(path), "the record names the entry")
+        check(int.from_bytes(record[80:88], "big") == len(data), "the record gives the length")
+        check(record[88:] == hashlib.sha256(data).digest(), "the record holds the SHA-256 of the bytes")
 
 
 CASES = {"nginx": case_nginx, "merge": case_merge, "s3": case_s3, "faults": case_faults, "etag": case_etag,

@@ -3,6 +3,7 @@
 // credential tests need root (they switch to other users); they say SKIPPED
 // otherwise. The watch tests wait for events with generous timeouts only.
 #include <gtest/gtest.h>
+#include <fcntl.h>
 #include <grp.h>
 #include <sys/fsuid.h>
 #include <sys/wait.h>
@@ -18,6 +19,8 @@
 #include "aggregation/read/aggregated_source.hpp"
 #include "aggregation/read/dataset_files.hpp"
 #include "fs/caller_access.hpp"
+#include "io/confined_open.hpp"
+#include "io/file_pins.hpp"
 #include "fs/partition_watch.hpp"
 
 namespace stdfs = std::filesystem;
@@ -122,6 +125,46 @@ TEST(CallerAccess, DecisionsAreCachedUntilForgottenOrAFolderChanges) {
     // Another caller is another decision.
     access.check(Caller{kNobody, kNobody, {7}}, a, stat_of(a), list, true);
     EXPECT_EQ(access.checks_run(), 5u);
+}
+
+// Opens path confined to roots, as the daemon's reads do, and asks the pins.
+std::string pinned_refusal(const ConfinedRoots& roots, const std::string& path) {
+    OpenResult r = roots.open(path, O_RDONLY);
+    if (!r.fd) return "cannot open";
+    return FilePins::shared().refusal(path, r.fd.get());
+}
+
+TEST(CallerAccess, ReadsOpenOnlyTheFilesTheCheckFound) {
+    REQUIRE_ROOT();
+    TempDir dir;
+    const std::string own = dir.write("own.bin", "own"), secret = dir.write("secret.bin", "secret", 0600);
+    stdfs::create_symlink("own.bin", dir.path / "link.bin");
+    const std::string link = (dir.path / "link.bin").string(), late = (dir.path / "late.bin").string();
+    auto roots = std::make_shared<const ConfinedRoots>(std::vector<std::string>{dir.path.string()});
+    CallerAccess access(roots);
+    Caller nobody{kNobody, kNobody, {}};
+    EXPECT_TRUE(access.check(nobody, link, stat_of(link), files({link, late}), false).allowed);
+    EXPECT_EQ(pinned_refusal(*roots, link), "");  // the file the check found
+    const uint64_t before = FilePins::shared().generation();
+    // Retargeted to a file nobody may not read: refused, and every grant is judged again.
+    stdfs::remove(dir.path / "link.bin");
+    stdfs::create_symlink("secret.bin", dir.path / "link.bin");
+    EXPECT_NE(pinned_refusal(*roots, link), "");
+    EXPECT_GT(FilePins::shared().generation(), before);
+    EXPECT_FALSE(access.check(nobody, link, stat_of(link), files({link, late}), false).allowed);
+    // Absent at the check, created later: refused until checked again.
+    dir.write("late.bin", "late");
+    EXPECT_NE(pinned_refusal(*roots, late), "");
+    // A path never checked: refused.
+    EXPECT_NE(pinned_refusal(*roots, own), "");
+    // Checked again (the link back on the own file): both served.
+    stdfs::remove(dir.path / "link.bin");
+    stdfs::create_symlink("own.bin", dir.path / "link.bin");
+    EXPECT_TRUE(access.check(nobody, link, stat_of(link), files({link, late}), false).allowed);
+    EXPECT_EQ(pinned_refusal(*roots, link), "");
+    EXPECT_EQ(pinned_refusal(*roots, late), "");
+    (void)secret;
+    FilePins::shared().enforce(false);  // the other tests of this program read unchecked files
 }
 
 TEST(CallerAccess, ADaemonThatIsNotRootServesOnlyItsOwnUser) {

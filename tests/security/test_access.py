@@ -11,7 +11,12 @@ group ncafs-h-access-g), removed at the end, mounts a generated SOURCE with
   (c) an aggregation of readable partitions: the values the generator
       computed from the inputs;
   (d) a partition chmod'ed to 0600: refused at the next open; group-readable
-      (0640) to a supplementary group of the user: allowed once the user is in it.
+      (0640) to a supplementary group of the user: allowed once the user is in it;
+  (e) Zarr stores (NAME.zarr/): one readable (its values), one whose array's
+      .zarray is 0600 and one whose array folder is 0700: EACCES; one whose
+      chunk file is 0600 and one whose chunk folder (v/0/, "/" separator) is
+      0700: opened, but reads fail with EIO for the user and for root alike (a
+      log line names the chunk), and read the values once the chunk is 0644.
 Stale pages: a partition rewritten in place, and one replaced by rename, show
 their new values through an unchanged aggregation file after about a second.
 Exit 77 with SKIPPED when not root or FUSE is unusable.
@@ -148,7 +153,86 @@ def make_source(work):
     for name in os.listdir(os.path.join(src, "good")):
         os.chmod(os.path.join(src, "good", name), 0o644)
     os.chmod(os.path.join(src, "good"), 0o755)
+    write_zarr_stores(src, hidden)
     return src, hidden, good["master"]
+
+
+def write_zarr_stores(src, values):
+    """zarr/open.zarr readable; zarr/meta.zarr with v/.zarray 0600; zarr/folder.zarr with v/ 0700;
+    zarr/chunk.zarr with v/0 0600; zarr/nested.zarr (2-D, chunk keys v/I/J) with v/0/ 0700;
+    zarr/grouped.zarr with its array in the sub-group g/, which is 0700."""
+    import zarr
+    for name in ("open", "meta", "folder", "chunk", "nested", "grouped"):
+        path = os.path.join(src, "zarr", name + ".zarr")
+        group = zarr.open_group(path, mode="w")
+        if name == "grouped":
+            group = group.create_group("g")
+        if name == "nested":
+            a = group.create_dataset("v", data=values.reshape(2, 3), chunks=(1, 3), dimension_separator="/")
+            a.attrs["_ARRAY_DIMENSIONS"] = ["y", "x"]
+        else:
+            a = group.create_dataset("v", data=values, chunks=(4,))
+            a.attrs["_ARRAY_DIMENSIONS"] = ["x"]
+        for folder, _, files in os.walk(path):
+            os.chmod(folder, 0o755)
+            for f in files:
+                os.chmod(os.path.join(folder, f), 0o644)
+    os.chmod(os.path.join(src, "zarr"), 0o755)
+    os.chmod(os.path.join(src, "zarr", "meta.zarr", "v", ".zarray"), 0o600)
+    os.chmod(os.path.join(src, "zarr", "folder.zarr", "v"), 0o700)
+    os.chmod(os.path.join(src, "zarr", "chunk.zarr", "v", "0"), 0o600)
+    os.chmod(os.path.join(src, "zarr", "nested.zarr", "v", "0"), 0o700)
+    os.chmod(os.path.join(src, "zarr", "grouped.zarr", "g"), 0o700)
+    write_zarr_fragments(os.path.join(src, "zarr"), values)
+
+
+def write_zarr_fragments(folder, values):
+    """frag_NAME.nc: a CF-1.13 aggregation whose one fragment is NAME.zarr's array v (grouped: g/v)."""
+    sys.path.insert(0, os.path.join(HERE, "..", "remote"))
+    sys.path.insert(0, os.path.join(HERE, "..", "zarr_store"))
+    from test_remote_zarr import write_view
+    for name, identifier in (("open", "v"), ("meta", "v"), ("chunk", "v"), ("grouped", "/g/v")):
+        path = os.path.join(folder, "frag_%s.nc" % name)
+        write_view(path, {"v": (name + ".zarr", identifier)},
+                   {"v": (values.shape, values.dtype.str.lstrip("<>=|"), ["x"])})
+        os.chmod(path, 0o644)
+
+
+def case_zarr(m, values):
+    expect_values(m.path("zarr", "open.nc"), "v", values, "(e) open.zarr as the user")
+    expect_refused(m.path("zarr", "meta.nc"), "(e) meta.zarr with v/.zarray 0600")
+    expect_refused(m.path("zarr", "folder.nc"), "(e) folder.zarr with v/ 0700")
+    # The same stores named as fragments: the caller check covers the store's
+    # folder; members fewer users may read than it (v/.zarray, v/0 0600, the
+    # sub-group g/ 0700 on the way to g/v) fail for every caller.
+    expect_values(m.path("zarr", "frag_open.nc"), "v", values, "(e) open.zarr as a fragment, as the user")
+    for name in ("meta", "chunk", "grouped"):
+        got = as_user(m.path("zarr", "frag_%s.nc" % name), "bytes")
+        check(not got["ok"] and got["errno"] == 5, "(e) %s.zarr as a fragment: expected EIO, got %s" % (name, str(got)[:300]))
+    check(np.array_equal(read_netcdf4(m.path("zarr", "folder.nc"), "v"), values), "root reads folder.nc wrongly")
+    case_zarr_chunks(m, values)
+
+
+def case_zarr_chunks(m, values):
+    """A chunk (or chunk folder) fewer users may read than the array's metadata: no caller gets its bytes."""
+    for name, member, mode in (("chunk", "v/0", 0o644), ("nested", "v/0", 0o755)):
+        view = m.path("zarr", name + ".nc")
+        got = as_user(view, "bytes")
+        check(not got["ok"] and got["errno"] == 5, "(e) %s.zarr with %s unreadable: expected EIO, got %s"
+              % (name, member, str(got)[:300]))
+        try:
+            with open(view, "rb") as f:
+                leaked = f.read()
+            fail("(e) root read %s.nc whole although %s is less readable than v/.zarray (%d bytes)"
+                 % (name, member, len(leaked)))
+        except OSError as e:
+            check(e.errno == 5, "(e) root's read of %s.nc: expected EIO, got %s" % (name, e))
+        log = m.log_text()
+        check("Zarr chunk refused with allow_other" in log and name + ".zarr/" + member in log,
+              "(e) no log line names %s.zarr/%s:\n%s" % (name, member, log))
+        os.chmod(os.path.join(m.source, "zarr", name + ".zarr", member), mode)
+        expected = values.reshape(2, 3) if name == "nested" else values
+        expect_values(view, "v", expected, "(e) %s.zarr once %s is as readable as v/.zarray" % (name, member))
 
 
 def case_refusals(m, hidden):
@@ -263,6 +347,7 @@ def main():
             m.src_user = os.path.join(src, "user")
             case_refusals(m, hidden)
             case_readable(m, master)
+            case_zarr(m, hidden)
             case_mode_changes(m, src, master)
             case_stale_pages(m, src, master)
     finally:

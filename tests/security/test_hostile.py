@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Hostile files against a mounted ncafs (issue 11, items 4, 7 and 8).
+"""Hostile files against a mounted ncafs: crashes, amplification, small files.
 
 Run as: test_hostile.py CASE   (CASE: crashes, amplification, small; see CASES)
 Environment: NCAFS_BIN (set by CMake), NCAFS_SKIP_FUSE=1 to report "skipped"
@@ -105,7 +105,7 @@ def folder(src, name):
     return d
 
 
-# ------------------------------------------------------------------ item 4
+# ------------------------------------------------------------------ crashes
 def case_crashes(work):
     src = os.path.join(work, "src")
     os.makedirs(src)
@@ -146,7 +146,7 @@ def case_crashes(work):
         print(m.log_text())
 
 
-# ------------------------------------------------------------------ item 7
+# ------------------------------------------------------------------ amplification
 def cf_constant_map(path, n):
     """CF-1.13: n x n fragments of one element each, every one a unique value (compressed: tiny file)."""
     with netCDF4.Dataset(path, "w", format="NETCDF4") as ds:
@@ -231,7 +231,7 @@ def case_amplification(work):
         check(m.alive(), "daemon died:\n" + m.log_text())
 
 
-# ------------------------------------------------------------------ item 8
+# ------------------------------------------------------------------ small
 def case_small(work):
     src = os.path.join(work, "src")
     os.makedirs(src)

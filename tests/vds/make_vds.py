@@ -21,7 +21,7 @@ def geometry(n, group, dim, lod, brick, nm, pm, mult):
     inside = dim in group
     internal = (brick - nm - pm) * (mult if len(group) == 2 else 1) if inside else 1
     m0, m1 = (nm, pm) if inside else (0, 0)
-    stride = min(internal << lod, n)
+    stride = min(internal << lod, n) if inside else 1  # outside the group: one chunk per sample at every LOD
     chunks = max(int((n - 1 - m0 - m1) / stride) + 1, 1)
     return stride, chunks, m0, m1
 
@@ -39,7 +39,10 @@ def layer_chunks(array, fmt, group, lod, brick, nm, pm, mult, compression, const
     """[(hash, object bytes)] of one layer; array is LOD0 in C order."""
     rank = array.ndim
     ns = [array.shape[rank - 1 - d] for d in range(rank)]
-    lod_array = array[tuple(slice(None, None, 1 << lod) for _ in range(rank))]
+    # LOD n chunks are decimated along the group only: a chunk outside the
+    # group holds the slice of its own LOD0 sample (as OpenVDS writes them).
+    lod_array = array[tuple(slice(None, None, 1 << lod) if rank - 1 - k in group else slice(None)
+                            for k in range(rank))]
     geo = [geometry(ns[d], group, d, lod, brick, nm, pm, mult) for d in range(rank)]
     out = []
     total = int(np.prod([g[1] for g in geo]))
@@ -52,8 +55,9 @@ def layer_chunks(array, fmt, group, lod, brick, nm, pm, mult, compression, const
         for d in range(rank):
             stride, _, m0, m1 = geo[d]
             lo, hi = idx[d] * stride, min((idx[d] + 1) * stride + m0 + m1, ns[d])
-            stored = ((hi - lo - 1) >> lod) + 1
-            ranges.append((lo >> lod, (lo >> lod) + stored))
+            shift = lod if d in group else 0
+            stored = ((hi - lo - 1) >> shift) + 1
+            ranges.append((lo >> shift, (lo >> shift) + stored))
             sizes.append(stored)
         block = lod_array[tuple(slice(a, b) for a, b in reversed(ranges))]
         constant = constant_of(block)

@@ -136,7 +136,8 @@ def rle_decode(buf, unit):
 def axis_geometry(n, in_group, group_rank, lod, brick, nm, pm, multiplier):
     """(stride, chunk count, margin lo, margin hi, LOD shift) in LOD0 units (§2.5).
     A dim outside the dimension group has bricks of one sample at every LOD
-    (nChunks = N) and is not decimated."""
+    (nChunks = N), each holding its LOD0 sample's slice (shift 0); it is still
+    read every 2**lod-th sample (see read_lod)."""
     if not in_group:
         return 1, n, 0, 0, 0
     internal = (brick - nm - pm) * (multiplier if group_rank == 2 else 1)
@@ -205,9 +206,17 @@ class Vds:
         return [(e.kind(), e.offset, e.length) for e in self.layer(channel, lod).entries]
 
     # -- values -------------------------------------------------------------
+    def full_resolution_dimension(self):
+        desc = self.layout["layoutDescriptor"]
+        return int(desc.get("fullResolutionDimension", -1)) if desc.get("forceFullResolutionDimension") else -1
+
+    def read_shift(self, lod, d):
+        """LOD shift of dim d as OpenVDS's VolumeDataAccess reads a layer: every
+        dim but the forced full-resolution one, inside the group or not (§2.6)."""
+        return 0 if d == self.full_resolution_dimension() else lod
+
     def lod_shape(self, lod):
-        geo, _ = self.geometry(lod)
-        return [((n - 1) >> g[4]) + 1 for n, g in zip(self.shape, geo)]
+        return [((n - 1) >> self.read_shift(lod, d)) + 1 for d, n in enumerate(self.shape)]
 
     def _fill(self, channel, value_kind, entry):
         """The raw (stored) value of a chunk without bytes."""
@@ -273,10 +282,15 @@ class Vds:
                 sizes.append(((hi - lo - 1) >> shift) + 1)
                 vlo = 0 if idx[d] == 0 else lo + m0
                 vhi = n if idx[d] == count - 1 else min((idx[d] + 1) * stride + m0, n)
-                step = 1 << shift
-                a, b = -(-vlo // step), -(-vhi // step)  # LOD samples whose LOD0 position is valid here
-                src.append(slice(a - (lo >> shift), b - (lo >> shift)))
+                step = 1 << self.read_shift(lod, d)
+                a, b = -(-vlo // step), -(-vhi // step)  # samples read whose LOD0 position is valid here
+                if d in group:
+                    src.append(slice(a - (lo >> shift), b - (lo >> shift)))
+                else:  # one LOD0 sample: read only when it is a multiple of the step
+                    src.append(slice(0, b - a))
                 dst.append(slice(a, b))
+            if any(s.start == s.stop for s in dst):
+                continue
             block = self._chunk_array(channel, lod, entry, sizes, group)
             out[tuple(reversed(dst))] = block[tuple(reversed(src))]
         return out

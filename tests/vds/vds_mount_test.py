@@ -7,7 +7,9 @@ sha1s of the fixtures' README (raw codes, and the README's dequantisation
 float32(add_offset) + float32(scale_factor) * float32(q), _FillValue -> NaN,
 computed here with numpy from the attributes the view carries). Containers
 made by make_vds.py (an independent writer from the notes) cover U8 with
-NoValue/constant chunks, R32 and U32 channels, 1-bit tiles and metadata.
+NoValue/constant chunks, R32 and U32 channels, 1-bit tiles, metadata and a
+4-D volume whose LODs are decimated along its fourth (outside-the-group)
+dimension too, as OpenVDS reads them.
 Environment: NCAFS_BIN, NCAFS_SOURCE_DIR; exit 77 = skipped (NCAFS_SKIP_FUSE=1
 and /dev/fuse unusable).
 """
@@ -28,6 +30,7 @@ import test_mount  # noqa: E402  (Mount, fail, check, fuse_usable)
 import netCDF4  # noqa: E402
 
 import make_vds  # noqa: E402
+import vds_decode  # noqa: E402
 
 # From tests/data/vds/README.md: per file, per LOD: shape, raw sha1, f64 sha1.
 EXPECTED = {
@@ -169,6 +172,42 @@ def check_generated(mnt, codes, quality, count, bits):
         test_mount.check(flag.dimensions == ("Trace", "Sample") and np.array_equal(flag[...], bits), "1-bit values differ")
 
 
+def generate_four(path):
+    """4-D R32 (Offset x Inline x Crossline x Sample = 5x30x36x40), group 012,
+    bricks of 64 without margins, 2 LODs: 5 chunks per level (one per Offset
+    sample), each LOD chunk the 3-D decimation of its own Offset slice, as
+    OpenVDS writes them. Values: the fixtures' `index` formula."""
+    i3, i2, i1, i0 = np.meshgrid(np.arange(5), np.arange(30), np.arange(36), np.arange(40), indexing="ij")
+    values = (i0 + 256 * i1 + 65536 * i2 + 16777216 * i3).astype(np.float32)
+    chan = channel("Amplitude", "R32")
+    layout = {"layoutDescriptor": descriptor(64, 0, 4, 2), "metadata": [], "channelDescriptors": [chan],
+              "axisDescriptors": [axis("Sample", 40, "ms", 0, 156), axis("Crossline", 36, "", 1, 36),
+                                  axis("Inline", 30, "", 1, 30), axis("Offset", 5, "m", 100, 500)]}
+    make_vds.write_vds(path, layout, [(chan, values, [0, 1, 2], "Zip", lambda b: None)])
+    return values
+
+
+def check_four(mnt, source, values):
+    """LOD n of the 4-D volume as OpenVDS reads it: [3, 15, 18, 20] and
+    [2, 8, 9, 10], every 2**n-th sample of every dimension, Offset too (its
+    chunks stay one per LOD0 sample): through the mount and by vds_decode."""
+    vds = vds_decode.Vds(os.path.join(source, "gen_four.vds"))
+    with netCDF4.Dataset(os.path.join(mnt, "gen_four.nc")) as ds:
+        for lod, shape in enumerate([(5, 30, 36, 40), (3, 15, 18, 20), (2, 8, 9, 10)]):
+            step = slice(None, None, 1 << lod)
+            want = values[step, step, step, step]
+            var = ds.variables["Amplitude" if lod == 0 else "Amplitude_lod%d" % lod]
+            got = np.asarray(var[...])
+            test_mount.check(got.shape == shape and want.shape == shape, "4-D LOD%d: shape %s" % (lod, got.shape))
+            test_mount.check(np.array_equal(got, want), "4-D LOD%d: values differ from the decimation" % lod)
+            test_mount.check(np.array_equal(vds.read_lod(0, lod), want), "4-D LOD%d: vds_decode differs" % lod)
+            test_mount.check(len(vds.layer(0, lod).entries) == 5, "4-D LOD%d: chunks" % lod)
+        offsets = ds.variables["Offset_lod2"][...]
+        test_mount.check(np.allclose(offsets, [100, 500]), "Offset_lod2 coordinates %s" % offsets)
+        test_mount.check(var.dimensions == ("Offset_lod2", "Inline_lod2", "Crossline_lod2", "Sample_lod2"),
+                         "4-D LOD2 dimensions %s" % (var.dimensions,))
+
+
 def generate_partitions(source):
     """Two R32 volumes (Inline x Crossline x Sample = 6x5x40 and 4x5x40) and an
     NCA aggregation of their Amplitude along Inline, one partition declared
@@ -215,6 +254,7 @@ def main():
             shutil.copy(os.path.join(data, name + ".vds"), source)
         codes, quality, count = generate_u8(os.path.join(source, "gen_u8.vds"))
         bits = generate_bits(os.path.join(source, "gen_bits.vds"))
+        four = generate_four(os.path.join(source, "gen_four.vds"))
         master = generate_partitions(source)
         with test_mount.Mount(source) as m:
             check_partitions(m.mnt, master)
@@ -228,6 +268,7 @@ def main():
                                      "%s.%s: read %d bytes" % (name, view, size))
                 check_file(m.path(name + ".nc"), name)
             check_generated(m.mnt, codes, quality, count, bits)
+            check_four(m.mnt, source, four)
     finally:
         shutil.rmtree(source, ignore_errors=True)
     print("PASS: vds mount")

@@ -11,6 +11,7 @@
 #include "codecs/error.hpp"
 #include "codecs/open_dataset.hpp"
 #include "codecs/vds/vds_chunk_cache.hpp"
+#include "codecs/vds/vds_geometry.hpp"
 #include "codecs/vds/vds_reader.hpp"
 #include "tests/vds/vds_test_support.hpp"
 
@@ -191,6 +192,31 @@ TEST(VdsFixtures, ChunkCacheStaysWithinItsBudget) {
     }
     EXPECT_GT(ncafs::vds::chunk_cache_bytes(), 0u);
     ncafs::vds::set_chunk_cache_budget(ncafs::vds::kDefaultChunkCacheBytes);
+}
+
+// A 4-D volume in group 012 (Sample 40, Crossline 36, Inline 30, Offset 5;
+// bricks of 64): 5 chunks at every LOD, one per Offset sample, each storing
+// its own slice; read as OpenVDS reads LOD n: every dim decimated, Offset too
+// ([3, 15, 18, 20] and [2, 8, 9, 10]), a forced full-resolution dim not.
+TEST(VdsGeometry, FourDimensionalLodsDecimateEveryDimension) {
+    ncafs::vds::Layout l;
+    for (int64_t n : {40, 36, 30, 5}) l.axes.push_back({"d", "", n, 0, 0});
+    const std::vector<std::vector<int64_t>> read{{40, 36, 30, 5}, {20, 18, 15, 3}, {10, 9, 8, 2}};
+    for (int lod = 0; lod <= 2; ++lod) {
+        const auto g = ncafs::vds::make_geometry(l, {0, 1, 2}, lod);
+        EXPECT_EQ(g.chunk_count, 5u) << lod;
+        for (int d = 0; d < 4; ++d) EXPECT_EQ(g.view_samples(d), read[static_cast<size_t>(lod)][static_cast<size_t>(d)]) << lod << d;
+        EXPECT_EQ(g.lod_samples(3), 5) << "chunks keep one Offset sample each";
+        // Offset chunk i holds a sample read at LOD n only when i is a multiple of 2^n.
+        for (int64_t i = 0; i < 5; ++i) {
+            const bool read_here = i % (int64_t{1} << lod) == 0;
+            EXPECT_EQ(g.valid_end(3, i) - g.valid_first(3, i), read_here ? 1 : 0) << lod << " chunk " << i;
+            if (read_here) EXPECT_EQ(g.valid_first(3, i), i >> lod);
+        }
+    }
+    l.full_resolution_dimension = 3;
+    EXPECT_EQ(ncafs::vds::make_geometry(l, {0, 1, 2}, 2).view_samples(3), 5);
+    EXPECT_EQ(ncafs::vds::make_geometry(l, {0, 1, 2}, 2).view_samples(0), 10);
 }
 
 }  // namespace

@@ -9,8 +9,9 @@ not, default fills), and a CF-1.13 aggregation whose `quality` variable has
 constant, missing and non-float32 constant fragments. Each NAME.vds is
 decoded with vds_decode.py (numpy + zlib, checked against OpenVDS's own
 fixtures) and must give, at every LOD n, the values netCDF4-python reads
-from NAME.nc, decimated [::2**n] along the dimension group (the 4-D file's
-slowest dimension keeps every sample: one chunk per sample at every LOD).
+from NAME.nc, decimated [::2**n] along every dimension, as OpenVDS reads a
+LOD (the 4-D file's slowest dimension too, although it keeps one chunk per
+LOD0 sample at every LOD).
 Fills are NoValue exactly as docs/formats/vds-writer.md says, and no
 channel has a null noValue. Constant and missing fragments must give constant
 and NoValue hashes with no bytes. A .vds view copied into a new SOURCE must
@@ -209,7 +210,8 @@ def check_fills(mnt):
 
 
 def check_four(mnt):
-    """VDS dim 3 (3 samples) outside the group 012: 3 chunks at every LOD."""
+    """VDS dim 3 (3 samples) outside the group 012: 3 chunks at every LOD
+    (one per LOD0 sample), read as 2 samples at LOD1 and LOD2, 1 at LOD3."""
     vds, names = check_dataset(mnt, "four", LODS)
     check(names == ["v4", "w4"], "four.vds channels %s" % names)
     for lod, chunks in enumerate([2 * 3, 3, 3, 3]):
@@ -228,12 +230,10 @@ def expected_values(nc_path, name):
 
 
 def lod_view(want, lod):
-    """The LOD `lod` of netCDF-order values: every 2**lod-th sample along the
-    dims of the dimension group (the last 3, or all of a 2-D array), all
-    samples along the others (openvds-notes.md §2.5: one chunk per sample at
-    every LOD outside the group)."""
-    first_in_group = max(want.ndim - 3, 0)
-    return want[tuple(slice(None, None, 1 << lod) if k >= first_in_group else slice(None) for k in range(want.ndim))]
+    """The LOD `lod` of netCDF-order values as OpenVDS reads it: every
+    2**lod-th sample along every dim, those outside the dimension group too
+    (docs/formats/vds.md, "LOD n of every dimension")."""
+    return want[tuple(slice(None, None, 1 << lod) for _ in range(want.ndim))]
 
 
 def check_dataset(mnt, stem, lods):

@@ -1,25 +1,22 @@
-#include "aggregation/kerchunk_export/hdf5_storage.hpp"
+#include "codecs/netcdf/hdf5_variable_storage.hpp"
 
 #include <hdf5.h>
-
-#include <mutex>
 
 #include "codecs/checked_math.hpp"
 #include "codecs/error.hpp"
 #include "codecs/netcdf/hdf5_handle.hpp"
+#include "codecs/netcdf/library_calls.hpp"
 #include "codecs/netcdf/netcdf_library.hpp"
 
-namespace ncafs::agg::kerchunk {
+namespace ncafs::netcdf {
 
 namespace {
 
 constexpr int kMaxRank = 32;
 
-using netcdf::Hid;
-
 // netCDF-4 stores a variable named like a dimension it is not the
 // coordinate of under this prefix.
-hid_t open_variable(hid_t file, const std::string& group, const std::string& variable) {
+hid_t open_variable(hid_t file, const std::string& group, const std::string& variable) NCAFS_REQUIRES(library_mutex) {
     const std::string prefix = group.empty() || group == "/" ? "/" : group + "/";
     for (const std::string& name : {variable, "_nc4_non_coord_" + variable}) {
         const std::string path = prefix + name;
@@ -29,7 +26,7 @@ hid_t open_variable(hid_t file, const std::string& group, const std::string& var
 }
 
 // The filters of the dataset as Zarr codecs, or why they have none.
-std::optional<std::string> map_filters(hid_t dcpl, uint64_t element_size, std::vector<ZarrCodec>& out) {
+std::optional<std::string> map_filters(hid_t dcpl, uint64_t element_size, std::vector<ZarrCodec>& out) NCAFS_REQUIRES(library_mutex) {
     const int n = H5Pget_nfilters(dcpl);
     if (n < 0 || n > 16) return "its HDF5 filter pipeline cannot be read";
     for (int i = 0; i < n; ++i) {
@@ -53,8 +50,8 @@ std::optional<std::string> map_filters(hid_t dcpl, uint64_t element_size, std::v
 }
 
 // Reads the address of every chunk of the grid; unusable set on the first problem.
-void read_chunk_addresses(hid_t dset, Hdf5Storage& s, const std::string& shown, uint64_t file_size,
-                          uint64_t max_chunks) {
+void read_chunk_addresses(hid_t dset, Hdf5VariableStorage& s, const std::string& shown, uint64_t file_size,
+                          uint64_t max_chunks) NCAFS_REQUIRES(library_mutex) {
     const size_t rank = s.dims.size();
     std::vector<uint64_t> grid(rank);
     uint64_t cells = 1;
@@ -103,7 +100,7 @@ void read_chunk_addresses(hid_t dset, Hdf5Storage& s, const std::string& shown, 
     }
 }
 
-void read_contiguous(hid_t dset, hid_t dcpl, Hdf5Storage& s, const std::string& shown, uint64_t file_size) {
+void read_contiguous(hid_t dset, hid_t dcpl, Hdf5VariableStorage& s, const std::string& shown, uint64_t file_size) NCAFS_REQUIRES(library_mutex) {
     if (H5Pget_external_count(dcpl) > 0) {
         s.unusable = "its values lie in HDF5 external storage";
         return;
@@ -130,14 +127,14 @@ void read_contiguous(hid_t dset, hid_t dcpl, Hdf5Storage& s, const std::string& 
 
 }  // namespace
 
-Hdf5Storage read_hdf5_storage(const std::string& hdf5_name, const std::string& shown, const std::string& group,
+Hdf5VariableStorage read_hdf5_variable_storage(const std::string& hdf5_name, const std::string& shown, const std::string& group,
                               const std::string& variable, uint64_t file_size, uint64_t max_chunks) {
-    std::lock_guard lock(netcdf_library_mutex());
+    LibraryLock lock;
     Hid file(H5Fopen(hdf5_name.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), H5Fclose);
     if (!file.ok()) throw SourceError(shown, "HDF5 cannot open the file");
     Hid dset(open_variable(file, group, variable), H5Dclose);
     if (!dset.ok()) throw SourceError(shown, "HDF5 has no dataset for variable '" + variable + "'");
-    Hdf5Storage s;
+    Hdf5VariableStorage s;
     Hid type(H5Dget_type(dset), H5Tclose);
     Hid space(H5Dget_space(dset), H5Sclose);
     Hid dcpl(H5Dget_create_plist(dset), H5Pclose);
@@ -151,13 +148,13 @@ Hdf5Storage read_hdf5_storage(const std::string& hdf5_name, const std::string& s
     s.dims.assign(dims.begin(), dims.end());
     const H5D_layout_t layout = H5Pget_layout(dcpl);
     if (layout == H5D_COMPACT) {
-        s.layout = Hdf5Storage::Layout::Compact;
+        s.layout = Hdf5VariableStorage::Layout::Compact;
         s.unusable = "its values are stored compact, inside the HDF5 object header";
     } else if (layout == H5D_CONTIGUOUS) {
-        s.layout = Hdf5Storage::Layout::Contiguous;
+        s.layout = Hdf5VariableStorage::Layout::Contiguous;
         read_contiguous(dset, dcpl, s, shown, file_size);
     } else if (layout == H5D_CHUNKED) {
-        s.layout = Hdf5Storage::Layout::Chunked;
+        s.layout = Hdf5VariableStorage::Layout::Chunked;
         std::vector<hsize_t> chunk(static_cast<size_t>(rank));
         if (H5Pget_chunk(dcpl, rank, chunk.data()) != rank) throw SourceError(shown, "'" + variable + "' has no chunk shape");
         for (hsize_t c : chunk)
@@ -171,4 +168,4 @@ Hdf5Storage read_hdf5_storage(const std::string& hdf5_name, const std::string& s
     return s;
 }
 
-}  // namespace ncafs::agg::kerchunk
+}  // namespace ncafs::netcdf

@@ -11,17 +11,17 @@
 #include <string>
 #include <vector>
 
-#include "aggregation/kerchunk_export/chunk_codecs.hpp"
+#include "codecs/zarr_codec.hpp"
 
-namespace ncafs::agg::kerchunk {
+namespace ncafs::netcdf {
 
-struct StoredChunk {
+struct StoredRun {
     uint64_t address = 0;
     uint64_t size = 0;
     bool written() const { return size > 0; }
 };
 
-struct Hdf5Storage {
+struct Hdf5VariableStorage {
     enum class Layout { Chunked, Contiguous, Compact, Other } layout = Layout::Other;
     // Why the stored bytes cannot be referenced as they are (a filter
     // without a numcodecs counterpart, a chunk that skipped its filters...).
@@ -31,15 +31,17 @@ struct Hdf5Storage {
     std::vector<uint64_t> dims;   // the dataset's current extent
     std::vector<uint64_t> chunk;  // Chunked: chunk shape
     std::vector<ZarrCodec> filters;
-    std::vector<StoredChunk> chunks;  // Chunked: C order over the chunk grid; Contiguous: one (unwritten: size 0)
+    std::vector<StoredRun> chunks;  // Chunked: C order over the chunk grid; Contiguous: one (unwritten: size 0)
 };
 
 // Reads the storage of netCDF variable `variable` of `group` ("" or "/a/b")
 // from the HDF5 file HDF5 opens as `hdf5_name` (a /proc/self/fd/N name);
 // `shown` names the file in messages, `file_size` bounds every address.
-// At most max_chunks chunks (else unusable). Takes the netcdf-c mutex.
+// At most max_chunks chunks (else unusable). Takes the library lock (HDF5
+// opens the file: for the export process, not the daemon, whose netCDF-4
+// files are read by helpers).
 // Throws SourceError when HDF5 cannot open the file or the dataset.
-Hdf5Storage read_hdf5_storage(const std::string& hdf5_name, const std::string& shown, const std::string& group,
+Hdf5VariableStorage read_hdf5_variable_storage(const std::string& hdf5_name, const std::string& shown, const std::string& group,
                               const std::string& variable, uint64_t file_size, uint64_t max_chunks);
 
-}  // namespace ncafs::agg::kerchunk
+}  // namespace ncafs::netcdf
