@@ -99,6 +99,22 @@ public:
         return v;
     }
 
+    // Removes the least recently used entry for which pred(key, value)
+    // holds and returns its value; nullopt when none does.
+    template <typename Pred>
+    std::optional<Value> pop_least_recent_if(Pred pred) {
+        for (auto it = order_.rbegin(); it != order_.rend(); ++it) {
+            if (!pred(it->first, it->second)) continue;
+            auto entry = std::next(it).base();
+            weight_ -= Weigh{}(entry->second);
+            Value v = std::move(entry->second);
+            index_.erase(entry->first);
+            order_.erase(entry);
+            return v;
+        }
+        return std::nullopt;
+    }
+
     void clear() {
         index_.clear();
         order_.clear();

@@ -8,6 +8,7 @@
 #include <cerrno>
 #include <cstring>
 #include <future>
+#include <vector>
 
 #include "aggregation/read/remote_fragment.hpp"
 #include "aggregation/zarr_store/remote_zarr_prefix.hpp"
@@ -47,17 +48,59 @@ std::shared_ptr<const OpenFile> DatasetCache::open_file(const std::string& path,
                                                         bool with_head) {
     // With the head: open, pread, then the one fstat (OpenFile::open_with_head).
     auto open = [&] { return with_head ? open_for_reading(path, within) : open_regular_file(path, within); };
+    reserve_slot();
     OpenResult r = open();
     if (!r.fd && (r.error == EMFILE || r.error == ENFILE) && drop_idle() > 0) r = open();
     if (!r.fd) {
+        release_slot();
         if (r.error == ENOENT) throw SourceError(path, "does not exist or cannot be accessed");
         throw SourceError(path, r.reason);
     }
     // The file the callers were checked for, or nothing (io/file_pins.hpp).
-    if (std::string refused = FilePins::shared().refusal(path, r.fd.get()); !refused.empty())
+    if (std::string refused = FilePins::shared().refusal(path, r.fd.get()); !refused.empty()) {
+        release_slot();
         throw SourceError(path, refused);
-    if (with_head) return OpenFile::open_with_head(r.fd.release(), path, kDatasetHeadBytes);
-    return OpenFile::adopt(r.fd.release(), path, r.st);
+    }
+    std::shared_ptr<const OpenFile> file;
+    try {
+        file = with_head ? OpenFile::open_with_head(r.fd.release(), path, kDatasetHeadBytes)
+                         : OpenFile::adopt(r.fd.release(), path, r.st);
+    } catch (...) {
+        release_slot();
+        throw;
+    }
+    return counted(std::move(file));
+}
+
+void DatasetCache::reserve_slot() {
+    std::vector<Opened> closing;  // closed after the lock (a netCDF-4 file closes under the library's lock)
+    MutexLock lock(mutex_);
+    const size_t bound = entries_.capacity();
+    auto idle = [](const Key&, const Opened& o) { return o.dataset.use_count() == 1; };
+    while (files_open_->load(std::memory_order_relaxed) >= bound + closing.size()) {
+        auto dropped = entries_.pop_least_recent_if(idle);
+        if (!dropped) break;  // every open file is in use: those may pass the bound
+        closing.push_back(std::move(*dropped));
+    }
+    files_open_->fetch_add(1, std::memory_order_relaxed);
+}
+
+std::shared_ptr<const OpenFile> DatasetCache::counted(std::shared_ptr<const OpenFile> file) {
+    // Gives the slot back when the last holder lets go of the file.
+    struct Counted {
+        Counted(std::shared_ptr<const OpenFile> f, std::shared_ptr<std::atomic<size_t>> n)
+            : file(std::move(f)), open(std::move(n)) {}
+        Counted(const Counted&) = delete;
+        Counted& operator=(const Counted&) = delete;
+        ~Counted() {
+            file.reset();  // closed before its slot is given back
+            open->fetch_sub(1, std::memory_order_relaxed);
+        }
+        std::shared_ptr<const OpenFile> file;
+        std::shared_ptr<std::atomic<size_t>> open;
+    };
+    auto holder = std::make_shared<Counted>(std::move(file), files_open_);
+    return std::shared_ptr<const OpenFile>(holder, holder->file.get());
 }
 
 std::shared_ptr<const Dataset> DatasetCache::get(const std::string& path, const std::string& group,

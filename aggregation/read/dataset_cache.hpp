@@ -3,8 +3,11 @@
 // ctime): every lookup opens the path (confined to the allowed roots when
 // given) and fstat's that fd, so a file that changed or was swapped is looked
 // up under a new key and read from the fd just opened, never by name again;
-// the stale entry ages out. Least recently used entries are dropped beyond
-// the capacity (readers holding a shared_ptr keep theirs alive until done).
+// the stale entry ages out. The capacity bounds the local files open at
+// once, not only the entries: files readers still hold after their entry
+// was dropped, and files just opened to be looked up, count too; before
+// each open, least recently used entries no reader holds are closed to make
+// room (only files in use at once can pass the bound).
 // Opens that fail with EMFILE/ENFILE close idle entries and retry once.
 // A remote partition (a URL) is keyed by its URL and version; its version is
 // asked again (one range GET) at most every kRemoteRevalidate, and at once
@@ -66,6 +69,7 @@ public:
 
     size_t size() const;
     size_t opens() const;  // number of files opened so far (for tests and benchmarks)
+    size_t files_open() const { return files_open_->load(std::memory_order_relaxed); }  // local files, as bounded
     size_t capacity() const;  // no lock: asked on every partition resolved
     // Drops entries no reader holds (their files close); returns how many.
     size_t drop_idle();
@@ -96,6 +100,13 @@ private:
     struct KeyHash {
         size_t operator()(const Key& k) const;
     };
+    // Counts a descriptor about to be opened, after closing least recently
+    // used idle entries while capacity() or more are open; undo with
+    // release_slot() when the open fails.
+    void reserve_slot();
+    void release_slot() { files_open_->fetch_sub(1, std::memory_order_relaxed); }
+    // file, its descriptor counted (reserve_slot) until it closes.
+    std::shared_ptr<const OpenFile> counted(std::shared_ptr<const OpenFile> file);
     // with_head: the file's first kDatasetHeadBytes read at the open, for open_dataset.
     std::shared_ptr<const OpenFile> open_file(const std::string& path, const ConfinedRoots* within, bool with_head);
     // Paths opened lately, one hash per slot: a path seen again is likely
@@ -139,6 +150,8 @@ private:
     uint64_t zarr_opens_ NCAFS_GUARDED_BY(mutex_) = 0;  // tells the opens of one store's URL apart
     std::unordered_map<std::string, std::shared_future<Opened>> zarr_opening_ NCAFS_GUARDED_BY(mutex_);  // stores being opened
     std::atomic<size_t> capacity_;  // entries_.capacity(), readable without mutex_
+    // Local files open (counted ones); shared with them, as they may outlive the cache.
+    std::shared_ptr<std::atomic<size_t>> files_open_ = std::make_shared<std::atomic<size_t>>(0);
     std::atomic<uint64_t> generation_{0};
     std::atomic<bool> serves_other_users_{false};
 };

@@ -2,7 +2,9 @@
 // (OpenFile::open_with_head), a path opened lately is opened and fstat'ed
 // alone and served from the cache; either way a file replaced under its
 // path, renamed over or rewritten in place, gives its new values. Files by
-// ncgen, values as written in their CDL.
+// ncgen, values as written in their CDL. The capacity bounds the files open
+// (counted here, and as /proc/self/fd entries), held by readers or not.
+#include <dirent.h>
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -58,6 +60,42 @@ TEST(DatasetCache, APathOpenedAgainIsCachedAndAReplacedFileIsNot) {
     std::ofstream(path, std::ios::binary | std::ios::trunc) << bytes;  // in place: the same inode
     EXPECT_EQ(values_of(*cache.get(path)), (std::vector<float>{6, 7, 8, 9}));
     EXPECT_EQ(cache.opens(), 3u);
+}
+
+size_t descriptors_open() {
+    size_t n = 0;
+    if (DIR* d = ::opendir("/proc/self/fd")) {
+        while (::readdir(d)) ++n;
+        ::closedir(d);
+    }
+    return n;
+}
+
+TEST(DatasetCache, TheCapacityBoundsTheFilesOpenHeldOrNot) {
+    const std::string dir = test::fresh_dir("dataset-cache-bound");
+    std::vector<std::string> paths;
+    for (int i = 0; i < 12; ++i) {
+        paths.push_back(dir + "/p" + std::to_string(i) + ".nc");
+        write_classic(paths.back(), {float(i)});
+    }
+    const size_t before = descriptors_open();
+    agg::DatasetCache cache(4);
+    std::vector<std::shared_ptr<const Dataset>> held;
+    for (int i = 0; i < 3; ++i) held.push_back(cache.get(paths[i]));  // in use, then dropped from the cache below
+    for (int i = 3; i < 12; ++i) {
+        EXPECT_EQ(values_of(*cache.get(paths[i])), (std::vector<float>{float(i)}));
+        EXPECT_LE(cache.files_open(), 4u) << "after opening " << paths[i];
+        EXPECT_LE(descriptors_open(), before + 4) << "after opening " << paths[i];
+    }
+    for (int i = 0; i < 3; ++i) EXPECT_EQ(values_of(*held[i]), (std::vector<float>{float(i)}));  // still readable
+
+    // Files in use at once may pass the bound; once let go they close.
+    held.clear();
+    for (int i = 0; i < 12; ++i) held.push_back(cache.get(paths[i]));
+    EXPECT_EQ(cache.files_open(), 12u);
+    held.clear();
+    EXPECT_LE(cache.files_open(), 4u);
+    EXPECT_LE(descriptors_open(), before + 4);
 }
 
 }  // namespace

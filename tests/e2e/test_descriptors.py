@@ -38,7 +38,9 @@ from test_mount import NCAFS, SKIP, Mount, check, fuse_usable  # noqa: E402
 WIDTH = 4              # x length of every partition
 FD_LIMIT = 256         # ulimit -n of this process and its children
 OPEN_FILES = 32        # the mount's and export's open_files=
-SLACK = 24             # stdio, /dev/fuse, logs, the aggregation file, the catalog's own files
+# stdio, /dev/fuse, logs, the aggregation file, the catalog's own files: 9
+# or 10 were open beside the 32, and a file or two just being opened.
+SLACK = 16
 
 
 class Collection:

@@ -7,9 +7,10 @@ FD_LIMIT. A point time series (tas[:,0,0]) and the whole of tas are read
 with netCDF4-python (a read spans thousands of partitions: they are read on
 several threads) and compared with the values computed from the partition
 formulas. Bounded:
-  - the daemon's resident memory after the reads, per partition, over its
-    memory after the header read (resolutions are kept only while their
-    files may be open: before, ~1.3 KB stayed per partition read);
+  - the growth of the daemon's resident memory while the second half of
+    tas is read, per partition, after the first half warmed it up
+    (resolutions are kept only while their files may be open: before,
+    ~1.3 KB stayed per partition read);
   - its open descriptors, sampled during the reads (under the limit).
 Then a partition in the middle is removed: a read across it fails (EIO)
 and the daemon's log names the file, while partitions well before it still
@@ -34,11 +35,12 @@ from test_mount import NCAFS, Mount, check, require_fuse  # noqa: E402
 
 N = 20_000
 FD_LIMIT = 128
-# Growth after reading every partition (was ~1,400 before the compact
-# resolution cache). Measured 210-222 (NCA) and 158-167 (CF-1.13) on a quiet
-# machine and 252 once under the full suite's load: the allocator caches of
-# the kept pool's threads that happen to be busy add up to ~1 MiB.
-RSS_BYTES_PER_PARTITION = 320
+# Growth while the second half is read, per partition (was ~1,400 before
+# the compact resolution cache). Measured over the whole read it was
+# 210-330 and mostly the warm-up of the pools' threads (their allocator
+# caches), so the first half now warms up: -25 to 80 (NCA) and 0 (CF-1.13)
+# in four runs of `ctest -R 'e2e_read_scale|e2e_descriptors|security_paths' -j3`.
+RSS_BYTES_PER_PARTITION = 200
 
 
 def status_bytes(pid, field):
@@ -63,21 +65,30 @@ def build(work, kind):
 
 
 def read_all(m, want):
+    """The first half of tas warms the daemon up (its pools' threads, their
+    allocator caches, the bounded caches filled); the growth while the
+    second half is read is what each further partition leaves behind. Then
+    the point series and the whole variable, against the formulas."""
     pid = m.process.pid
+    half = N // 2
     with netCDF4.Dataset(m.path("agg.nc")) as ds:
         tas = ds["tas"]
         tas.set_auto_mask(False)
         check(tas.shape == want.shape, "shape %s" % (tas.shape,))
-        before = status_bytes(pid, "VmRSS")
         fds = FdSampler(pid)
+        first = tas[:half]
+        before = status_bytes(pid, "VmRSS")
+        second = tas[half:]
+        after = status_bytes(pid, "VmRSS")
         series = tas[:, 0, 0]
         whole = tas[:]
         most_fds = fds.stop()
-        after = status_bytes(pid, "VmRSS")
+    check(np.array_equal(first, want[:half]) and np.array_equal(second, want[half:]),
+          "tas read in halves differs from the partitions' values")
     check(np.array_equal(series, want[:, 0, 0]), "the point series differs from the partitions' values")
     check(np.array_equal(whole, want), "tas differs from the partitions' values")
-    per = (after - before) / float(N)
-    print("daemon RSS %.1f -> %.1f MiB: %.0f bytes per partition (bound %d); most fds %d (limit %d)" %
+    per = (after - before) / float(N - half)
+    print("daemon RSS %.1f -> %.1f MiB over the second half: %.0f bytes per partition (bound %d); most fds %d (limit %d)" %
           (before / 1048576.0, after / 1048576.0, per, RSS_BYTES_PER_PARTITION, most_fds, FD_LIMIT))
     check(per < RSS_BYTES_PER_PARTITION, "the daemon kept %.0f bytes per partition read" % per)
     check(0 < most_fds < FD_LIMIT, "descriptors: %d with a limit of %d" % (most_fds, FD_LIMIT))

@@ -127,17 +127,37 @@ def start_mount(source, options, log):
     return mnt, process
 
 
-def stop_mount(mnt, process, what):
-    """fusermount3 -u, then the daemon must exit within EXIT_LIMIT seconds."""
+def thread_states(pid):
+    """Each thread of pid: its name, state and where the kernel has it waiting."""
+    lines = []
+    for tid in sorted(os.listdir("/proc/%d/task" % pid), key=int):
+        def field(name):
+            try:
+                with open("/proc/%d/task/%s/%s" % (pid, tid, name)) as f:
+                    return f.read().strip()
+            except OSError as e:
+                return "(%s)" % e.strerror
+        stat = field("stat")
+        state = stat[stat.rfind(")") + 2:].split()[0] if ")" in stat else "?"
+        lines.append("  %s %-16s %s %s" % (tid, field("comm"), state, field("wchan")))
+    return "\n".join(lines)
+
+
+def stop_mount(mnt, process, what, log):
+    """fusermount3 -u, then the daemon must exit within EXIT_LIMIT seconds;
+    when it does not, its threads and log are shown."""
     r = subprocess.run(["fusermount3", "-u", mnt], capture_output=True, text=True)
     try:
         code = process.wait(timeout=EXIT_LIMIT)
     except subprocess.TimeoutExpired:
+        threads = thread_states(process.pid)
         process.kill()
         process.wait()
         if os.path.ismount(mnt):
             subprocess.run(["fusermount3", "-u", "-z", mnt])
-        fail("%s: the daemon did not exit within %d s of fusermount3 -u (%s)" % (what, EXIT_LIMIT, r.stderr))
+        log.seek(0)
+        fail("%s: the daemon did not exit within %d s of fusermount3 -u (%s); its threads:\n%s\nits log:\n%s"
+             % (what, EXIT_LIMIT, r.stderr, threads, log.read()[-4000:]))
     os.rmdir(mnt)
     check(code == 0, "%s: ncafs exited with %d" % (what, code))
 
@@ -211,7 +231,7 @@ def one_round(work, source, options, expected, hold_lock, round_no, readers):
         stopped = []
         for k, (mnt, process) in enumerate(mounts):
             try:
-                stop_mount(mnt, process, "round %d, mount %d" % (round_no, k + 1))
+                stop_mount(mnt, process, "round %d, mount %d" % (round_no, k + 1), logs[k])
             except BaseException as e:  # the other mount is stopped all the same
                 stopped.append(e)
         if lock:

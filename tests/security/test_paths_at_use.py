@@ -2,8 +2,8 @@
 """What another user can learn through a mount with allow_other: sizes and
 files swapped after the caller check.
 
-Run as root: test_paths_at_use.py CASE. Creates the users ncafs-h-victim and
-ncafs-h-attacker (removed at the end); SOURCE holds vic/ (the victim's, 0700,
+Run as root: test_paths_at_use.py CASE. Creates the users ncafs-h-vic-CASE
+and ncafs-h-att-CASE (removed at the end); SOURCE holds vic/ (the victim's, 0700,
 with secret.bin and privp.nc, both 0600) and att/ (the attacker's). The
 daemon runs as root with -o allow_other; the attacker works as their user
 (runuser), stat()s and reads through the mount, and changes links in att/.
@@ -41,6 +41,8 @@ import make_aggregations  # noqa: E402
 from test_mount import Mount, check, fuse_usable  # noqa: E402
 
 SKIP = 77
+# Named per case in main(): ctest runs the cases side by side, and one
+# case's clean-up must not remove another's users.
 VICTIM = "ncafs-h-victim"
 ATTACKER = "ncafs-h-attacker"
 PYTHON = "/usr/bin/python3"
@@ -439,6 +441,11 @@ CASES = {"shared": case_shared, "oracle": case_oracle, "zattrs": case_zattrs, "c
          "late": case_late, "nca": case_nca}
 
 
+def name_identities(case):
+    global VICTIM, ATTACKER
+    VICTIM, ATTACKER = "ncafs-h-vic-" + case, "ncafs-h-att-" + case
+
+
 def cleanup_identities():
     for user in (VICTIM, ATTACKER):
         subprocess.run(["userdel", user], capture_output=True)
@@ -452,6 +459,7 @@ def main():
     if not_here:
         print("SKIPPED: test_paths_at_use.py: " + not_here)
         return SKIP
+    name_identities(sys.argv[1])
     cleanup_identities()
     for user in (VICTIM, ATTACKER):
         run("useradd", "--system", "--no-create-home", "--shell", "/usr/sbin/nologin", user)
