@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """The `.zarr` folder view of every dataset, through real mounts.
 
-Run as: test_zarr_view.py CASE   (CASE: read | v3 | bounds | callers)
+Run as: test_zarr_view.py CASE   (CASE: read | chars | v3 | bounds | callers)
 Environment: NCAFS_BIN (the ncafs executable, set by CMake).
 
 read: SOURCE holds a classic file (UNLIMITED time, CF attributes, fill
@@ -18,6 +18,17 @@ chunk key of the grid, nothing else); `cp -r` of each store to a local
 folder reads the same; netcdf-c's NCZarr (ncdump) reads the netCDF-4 store
 as ncdump reads its `.nc` view. (GDAL is not tried: gdal-bin is not among
 packaging/install-deps.sh's packages.)
+
+chars: datasets carrying char arrays (a classic file with station names,
+a flag and time labels, with and without _FillValue, record, 1-D and 2-D;
+a CF-1.13 aggregation by `ncafs aggregate` of classic partitions
+carrying char variables): zarr-python and xarray read each store as the
+`.nc` view; netcdf-c's NCZarr (ncdump) is first tried on a |S1 and a <U1
+store written by zarr-python: when it reads the |S1 one right, it must read
+the mount's stores as ncdump reads their `.nc` views; otherwise (netcdf-c
+4.9.0: no valid char spelling reads, docs/zarr.md "Char arrays and
+netcdf-c 4.9.0") it must fail on them as on zarr-python's |S1 store,
+printing no data, and misread the valid <U1 store.
 
 v3: the same sources mounted with zarr_format=3: every store lists exactly
 the keys of its grid (VAR/zarr.json, VAR/c/i/j/k), each zarr.json gives
@@ -228,6 +239,14 @@ def compare_zarr(store, nc_path, what):
                 compare_array(group[name], v, "%s %s" % (label, name))
 
 
+def same_decoded(got, want):
+    """xarray's decoded values: NaN equals NaN (floats; and in objects, where masked chars decode to NaN)."""
+    if want.dtype.kind == "O":
+        nan = lambda x: isinstance(x, float) and x != x
+        return got.shape == want.shape and all(a == b or (nan(a) and nan(b)) for a, b in zip(got.flat, want.flat))
+    return np.array_equal(got, want, equal_nan=want.dtype.kind in "fc")
+
+
 def compare_xarray(store, nc_path, what):
     """xarray's open_zarr decodes (fill values, CF scaling, times, strings) as its open_dataset of the .nc view."""
     with xr.open_zarr(store) as got, xr.open_dataset(nc_path) as want:
@@ -235,9 +254,7 @@ def compare_xarray(store, nc_path, what):
         for name in want.variables:
             g, w = got[name], want[name]
             check(g.dtype == w.dtype, "%s: xarray %s dtype %s, want %s" % (what, name, g.dtype, w.dtype))
-            kind_nan = w.dtype.kind in "fc"
-            check(np.array_equal(g.values, w.values, equal_nan=kind_nan) if w.dtype.kind != "M" else
-                  np.array_equal(g.values, w.values), "%s: xarray %s values\n%s\nwant\n%s" % (what, name, g.values,
+            check(same_decoded(g.values, w.values), "%s: xarray %s values\n%s\nwant\n%s" % (what, name, g.values,
                                                                                              w.values))
             check(g.dims == w.dims, "%s: xarray %s dims %s" % (what, name, g.dims))
             for k in set(g.attrs) | set(w.attrs):
@@ -300,8 +317,8 @@ def check_nczarr(store, nc_path):
     check(blocks(got) == blocks(want), "NCZarr read %s otherwise than ncdump reads %s:\n%s\n---\n%s" %
           (store, nc_path, got, want))
     print("NCZarr (ncdump %s) reads the same values as the .nc view" % url)
-    print("NOTE: NCZarr is not compared on stores with char arrays (netcdf-c 4.9.0 crashes on |S1 arrays, with stores "
-          "written by zarr-python too) or on zarr_chunks=stored ones (it reads big-endian chunks unswapped)")
+    print("NOTE: NCZarr is not compared here on stores with char arrays (the chars case) or on zarr_chunks=stored "
+          "ones (netcdf-c 4.9.0 reads big-endian chunks unswapped)")
 
 
 def case_read(work):
@@ -325,6 +342,112 @@ def case_read(work):
             print("%s.zarr: %d files, read as its .nc view, copied whole" % (stem, len(want)))
         check_nczarr(m.path("plain.zarr"), m.path("plain.nc"))
         check_nczarr(m.path("nochar.zarr"), m.path("nochar.nc"))  # a classic file: computed by default
+        check(m.alive(), "the daemon died")
+
+
+def classic_with_chars(path):
+    """Char arrays as classic files carry them: station names (2-D, no _FillValue), a 1-D flag
+    with a _FillValue and a place left unwritten, time labels along UNLIMITED time with a _FillValue (the
+    last record unwritten), a 1-D char without _FillValue holding a NUL; and numbers. No scalar: netcdf-c
+    4.9.0's NCZarr crashes reading any scalar array (docs/zarr.md), which would hide what chars do."""
+    with netCDF4.Dataset(path, "w", format="NETCDF3_CLASSIC") as ds:
+        ds.Conventions = "CF-1.8"
+        for dim, size in (("time", None), ("station", 3), ("name_len", 8), ("label_len", 4), ("code_len", 5)):
+            ds.createDimension(dim, size)
+        t = ds.createVariable("time", "f8", ("time",))
+        t.units = "days since 2000-01-01"
+        t[:] = np.arange(4) + 0.5
+        name = ds.createVariable("station_name", "S1", ("station", "name_len"))
+        name.cf_role = "timeseries_id"
+        name[:] = netCDF4.stringtochar(np.array([b"Oslo", b"Bergen", b"Alta-7!"], dtype="S8"))
+        flag = ds.createVariable("qc_flag", "S1", ("station",), fill_value=b"x")
+        flag[0], flag[2] = b"g", b"b"  # station 1 keeps the fill
+        label = ds.createVariable("time_label", "S1", ("time", "label_len"), fill_value=b"?")
+        label[0:3] = netCDF4.stringtochar(np.array([b"jan", b"feb", b"mar"], dtype="S4"))
+        ds.createVariable("code", "S1", ("code_len",))[:] = np.array(list(b"ab\0de"), dtype="u1").view("S1")
+        ds.createVariable("pr", "f4", ("time", "station"))[:] = np.arange(12, dtype="f4").reshape(4, 3) / 8
+
+
+def char_aggregation(src):
+    """Two classic partitions carrying char variables (labels along time, station names beside it) and their
+    CF-1.13 aggregation by ncafs aggregate."""
+    parts = os.path.join(src, "charparts")
+    os.makedirs(parts)
+    for i in range(2):
+        with netCDF4.Dataset(os.path.join(parts, "p%d.nc" % i), "w", format="NETCDF3_CLASSIC") as ds:
+            for dim, size in (("time", None), ("station", 2), ("name_len", 6), ("label_len", 3)):
+                ds.createDimension(dim, size)
+            t = ds.createVariable("time", "f8", ("time",))
+            t.units = "days since 2010-01-01"
+            t[:] = np.arange(2) + 2 * i
+            ds.createVariable("station_name", "S1", ("station", "name_len"))[:] = netCDF4.stringtochar(
+                np.array([b"north", b"south"], dtype="S6"))
+            label = ds.createVariable("time_label", "S1", ("time", "label_len"), fill_value=b"-")
+            label[0] = netCDF4.stringtochar(np.array([b"d%d" % (2 * i)], dtype="S3"))[0]  # record 1: fill
+            ds.createVariable("pr", "f4", ("time", "station"))[:] = np.arange(4, dtype="f4").reshape(2, 2) + 10 * i
+    r = subprocess.run([NCAFS, "aggregate", "-o", os.path.join(src, "charagg.nc")] +
+                       [os.path.join(parts, "p%d.nc" % i) for i in range(2)], capture_output=True, text=True)
+    check(r.returncode == 0, "ncafs aggregate: %s" % r.stderr)
+
+
+def nczarr_on_probe(folder, dtype):
+    """ncdump (NCZarr) on a store zarr-python writes: one uncompressed char array of this dtype holding
+    "ab", "c". Returns (exit status, the data section or stderr)."""
+    store = os.path.join(folder, "probe_%s.zarr" % dtype.strip("<>|"))
+    group = zarr.open_group(store, mode="w")
+    a = group.create("s", shape=(2, 2), chunks=(2, 2), dtype=dtype, compressor=None, fill_value=None)
+    a[...] = np.array([[b"a", b"b"], [b"c", b""]]).astype(dtype)
+    a.attrs["_ARRAY_DIMENSIONS"] = ["n", "len"]
+    r = subprocess.run(["ncdump", "file://%s#mode=zarr,file" % store], capture_output=True, text=True, timeout=120)
+    out = r.stdout[r.stdout.index("data:"):] if r.returncode == 0 and "data:" in r.stdout else r.stderr
+    return r.returncode, " ".join(out.split())
+
+
+def check_nczarr_chars(stores, work):
+    """NCZarr on the stores of datasets with char arrays: the .nc view's values when the installed
+    netcdf-c reads a |S1 array zarr-python writes; else (netcdf-c 4.9.0, docs/zarr.md "Char arrays and
+    netcdf-c 4.9.0") the store fails as zarr-python's does, and no valid spelling would do: the only
+    dtype 4.9.0 reads as char, U1, is 4 bytes an element, which it reads as one (wrong values)."""
+    probes = os.path.join(work, "probes")
+    os.makedirs(probes)
+    s1_status, s1_out = nczarr_on_probe(probes, "|S1")
+    if s1_status == 0:
+        check('"ab", "c"' in s1_out, "NCZarr reads zarr-python's |S1 store as %s" % s1_out)
+        for store, nc_path in stores:
+            check_nczarr(store, nc_path)
+        return
+    u1_status, u1_out = nczarr_on_probe(probes, "<U1")
+    check(u1_status == 0 and '"ab", "c"' not in u1_out,
+          "NCZarr read zarr-python's <U1 store as %r (exit %d): a U1 spelling may now read right" % (u1_out, u1_status))
+    for store, nc_path in stores:
+        url = "file://%s#mode=zarr,file" % os.path.abspath(store)
+        r = subprocess.run(["ncdump", url], capture_output=True, text=True, timeout=120)
+        check(r.returncode == s1_status and "data:" not in r.stdout,
+              "NCZarr on %s: exit %d (zarr-python's |S1 store: %d), output %r" %
+              (store, r.returncode, s1_status, r.stdout[-300:]))
+        ncdump_data(nc_path)  # the .nc view itself dumps
+    print("NOTE: this netcdf-c's NCZarr cannot read char arrays: exit %d on zarr-python's |S1 store, as on %d "
+          "stores of the mount; a valid <U1 (4 bytes a char) reads as %r, not \"ab\", \"c\"" %
+          (s1_status, len(stores), u1_out[-60:]))
+
+
+def case_chars(work):
+    """Datasets carrying char arrays (a classic file, a CF-1.13 aggregation of classic partitions): their
+    stores read by zarr-python and xarray as the .nc view, and by NCZarr as check_nczarr_chars says."""
+    src = os.path.join(work, "src")
+    os.makedirs(src)
+    classic_with_chars(os.path.join(src, "chars.nc"))
+    char_aggregation(src)
+    with Mount(src) as m:
+        stores = [(m.path(stem + ".zarr"), m.path(stem + ".nc")) for stem in ("chars", "charagg")]
+        for store, nc_path in stores:
+            with netCDF4.Dataset(nc_path) as nc:
+                chars = sorted(n for n, v in nc.variables.items() if v.dtype == np.dtype("S1"))
+            check(len(chars) >= 2, "%s: char variables %s" % (nc_path, chars))
+            compare_zarr(store, nc_path, os.path.basename(store))
+            compare_xarray(store, nc_path, os.path.basename(store))
+            print("%s: char arrays %s read by zarr-python and xarray as the .nc view" % (store, chars))
+        check_nczarr_chars(stores, work)
         check(m.alive(), "the daemon died")
 
 
@@ -539,7 +662,7 @@ def case_callers(work):
         subprocess.run(["userdel", USER], capture_output=True)
 
 
-CASES = {"read": case_read, "v3": case_v3, "bounds": case_bounds, "callers": case_callers}
+CASES = {"read": case_read, "chars": case_chars, "v3": case_v3, "bounds": case_bounds, "callers": case_callers}
 
 if __name__ == "__main__":
     sys.exit(run_cases(CASES, "ncafs-zarr-view-"))
