@@ -306,7 +306,7 @@ def case_rewrite(work):
     lock = threading.Lock()
     # "Changed within the last second" shortened by the test-only switch to
     # SETTLE_S, still far above the writer's 10 ms between halves and 20 ms
-    # between versions (the real window is tested by open_file_test).
+    # between versions (the real window is tested by tests/io/open_file_test.cpp).
     os.environ["NCAFS_TEST_SETTLE_MS"] = str(int(SETTLE_S * 1000))
     with Mount(src) as m:
         whole = open(m.path("agg", "rw.nc"), "rb").read()

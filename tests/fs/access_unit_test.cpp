@@ -1,7 +1,6 @@
-// Unit tests of access on behalf of the caller (fs/caller_access), the
-// partition folder watch (fs/partition_watch) and agg::files_drawn_on. The
+// Unit tests of access on behalf of the caller (fs/caller_access). The
 // credential tests need root (they switch to other users); they say SKIPPED
-// otherwise. The watch tests wait for events with generous timeouts only.
+// otherwise.
 #include <gtest/gtest.h>
 #include <fcntl.h>
 #include <grp.h>
@@ -9,46 +8,22 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <chrono>
-#include <condition_variable>
 #include <filesystem>
-#include <fstream>
-#include <mutex>
-#include <set>
 
-#include "aggregation/read/aggregated_source.hpp"
-#include "aggregation/read/dataset_files.hpp"
 #include "fs/caller_access.hpp"
 #include "io/confined_open.hpp"
 #include "io/file_pins.hpp"
-#include "fs/partition_watch.hpp"
+#include "tests/fs/temp_files.hpp"
 
 namespace stdfs = std::filesystem;
 using namespace ncafs;
 using namespace ncafs::fs;
+using ncafs::test::files;
+using ncafs::test::TempDir;
 
 namespace {
 
-struct TempDir {
-    stdfs::path path;
-    TempDir() {
-        char tmpl[] = "/tmp/ncafs-access-test-XXXXXX";
-        path = ::mkdtemp(tmpl);
-        stdfs::permissions(path, stdfs::perms(0755));
-    }
-    ~TempDir() { stdfs::remove_all(path); }
-    std::string write(const std::string& name, const std::string& bytes, mode_t mode = 0644) const {
-        std::ofstream(path / name, std::ios::binary) << bytes;
-        stdfs::permissions(path / name, stdfs::perms(mode));
-        return (path / name).string();
-    }
-};
-
 constexpr uid_t kNobody = 65534;
-
-std::shared_ptr<const std::vector<std::string>> files(std::vector<std::string> v) {
-    return std::make_shared<const std::vector<std::string>>(std::move(v));
-}
 
 struct stat stat_of(const std::string& path) {
     struct stat st {};
@@ -188,130 +163,4 @@ TEST(CallerAccess, ADaemonThatIsNotRootServesOnlyItsOwnUser) {
     ASSERT_TRUE(WIFEXITED(status));
     EXPECT_EQ(WEXITSTATUS(status), 0) << "10: cannot drop root, 11: switched anyway, 12: other user served, "
                                          "13: own user refused";
-}
-
-namespace {
-
-struct Recorder {
-    std::mutex mutex;
-    std::condition_variable cv;
-    std::set<fuse_ino_t> changed;
-    int attributes = 0;
-    bool wait_for(fuse_ino_t ino) {
-        std::unique_lock lock(mutex);
-        return cv.wait_for(lock, std::chrono::seconds(30), [&] { return changed.count(ino) > 0; });
-    }
-    bool wait_for_attributes() {
-        std::unique_lock lock(mutex);
-        return cv.wait_for(lock, std::chrono::seconds(30), [&] { return attributes > 0; });
-    }
-};
-
-}  // namespace
-
-TEST(PartitionWatch, ReportsTheInodesOfAChangedPartition) {
-    TempDir dir;
-    std::string p1 = dir.write("p1.nc", "one"), p2 = dir.write("p2.nc", "two");
-    Recorder r;
-    PartitionWatch watch(
-        [&](const std::vector<fuse_ino_t>& inodes) {
-            std::lock_guard lock(r.mutex);
-            r.changed.insert(inodes.begin(), inodes.end());
-            r.cv.notify_all();
-        },
-        [&] {
-            std::lock_guard lock(r.mutex);
-            ++r.attributes;
-            r.cv.notify_all();
-        });
-    watch.start();
-    auto list = files({p1});
-    EXPECT_TRUE(watch.track(5, list));
-    EXPECT_TRUE(watch.track(6, files({p2})));
-    EXPECT_EQ(watch.watched_folders(), 1u);
-    dir.write("unrelated.txt", "z");
-    dir.write("p1.nc", "ONE");
-    ASSERT_TRUE(r.wait_for(5));
-    {
-        std::lock_guard lock(r.mutex);
-        EXPECT_EQ(r.changed.count(6), 0u);  // p2 did not change
-    }
-    stdfs::permissions(p2, stdfs::perms(0600));
-    ASSERT_TRUE(r.wait_for(6));
-    EXPECT_TRUE(r.wait_for_attributes());
-    watch.untrack(5);
-    EXPECT_EQ(watch.watched_folders(), 1u);  // p2 still needs it
-    watch.untrack(6);
-    EXPECT_EQ(watch.watched_folders(), 0u);
-    EXPECT_TRUE(watch.track(5, list));  // watched afresh
-    EXPECT_EQ(watch.watched_folders(), 1u);
-    watch.stop();
-}
-
-TEST(PartitionWatch, UnwatchedFilesAreComparedOnOpen) {
-    TempDir dir;
-    std::string p = dir.write("p.nc", "one");
-    PartitionWatch watch(nullptr, nullptr);  // not started: nothing can be watched
-    EXPECT_FALSE(watch.track(9, files({p})));
-    EXPECT_FALSE(watch.unwatched_changed(9));
-    dir.write("p.nc", "one plus");
-    EXPECT_TRUE(watch.unwatched_changed(9));
-    EXPECT_FALSE(watch.unwatched_changed(9));
-}
-
-namespace {
-
-// A dataset of one aggregated variable over `paths` (one File partition of two
-// values each), then a Missing partition naming `missing_path`, and a plain variable.
-Dataset dataset_over(const std::vector<std::string>& paths, const std::string& missing_path,
-                     agg::DatasetCache& cache) {
-    auto aggregate = std::make_shared<agg::Aggregate>();
-    aggregate->file = "/data/a.nca";
-    aggregate->name = "tas";
-    aggregate->type = NcType::Float;
-    aggregate->dims = {"t"};
-    aggregate->shape = {2 * paths.size() + 2};
-    aggregate->fill.resize(4);
-    for (uint64_t i = 0; i < paths.size(); ++i) {
-        agg::Fragment f;
-        f.start = {2 * i};
-        f.count = {2};
-        f.path = paths[i];
-        f.variable = "tas";
-        f.axis_to_master = {0};
-        aggregate->fragments.push_back(f);
-    }
-    agg::Fragment missing;
-    missing.kind = agg::FragmentKind::Missing;
-    missing.path = missing_path;
-    missing.start = {2 * paths.size()};
-    missing.count = {2};
-    aggregate->fragments.push_back(missing);  // names no file it draws on
-    auto policy = std::make_shared<const agg::PathPolicy>("/data/a.nca", std::vector<std::string>{},
-                                                          std::vector<std::pair<std::string, std::string>>{});
-    Dataset ds;
-    ds.origin = "/data/a.nca";
-    ds.variables.push_back(Variable{"tas", NcType::Float, {}, {},
-                                    std::make_shared<const agg::AggregatedSource>(aggregate, policy, cache)});
-    ds.variables.push_back(Variable{"plain", NcType::Float, {}, {}, nullptr});
-    return ds;
-}
-
-}  // namespace
-
-TEST(FilesDrawnOn, OriginThenEachPartitionOnce) {
-    agg::DatasetCache cache;
-    Dataset ds = dataset_over({"/data/p1.nc", "/data/p2.nc", "/data/p1.nc"}, "/data/never.nc", cache);
-    EXPECT_EQ(agg::files_drawn_on(ds), (std::vector<std::string>{"/data/a.nca", "/data/p1.nc", "/data/p2.nc"}));
-}
-
-TEST(DrawsOnRemoteObjects, OnlyAFilePartitionAtAUrlCounts) {
-    agg::DatasetCache cache;
-    // A missing partition is never fetched, wherever its path points.
-    EXPECT_FALSE(agg::draws_on_remote_objects(
-        dataset_over({"/data/p1.nc", "/data/p2.nc"}, "https://example.org/never.nc", cache)));
-    Dataset remote = dataset_over({"/data/p1.nc", "https://example.org/p2.nc"}, "/data/never.nc", cache);
-    EXPECT_TRUE(agg::draws_on_remote_objects(remote));
-    EXPECT_TRUE(agg::draws_on_remote_objects(*remote.variables[0].source));
-    EXPECT_EQ(agg::files_drawn_on(remote), (std::vector<std::string>{"/data/a.nca", "/data/p1.nc"}));
 }

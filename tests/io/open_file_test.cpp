@@ -17,7 +17,7 @@
 #include <string>
 #include <thread>
 
-#include "codecs/error.hpp"
+#include "io/error.hpp"
 #include "io/confined_open.hpp"
 
 namespace {
