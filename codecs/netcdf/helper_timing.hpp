@@ -1,4 +1,4 @@
-// Where the time of one netCDF-4 helper goes (issue #37), when the daemon
+// Where the time of one netCDF-4 helper goes, when the daemon
 // runs with NCAFS_HELPER_TIMING=1 in its environment (a measurement
 // switch, docs/performance.md): the zygote, the helper and the asking side
 // each mark the moments of their phases on the machine's monotonic clock
