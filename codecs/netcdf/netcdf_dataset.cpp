@@ -10,8 +10,8 @@
 
 #include "codecs/cdf/header_reader.hpp"
 #include "codecs/checked_math.hpp"
-#include "codecs/netcdf/helper_timing.hpp"
 #include "codecs/error.hpp"
+#include "codecs/netcdf/helper_timing.hpp"
 #include "codecs/netcdf/library_calls.hpp"
 #include "codecs/netcdf/netcdf_helpers.hpp"
 #include "codecs/netcdf/netcdf_library.hpp"
