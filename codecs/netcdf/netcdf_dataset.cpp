@@ -11,6 +11,7 @@
 #include "codecs/cdf/header_reader.hpp"
 #include "codecs/checked_math.hpp"
 #include "codecs/error.hpp"
+#include "codecs/netcdf/helper_timing.hpp"
 #include "codecs/netcdf/library_calls.hpp"
 #include "codecs/netcdf/netcdf_helpers.hpp"
 #include "codecs/netcdf/netcdf_library.hpp"
@@ -63,6 +64,7 @@ std::shared_ptr<const NetcdfHandle> NetcdfHandle::open(const std::string& path, 
     if (identity)
         if (auto same = open_handle_of(*identity)) return same;
     auto survey = Hdf5Survey::take(path, name, identity ? identity->size : 0);  // closed again
+    helper_timing::mark("surveyed");
     auto opened = open_surveyed(path, name, std::move(survey), nullptr);
     if (identity) register_handle(*identity, opened);
     return opened;
@@ -91,6 +93,7 @@ std::shared_ptr<const NetcdfHandle> NetcdfHandle::open_surveyed(const std::strin
     int ncid = -1;
     if (int status = nc_open(path.c_str(), NC_NOWRITE, &ncid); status != NC_NOERR)
         throw SourceError(shown, "netcdf-c cannot open: " + nc_message(status));
+    helper_timing::mark("nc_opened");
     std::shared_ptr<NetcdfHandle> opened(new NetcdfHandle(ncid, shown, std::move(survey)));
     opened->file_ = std::move(file);
     return opened;

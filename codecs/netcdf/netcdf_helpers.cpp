@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "codecs/netcdf/helper_confinement.hpp"
+#include "codecs/netcdf/helper_timing.hpp"
 #include "codecs/netcdf/library_calls.hpp"
 #include "codecs/netcdf/netcdf_terms.hpp"
 #include "codecs/netcdf/survey_wire.hpp"
@@ -38,6 +39,7 @@ using Clock = std::chrono::steady_clock;
 int control_socket = -1;  // the asking side's end (SOCK_SEQPACKET): set once, before any thread
 constexpr unsigned long kHelperMemory = 1ul << 30;
 constexpr char kAnswerFrame = 'A', kEndFrame = 'Z';
+constexpr char kTimingTag[] = "\ntiming:";  // the helper's marks in its diagnostic (helper_timing.hpp)
 
 // How long a helper may take on one file: 20 s, or the test-only
 // NCAFS_TEST_HELPER_DEADLINE_MS (tests/README.md).
@@ -151,9 +153,12 @@ void work_into(HelperAnswer& answer, int file_fd, const HelperRequest& request) 
     HelperAnswer answer;
     const auto seconds = static_cast<unsigned>(helper_deadline().count() / 1000 + 2);
     answer.diagnostic = confine_helper(file_fd, HelperLimits{seconds, kHelperMemory});
+    helper_timing::mark("confined");
     test_switches(request, answer);
     if (!answer.error) work_into(answer, file_fd, request);
     lie_if_asked(request.shown, answer);
+    helper_timing::mark("worked");
+    if (helper_timing::enabled()) answer.diagnostic += kTimingTag + helper_timing::marks_text();
     const std::vector<uint8_t> bytes = encode_answer(answer);
     write_frame(reply, kAnswerFrame, bytes.data(), bytes.size());
     ::_exit(0);
@@ -188,6 +193,7 @@ void close_all_but(std::vector<int> keep) {
 void spawn(int file_fd, int reply, const HelperRequest& request, std::map<pid_t, Child>& children) {
     const pid_t pid = ::fork();
     if (pid == 0) {
+        helper_timing::mark("forked");
         sigset_t none;
         sigemptyset(&none);
         ::sigprocmask(SIG_SETMASK, &none, nullptr);
@@ -215,6 +221,8 @@ bool receive_request(int control, std::map<pid_t, Child>& children) {
     msghdr msg{};
     msg.msg_iov = &iov, msg.msg_iovlen = 1, msg.msg_control = space, msg.msg_controllen = sizeof space;
     const ssize_t n = ::recvmsg(control, &msg, MSG_CMSG_CLOEXEC);
+    helper_timing::restart();
+    helper_timing::mark("zygote");
     if (n < 0) return errno == EINTR || errno == EAGAIN;
     if (n == 0) return false;
     cmsghdr* c = CMSG_FIRSTHDR(&msg);
@@ -453,6 +461,12 @@ AnswerCache& answers() {
     return cache;
 }
 
+const char* kind_of(const HelperRequest& request) {
+    if (request.terms == TermAsk::Inventory) return "inventory";
+    if (request.terms == TermAsk::Rows) return "term rows";
+    return request.values ? "values" : "description";
+}
+
 // A fresh helper's answer to `request` about `file`, or the error to keep;
 // a SourceError thrown at once is not kept (a deadline passed on a busy
 // machine, or the helpers are gone, may pass).
@@ -461,6 +475,7 @@ std::variant<HelperAnswer, std::string> ask_helper(const OpenFile& file, const H
     if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pair) != 0)
         throw SourceError(file.path(), std::string("no socket for its netCDF-4 helper: ") + std::strerror(errno));
     std::vector<uint8_t> bytes;
+    const auto asked = Clock::now();
     try {
         send_request(file, request, pair[1]);
         ::close(pair[1]), pair[1] = -1;
@@ -471,11 +486,16 @@ std::variant<HelperAnswer, std::string> ask_helper(const OpenFile& file, const H
         throw;
     }
     ::close(pair[0]);
+    const auto answered = Clock::now();
     const Reply reply = split_frames(bytes);
     if (reply.killed) throw SourceError(file.path(), *death_of(reply));
     if (auto death = death_of(reply)) return *death;
     try {
-        return decode_answer(*reply.answer);
+        HelperAnswer answer = decode_answer(*reply.answer);
+        if (const size_t at = answer.diagnostic.find(kTimingTag); helper_timing::enabled() && at != std::string::npos)
+            helper_timing::report(file.path() + " (" + kind_of(request) + ")",
+                                  answer.diagnostic.substr(at + sizeof kTimingTag - 1), asked, answered);
+        return answer;
     } catch (const std::exception& e) {
         return std::string("the netCDF-4 helper's answer is malformed: ") + e.what();
     }

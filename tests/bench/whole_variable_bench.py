@@ -17,13 +17,14 @@ and the daemon freshly mounted before every cold run:
 ratio = view / partitions (at most 0.7 is the aim; lower is better); for
 cat, cold / warm throughput (at least 0.4 is the aim). Each figure is
 repeated REPEATS times (default 3), baseline and view alternated; ranges
-(min-max) are printed with the daemon's CPU time and peak RSS. Variants in
+(min-max, then the median) are printed with the daemon's CPU time and peak RSS. Variants in
 the same run: "after" (this binary) and, with --before OLD_NCAFS, "before".
 
 usage: whole_variable_bench.py NCAFS_BINARY [WORK] [REPEATS] [--before OLD_NCAFS] [--warm]
   --warm   also the same reads warm (daemon and page cache warm, one untimed run first)
 """
 import os
+import statistics
 import subprocess
 import sys
 
@@ -31,7 +32,8 @@ import netCDF4
 import numpy as np
 
 import bench_cli
-from netcdf_clients_bench import Mount, drop_caches, log, take_flag, timed
+from bench_cli import take_flag
+from netcdf_clients_bench import Mount, drop_caches, log, timed
 
 MONTHS, STEPS, NY, NX = 24, 30, 180, 360
 
@@ -105,6 +107,19 @@ def prepare(ncafs, work):
     return source, partitions
 
 
+def prepared(doc):
+    """(binary, repeats, source, partitions) from the command line
+    (NCAFS_BINARY [WORK] [REPEATS]), the data made; or the exit status."""
+    args = bench_cli.positional(doc, "/tmp/ncafs-whole-bench", 3)
+    if args is None:
+        return 2
+    ncafs, work, repeats = args
+    if os.geteuid() != 0:
+        print("SKIPPED: needs root (drop_caches, FUSE mounts)")
+        return 77
+    return (ncafs, repeats) + prepare(ncafs, work)
+
+
 def read_seconds(mode, files):
     out = subprocess.run([sys.executable, "-c", READER, mode] + files, check=True, capture_output=True, text=True)
     return float(out.stdout.split()[0])
@@ -123,7 +138,8 @@ def peak_rss_mib(pid):
 
 
 def span(values, fmt="%.3f"):
-    return (fmt + "-" + fmt) % (min(values), max(values))
+    """min-max (median)."""
+    return (fmt + "-" + fmt + " (" + fmt + ")") % (min(values), max(values), statistics.median(values))
 
 
 class Figures:
@@ -186,14 +202,10 @@ def main():
         return 0
     before = take_flag("--before", True)
     warm = bool(take_flag("--warm", False))
-    args = bench_cli.positional(__doc__, "/tmp/ncafs-whole-bench", 3)
-    if args is None:
-        return 2
-    ncafs, work, repeats = args
-    if os.geteuid() != 0:
-        print("SKIPPED: needs root (drop_caches, FUSE mounts)")
-        return 77
-    source, partitions = prepare(ncafs, work)
+    setup = prepared(__doc__)
+    if isinstance(setup, int):
+        return setup
+    ncafs, repeats, source, partitions = setup
     stored = sum(os.path.getsize(p) for p in partitions)
     log("%d partitions, %.0f MiB stored, %.0f MiB of tas; ratio = view / partitions (cat: cold / warm throughput)"
         % (len(partitions), stored / 2**20, MONTHS * STEPS * NY * NX * 4 / 2**20))
