@@ -3,7 +3,6 @@
 #include <algorithm>
 
 #include "aggregation/kerchunk_export/file_pieces.hpp"
-#include "codecs/error.hpp"
 
 namespace ncafs::agg::kerchunk {
 
@@ -85,11 +84,7 @@ FragmentPieces fragment_pieces(const AggregatedSource& source, uint64_t max_chun
             p.make_inline("its file is not known", true);
         } else {
             // Opened again at each run: the pieces hold no file open.
-            SourceFn again = [&source, i] {
-                auto again = source.opened_fragment(i);
-                if (!again.variable) throw SourceError(again.fragment.path, "no longer readable as a partition");
-                return again.variable->source;
-            };
+            SourceFn again = [&source, i] { return source.fragment_source(i); };
             p = file_piece({o.file, o.dataset, o.variable, f.group, again, f.axis_to_master}, f.start, f.count, p.label,
                            budget);
             if (p.hdf5) budget -= std::min<uint64_t>(budget, p.hdf5->chunks.size());

@@ -41,6 +41,13 @@ bool inside(const Box& b, const Piece& p) {
     return true;
 }
 
+// Whether box holds the point (an empty box holds none).
+bool holds(const Box& box, const std::vector<uint64_t>& point) {
+    for (size_t d = 0; d < point.size(); ++d)
+        if (point[d] < box.start[d] || point[d] - box.start[d] >= box.count[d]) return false;
+    return true;
+}
+
 // The pieces of a variable and how to find the one holding a chunk.
 struct VariablePieces {
     std::vector<std::optional<Piece>> pieces;
@@ -118,13 +125,17 @@ public:
             throw LeftOut{std::to_string(cells) + " chunks, more than the bound of " + std::to_string(options_.max_chunks)};
         const size_t rank = shape_.size();
         std::vector<uint64_t> index(rank, 0);
+        // Reused from chunk to chunk: millions of them allocate nothing.
+        Box b{std::vector<uint64_t>(rank), std::vector<uint64_t>(rank)};
+        std::string key;
         for (uint64_t c = 0; c < cells; ++c) {
-            Box b{std::vector<uint64_t>(rank), std::vector<uint64_t>(rank)};
-            std::string key = v_.name + "/";
+            key.assign(v_.name);
+            key += '/';
             for (size_t d = 0; d < rank; ++d) {
                 b.start[d] = index[d] * grid_.chunk[d];
                 b.count[d] = std::min(grid_.chunk[d], shape_[d] - b.start[d]);
-                key += (d ? "." : "") + std::to_string(index[d]);
+                if (d) key += '.';
+                key += std::to_string(index[d]);
             }
             if (rank == 0) key += "0";
             chunk(b, key);
@@ -139,11 +150,17 @@ public:
     const std::vector<uint8_t>& fill() const { return fill_; }
 
 private:
-    const Piece* piece_at(const Box& b) const {
+    const Piece* piece_at(const Box& b) {
         if (!vp_.aggregated) return &*vp_.pieces[0];
-        auto i = vp_.aggregated->grid().fragment_at(b.start);
-        if (!i || !vp_.pieces[*i]) return nullptr;
-        return &*vp_.pieces[*i];
+        // Chunks come in C order: most start in the fragment of the chunk
+        // before, the one fragment (they never overlap) holding that point.
+        if (last_fragment_ >= vp_.boxes.size() || !holds(vp_.boxes[last_fragment_], b.start)) {
+            auto i = vp_.aggregated->grid().fragment_at(b.start);
+            if (!i) return nullptr;
+            last_fragment_ = *i;
+        }
+        const auto& p = vp_.pieces[last_fragment_];
+        return p ? &*p : nullptr;
     }
 
     void chunk(const Box& b, const std::string& key) {
@@ -179,7 +196,7 @@ private:
             for (size_t d = 0; d < rank; ++d) first = first * p.count[d] + (b.start[d] - p.start[d]);
             auto r = p.run(first, element_count(b.count));
             if (!r) return false;
-            if (out_) out_->add(key, {p.url, r->offset, r->length});
+            if (out_) out_->add_range(key, p.url, r->offset, r->length);
             return true;
         }
         const netcdf::Hdf5VariableStorage& s = *p.hdf5;
@@ -188,7 +205,7 @@ private:
         for (size_t d = 0; d < rank; ++d) at = at * per_dim[d] + (b.start[d] - p.start[d]) / s.chunk[d];
         const netcdf::StoredRun& c = s.chunks.at(at);
         if (!c.written()) absent_ = true;
-        else if (out_) out_->add(key, {p.url, c.address, c.size});
+        else if (out_) out_->add_range(key, p.url, c.address, c.size);
         return true;
     }
 
@@ -224,6 +241,7 @@ private:
     RefsWriter* out_;
     std::vector<uint8_t> fill_;
     bool absent_ = false;
+    size_t last_fragment_ = SIZE_MAX;  // piece_at's fragment for the chunk before
 };
 
 // One line per piece whose bytes are not referenced for a conversion, at most max_notes.
@@ -251,12 +269,34 @@ std::vector<std::string> dimension_names(const Dataset& ds, const Variable& v) {
 }  // namespace
 
 void RefsWriter::add(const std::string& key, const nlohmann::json& value) {
-    text_.assign(first_ ? "" : ",");
-    first_ = false;
-    text_ += json_text(key);
-    text_ += ':';
+    start_member(key);
     text_ += json_text(value);
     sink_(text_);
+}
+
+void RefsWriter::add_range(const std::string& key, const std::string& url, uint64_t offset, uint64_t length) {
+    start_member(key);
+    // The text json_text gives the array [url, offset, length], without building it.
+    if (url != url_) {
+        url_ = url;
+        url_text_.clear();
+        append_json_string(url_text_, url);
+    }
+    text_ += '[';
+    text_ += url_text_;
+    text_ += ',';
+    text_ += std::to_string(offset);
+    text_ += ',';
+    text_ += std::to_string(length);
+    text_ += ']';
+    sink_(text_);
+}
+
+void RefsWriter::start_member(const std::string& key) {
+    text_.assign(first_ ? "" : ",");
+    first_ = false;
+    append_json_string(text_, key);
+    text_ += ':';
 }
 
 VariableOutcome add_variable_refs(const Dataset& ds, const Variable& v, const DatasetOrigin& origin,

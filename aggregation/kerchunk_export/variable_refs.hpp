@@ -48,11 +48,16 @@ public:
     using Sink = std::function<void(std::string_view)>;
     explicit RefsWriter(Sink sink) : sink_(std::move(sink)) {}
     void add(const std::string& key, const nlohmann::json& value);
+    // add(key, [url, offset, length]): the same text, one per chunk reference.
+    void add_range(const std::string& key, const std::string& url, uint64_t offset, uint64_t length);
 
 private:
+    void start_member(const std::string& key);  // text_ = separator, key and colon
+
     Sink sink_;
     bool first_ = true;
     std::string text_;  // reused
+    std::string url_, url_text_;  // the last url of add_range and its JSON text
 };
 
 // Writes v's keys to refs (nothing when it is left out: a first pass over

@@ -1,11 +1,26 @@
 #include "aggregation/kerchunk_export/zarr_metadata.hpp"
 
+#include <algorithm>
+
 #include "aggregation/kerchunk_export/zarr_values.hpp"
 #include "codecs/zarr/zarr_dtype.hpp"
 
 namespace ncafs::agg::kerchunk {
 
 std::string json_text(const nlohmann::json& j) { return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace); }
+
+void append_json_string(std::string& out, const std::string& s) {
+    // What the serializer escapes: quote, backslash, control characters;
+    // invalid UTF-8 is replaced. Bytes outside 0x20-0x7e go through it.
+    const bool as_is = std::all_of(s.begin(), s.end(), [](char c) { return c >= 0x20 && c <= 0x7e && c != '"' && c != '\\'; });
+    if (!as_is) {
+        out += json_text(s);
+        return;
+    }
+    out += '"';
+    out += s;
+    out += '"';
+}
 
 std::string zgroup_text() { return json_text({{"zarr_format", 2}}); }
 

@@ -16,6 +16,9 @@ namespace ncafs::agg::kerchunk {
 
 // JSON text; invalid UTF-8 in names or text attributes replaced (U+FFFD).
 std::string json_text(const nlohmann::json& j);
+// Appends json_text(s) of a string to out; printable ASCII without a quote
+// or backslash (every chunk key, most paths) is copied as it is.
+void append_json_string(std::string& out, const std::string& s);
 
 std::string zgroup_text();
 

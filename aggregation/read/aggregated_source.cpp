@@ -140,21 +140,27 @@ std::shared_ptr<const AggregatedSource::Resolved> AggregatedSource::resolve(size
     check_declared(i);
     if (reused) *reused = false;
     if (!reopen) {
-        // Resolved before and its file still open in the cache: no system
-        // call at all; the identity of the fd is checked after the reads
-        // (with_fragment reopens the path when that check fails).
         MutexLock lock(mutex_);
-        if (auto r = resolved(i)) {
-            auto ds = r->dataset.lock();
-            auto file = r->file.lock();
-            if (ds && !(file && file->seen_changed()) && r->generation == cache_.generation()) {
-                keep = std::move(ds);
-                if (reused) *reused = true;
-                return r;
-            }
+        if (auto r = still_open(i, keep)) {
+            if (reused) *reused = true;
+            return r;
         }
     }
     return resolve_opened(i, f, keep);
+}
+
+std::shared_ptr<const AggregatedSource::Resolved> AggregatedSource::still_open(
+    size_t i, std::shared_ptr<const Dataset>& keep) const {
+    // Resolved before and its file still open in the cache: no system
+    // call at all; the identity of the fd is checked after the reads
+    // (with_fragment reopens the path when that check fails).
+    auto r = resolved(i);
+    if (!r) return nullptr;
+    auto ds = r->dataset.lock();
+    auto file = r->file.lock();
+    if (!ds || (file && file->seen_changed()) || r->generation != cache_.generation()) return nullptr;
+    keep = std::move(ds);
+    return r;
 }
 
 std::shared_ptr<const AggregatedSource::Resolved> AggregatedSource::resolve_opened(
@@ -375,6 +381,21 @@ AggregatedSource::OpenedFragment AggregatedSource::opened_fragment(size_t i) con
     out.plain = r->plain;
     out.values_as_is = r->src_type == agg_->type && r->value.is_identity() && !r->mask && !r->missing.has_range();
     return out;
+}
+
+std::shared_ptr<const ArraySource> AggregatedSource::fragment_source(size_t i) const {
+    {
+        // The common case, once per chunk reference: resolved and still
+        // open, so no Fragment is built from the table (nor copied).
+        check_declared(i);
+        std::shared_ptr<const Dataset> keep;
+        MutexLock lock(mutex_);
+        if (auto r = still_open(i, keep); r && !r->fill && r->source)
+            return std::shared_ptr<const ArraySource>(std::move(keep), r->source);  // holds the dataset
+    }
+    auto again = opened_fragment(i);
+    if (!again.variable) throw SourceError(again.fragment.path, "no longer readable as a partition");
+    return again.variable->source;
 }
 
 // Elements of the piece along partition axis k (1 for an extra size-1 axis).

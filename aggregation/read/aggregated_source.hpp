@@ -78,6 +78,12 @@ public:
         bool values_as_is = false;
     };
     OpenedFragment opened_fragment(size_t i) const;
+    // The source of fragment i's variable as opened_fragment(i) gives it
+    // (its dataset held by the pointer), without building the Fragment
+    // when its resolution is still open: for a caller asking once per
+    // chunk. Throws SourceError when the fragment reads as fill or has
+    // no variable.
+    std::shared_ptr<const ArraySource> fragment_source(size_t i) const;
 
     struct Resolved;
 
@@ -88,6 +94,10 @@ private:
     // f: fragment i as declared (agg_->fragments[i], built once by the caller).
     std::shared_ptr<const Resolved> resolve(size_t i, const Fragment& f, std::shared_ptr<const Dataset>& keep, bool reopen,
                                             bool* reused = nullptr) const;
+    // The resolution of fragment i kept from before, when its dataset is
+    // still open and its file unchanged (keep receives the dataset); else null.
+    std::shared_ptr<const Resolved> still_open(size_t i, std::shared_ptr<const Dataset>& keep) const
+        NCAFS_REQUIRES(mutex_);
     std::shared_ptr<const Resolved> resolve_opened(size_t i, const Fragment& f, std::shared_ptr<const Dataset>& keep) const;
     // use(resolved fragment i); when a reused resolution fails (its file
     // changed since it was opened), once more after reopening the path.
