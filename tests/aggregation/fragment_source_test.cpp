@@ -6,8 +6,6 @@
 // every kind of string a key or path may hold.
 #include <gtest/gtest.h>
 
-#include <cstdlib>
-#include <fstream>
 #include <memory>
 #include <string>
 #include <utility>
@@ -22,14 +20,9 @@ using namespace ncafs;
 
 namespace {
 
-// A classic file holding float v(x) = values, written by ncgen.
-void write_classic(const std::string& path, const std::vector<float>& values) {
-    std::string data;
-    for (float v : values) data += (data.empty() ? "" : ", ") + std::to_string(v);
-    const std::string cdl = path + ".cdl";
-    std::ofstream(cdl) << "netcdf f {\ndimensions: x = " << values.size() << " ;\nvariables: float v(x) ;\ndata: v = "
-                       << data << " ;\n}\n";
-    ASSERT_EQ(std::system(("ncgen -k nc3 -o " + path + " " + cdl).c_str()), 0);
+// A CDF-5 file holding float v(x) = values, written by netcdf-c.
+void write_partition(const std::string& path, const std::vector<double>& values) {
+    test::nc_write(path, {{"x", values.size()}}, {test::NcVarSpec{"v", NC_FLOAT, {"x"}, {}, values}});
 }
 
 // v over two partitions of two values each, then a Missing one.
@@ -66,8 +59,8 @@ std::vector<float> values_of(const ArraySource& s) {
 
 TEST(FragmentSource, TheSourceOpenedFragmentGivesResolvedBeforeOrNot) {
     const std::string dir = test::fresh_dir("fragment_source");
-    write_classic(dir + "/p0.nc", {1, 2});
-    write_classic(dir + "/p1.nc", {3, 4});
+    write_partition(dir + "/p0.nc", {1, 2});
+    write_partition(dir + "/p1.nc", {3, 4});
     agg::DatasetCache cache;
     auto source = source_over(dir, cache);
     // Partition 1 asked first: nothing resolved yet.
