@@ -424,7 +424,9 @@ void parse_term_list(CfParse& st) {
             st.fail(st.base_where + " " + t, "variable \"" + v + "\" does not exist (CF group search from the root group)");
         st.out.term_variables.push_back(*full);
     }
-    // Sizes first: the fragment count is checked before the other terms are read.
+    // Sizes first: the fragment count is checked before the other terms are
+    // read whole (their first rows, at most one answer of rows for all, may
+    // have come with the inventory: terms_to_read).
     st.arrays.emplace(Role::Sizes, st.terms.read(*st.terms.find(st.ts.roles.at(Role::Sizes).second)));
     st.sizes_where = st.where_of(Role::Sizes);
 }
