@@ -357,10 +357,10 @@ std::vector<uint8_t> encode_answer(const HelperAnswer& answer) {
                           : answer.survey    ? 1
                                              : 0;
     w.u64(kind);
-    if (answer.error) return w.text(*answer.error), w.take();
-    if (answer.values) return w.blob(*answer.values), w.take();
+    if (kind == 2) return w.text(*answer.error), w.take();
+    if (kind == 3) return w.blob(*answer.values), w.take();
     if (kind == 4) return write_inventory(w, *answer.inventory), w.take();
-    if (answer.term) return write_term(w, *answer.term), w.take();
+    if (kind == 5) return write_term(w, *answer.term), w.take();
     if (kind == 6) {
         write_inventory(w, *answer.inventory);
         w.u64(answer.terms.size());

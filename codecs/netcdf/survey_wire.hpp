@@ -5,8 +5,9 @@
 // rows of a term variable (term_values.hpp), the inventory with the first
 // rows of several term variables at once, or the message of the error
 // that refused it. Both sides are one program (the zygote is forked from
-// the daemon); the magic word still names the version of the format. The daemon decodes what
-// a helper that may have been subverted by the file wrote: every count is
+// the daemon); the magic word still names the version of the format. The
+// daemon decodes what a helper that may have been subverted by the file
+// wrote: every count is
 // checked against the bytes left and every bound a survey obeys, so that a
 // hostile answer costs an error, never memory or a wrong read.
 #pragma once
