@@ -424,7 +424,9 @@ void parse_term_list(CfParse& st) {
             st.fail(st.base_where + " " + t, "variable \"" + v + "\" does not exist (CF group search from the root group)");
         st.out.term_variables.push_back(*full);
     }
-    // Sizes first: the fragment count is checked before the other terms are read.
+    // Sizes first: the fragment count is checked before the other terms are
+    // read whole (their first rows, at most one answer of rows for all, may
+    // have come with the inventory: terms_to_read).
     st.arrays.emplace(Role::Sizes, st.terms.read(*st.terms.find(st.ts.roles.at(Role::Sizes).second)));
     st.sizes_where = st.where_of(Role::Sizes);
 }
@@ -743,12 +745,29 @@ CfAggregate parse_one(const std::string& path, const Dataset& file, const Variab
     return std::move(st.out);
 }
 
+// The term variables parse_one will read, by name as written: each
+// aggregation variable's sizes term, then its other terms of a role. An
+// attribute that does not parse names none (parse_one tells why).
+std::vector<std::string> terms_to_read(const std::string& path, const Dataset& file) {
+    std::vector<std::string> out;
+    for (const auto& v : file.variables) {
+        if (!is_cf_aggregation_variable(v)) continue;
+        try {
+            const std::string where = v.name + ":aggregated_data";
+            const auto pairs = parse_terms(text_of(v.find_attribute("aggregated_data")), path, where);
+            for (const auto& [role, term] : classify_terms(pairs, path, where).roles) out.push_back(term.second);
+        } catch (const AggregationError&) {
+        }
+    }
+    return out;
+}
+
 }  // namespace
 
 CfAggregations parse_cf_file(const std::string& path, const Dataset& file, const PathPolicy& paths,
                              const AggregationLimits& limits) {
     CfAggregations out;
-    TermFile terms(path, paths.confinement_of_aggregation_file());
+    TermFile terms(path, paths.confinement_of_aggregation_file(), terms_to_read(path, file));
     std::set<std::string> hidden;
     for (const auto& v : file.variables) {
         if (!is_cf_aggregation_variable(v)) continue;

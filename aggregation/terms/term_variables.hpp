@@ -25,8 +25,12 @@ using netcdf::TermArray;
 // An open aggregation file for term reading. Used only while parsing.
 class TermFile {
 public:
-    // Throws SourceError naming the path. `within`: open confined to those roots.
-    explicit TermFile(const std::string& path, const ConfinedRoots* within = nullptr);
+    // Throws SourceError naming the path. `within`: open confined to those
+    // roots. `wanted`: names (as `find` takes them) of the variables about
+    // to be read, in the order they will be: where helpers run, the first
+    // rows of those the file holds come with its inventory, in one helper.
+    explicit TermFile(const std::string& path, const ConfinedRoots* within = nullptr,
+                      const std::vector<std::string>& wanted = {});
 
     // CF group search from the root group: "/g/v" absolute, "g/v" relative to
     // the root, "v" in the root group. nullopt when no such variable exists.

@@ -105,13 +105,18 @@ void test_switches(const HelperRequest& request, HelperAnswer& answer) {
 
 // NCAFS_TEST_HELPER_LIE=NAME: the helper of a file whose name ends in NAME
 // answers a description that claims a variable of a dimension it does not
-// describe; NCAFS_TEST_HELPER_LIE_TERMS=NAME: rows of a term variable whose
-// text ends lie past the text sent, numbers more than their masks; as a
+// describe; NCAFS_TEST_HELPER_LIE_TERMS=NAME: rows of term variables (alone
+// or with the inventory) whose text ends lie past the text sent, numbers
+// more than their masks; as a
 // helper subverted by the file could (tests/README.md).
 void lie_if_asked(const std::string& shown, HelperAnswer& answer) {
-    if (answer.term && named_by_switch("NCAFS_TEST_HELPER_LIE_TERMS", shown)) {
-        answer.term->text_end.assign(answer.term->text_end.size(), uint64_t{1} << 40);
-        answer.term->bytes.resize(answer.term->bytes.size() * 2 + 8);
+    const auto lie_about = [](TermArray& term) {
+        term.text_end.assign(term.text_end.size(), uint64_t{1} << 40);
+        term.bytes.resize(term.bytes.size() * 2 + 8);
+    };
+    if (named_by_switch("NCAFS_TEST_HELPER_LIE_TERMS", shown)) {
+        if (answer.term) lie_about(*answer.term);
+        for (TermArray& term : answer.terms) lie_about(term);
     }
     if (!named_by_switch("NCAFS_TEST_HELPER_LIE", shown) || !answer.description) return;
     VariableDescription lie;
@@ -132,6 +137,9 @@ void work_into(HelperAnswer& answer, int file_fd, const HelperRequest& request) 
     try {
         if (request.terms == TermAsk::Inventory) {
             answer.inventory = term_inventory_here(path, shown);
+        } else if (request.terms == TermAsk::InventoryAndRows) {
+            auto [inventory, terms] = term_inventory_and_rows_here(path, shown, request.term_paths);
+            answer.inventory = std::move(inventory), answer.terms = std::move(terms);
         } else if (request.terms == TermAsk::Rows) {
             answer.term = term_rows_here(path, shown, request.group, request.start.empty() ? 0 : request.start[0]);
         } else if (request.values) {
@@ -464,6 +472,7 @@ AnswerCache& answers() {
 const char* kind_of(const HelperRequest& request) {
     if (request.terms == TermAsk::Inventory) return "inventory";
     if (request.terms == TermAsk::Rows) return "term rows";
+    if (request.terms == TermAsk::InventoryAndRows) return "inventory and term rows";
     return request.values ? "values" : "description";
 }
 

@@ -1,6 +1,8 @@
 #include "codecs/netcdf/netcdf_terms.hpp"
 
+#include <algorithm>
 #include <cstring>
+#include <set>
 #include <stdexcept>
 
 #include "codecs/cdf/header_reader.hpp"
@@ -143,17 +145,33 @@ TermArray InProcessTerms::rows(const std::string& full, uint64_t first_row) cons
 // A fresh helper per answer; netcdf-c never opens the file here.
 class HelperTerms final : public TermReader {
 public:
-    explicit HelperTerms(std::shared_ptr<const OpenFile> file);
+    HelperTerms(std::shared_ptr<const OpenFile> file, const std::vector<std::string>& wanted);
 
 private:
     TermArray rows(const std::string& full, uint64_t first_row) const override;
     std::shared_ptr<const OpenFile> file_;
 };
 
-HelperTerms::HelperTerms(std::shared_ptr<const OpenFile> file) : TermReader(file->path()), file_(std::move(file)) {
+// The paths of `wanted` one request can carry (kMaxBatchedTerms, and well
+// within kMaxRequestBytes); the others are asked alone.
+std::vector<std::string> batchable(const std::vector<std::string>& wanted) {
+    std::vector<std::string> out;
+    uint64_t bytes = 0;
+    for (const std::string& path : wanted) {
+        if (out.size() == kMaxBatchedTerms || bytes + path.size() + 8 > kMaxRequestBytes / 2) break;
+        if (std::find(out.begin(), out.end(), path) != out.end()) continue;
+        bytes += path.size() + 8;
+        out.push_back(path);
+    }
+    return out;
+}
+
+HelperTerms::HelperTerms(std::shared_ptr<const OpenFile> file, const std::vector<std::string>& wanted)
+    : TermReader(file->path()), file_(std::move(file)) {
     cdf::check_classic_header(*file_);  // a malformed classic header: our parser's error, no library's
     HelperRequest request{shown_, ""};
-    request.terms = TermAsk::Inventory;
+    request.term_paths = batchable(wanted);
+    request.terms = request.term_paths.empty() ? TermAsk::Inventory : TermAsk::InventoryAndRows;
     HelperAnswer answer = answer_in_helper(*file_, request);
     if (!answer.inventory) throw SourceError(shown_, "the netCDF-4 helper's answer is malformed: no inventory");
     uint64_t bytes = 0;
@@ -167,6 +185,7 @@ HelperTerms::HelperTerms(std::shared_ptr<const OpenFile> file) : TermReader(file
     charge_metadata(answer.inventory->variables.size(), sizeof(TermVariable) + kNameCost, "variables of term search");
     charge_metadata(bytes, 1, "bytes of variable names and text attributes");
     inventory_ = std::move(*answer.inventory);
+    keep_first_rows(request.term_paths, std::move(answer.terms));
 }
 
 TermArray HelperTerms::rows(const std::string& full, uint64_t first_row) const {
@@ -179,28 +198,42 @@ TermArray HelperTerms::rows(const std::string& full, uint64_t first_row) const {
 
 }  // namespace
 
-TermArray TermReader::read(const std::string& full) const {
-    TermArray whole;
-    uint64_t done = 0, first_row = 0;
-    for (bool first = true;; first = false) {
-        TermArray part = rows(full, first_row);
-        uint64_t n = 0;
-        try {
-            n = checked_elements(part, full, whole, done);
-        } catch (const std::runtime_error& e) {
-            throw SourceError(shown_, "variable " + full + ": malformed rows of a term variable: " + e.what());
-        }
-        charge_metadata(term_bytes(part), 1, "bytes of term variable values");
-        const uint64_t size = part.size();
-        const uint64_t per_row = part.shape.empty() || part.shape[0] == 0 ? 1 : size / part.shape[0];
-        append_rows(whole, std::move(part), first);
-        done += n, first_row += n / per_row;
-        if (done == size) return whole;
+void TermReader::take_rows(Gathering& g, const std::string& full, TermArray&& part) const {
+    uint64_t n = 0;
+    try {
+        n = checked_elements(part, full, g.whole, g.done);
+    } catch (const std::runtime_error& e) {
+        throw SourceError(shown_, "variable " + full + ": malformed rows of a term variable: " + e.what());
+    }
+    charge_metadata(term_bytes(part), 1, "bytes of term variable values");
+    const uint64_t size = part.size();
+    const uint64_t per_row = part.shape.empty() || part.shape[0] == 0 ? 1 : size / part.shape[0];
+    append_rows(g.whole, std::move(part), !g.started);
+    g.started = true;
+    g.done += n, g.next_row += n / per_row;
+}
+
+void TermReader::keep_first_rows(const std::vector<std::string>& asked, std::vector<TermArray> parts) {
+    for (TermArray& part : parts) {
+        const std::string full = part.path;
+        if (std::find(asked.begin(), asked.end(), full) == asked.end() || kept_.count(full))
+            throw SourceError(shown_, "variable " + full +
+                                          ": malformed rows of a term variable: rows of a variable not asked for "
+                                          "or answered twice");
+        take_rows(kept_[full], full, std::move(part));
     }
 }
 
-std::unique_ptr<TermReader> open_term_reader(std::shared_ptr<const OpenFile> file) {
-    if (netcdf_helpers_started() && file->fd() >= 0) return std::make_unique<HelperTerms>(std::move(file));
+TermArray TermReader::read(const std::string& full) const {
+    Gathering g;
+    if (auto kept = kept_.find(full); kept != kept_.end()) g = std::move(kept->second), kept_.erase(kept);
+    while (!g.complete()) take_rows(g, full, rows(full, g.next_row));
+    return std::move(g.whole);
+}
+
+std::unique_ptr<TermReader> open_term_reader(std::shared_ptr<const OpenFile> file,
+                                             const std::vector<std::string>& wanted) {
+    if (netcdf_helpers_started() && file->fd() >= 0) return std::make_unique<HelperTerms>(std::move(file), wanted);
     return std::make_unique<InProcessTerms>(*file);
 }
 
@@ -216,6 +249,29 @@ TermArray term_rows_here(const std::string& path, const std::string& shown, cons
     if (auto why = refusal_of(handle->indirections(), full)) throw SourceError(shown, *why);
     LibraryLock lock;
     return read_term_rows(handle->ncid(), shown, full, first_row);
+}
+
+std::pair<TermInventory, std::vector<TermArray>> term_inventory_and_rows_here(const std::string& path,
+                                                                             const std::string& shown,
+                                                                             const std::vector<std::string>& wanted) {
+    auto handle = NetcdfHandle::open(path, shown);
+    LibraryLock lock;
+    std::pair<TermInventory, std::vector<TermArray>> out{read_term_inventory(handle->ncid(), shown), {}};
+    std::set<std::string> held;
+    for (const TermVariable& v : out.first.variables) held.insert(v.path);
+    const uint64_t cap = term_rows_bytes();
+    uint64_t used = 0;
+    for (const std::string& full : wanted) {
+        if (used >= cap) break;
+        if (!held.count(full) || refusal_of(handle->indirections(), full)) continue;
+        try {
+            out.second.push_back(read_term_rows(handle->ncid(), shown, full, 0, cap - used));
+            used += term_bytes(out.second.back());
+        } catch (const std::exception&) {
+            // Left out: the daemon asks for it alone and hears why.
+        }
+    }
+    return out;
 }
 
 }  // namespace ncafs::netcdf

@@ -10,12 +10,13 @@ namespace ncafs::netcdf {
 
 namespace {
 
-constexpr uint32_t kMagic = 0x4e434831;  // "NCH1"
+constexpr uint32_t kMagic = 0x4e434832;  // "NCH2": version 2 (term rows of several variables at once)
 constexpr uint64_t kMaxStorageRank = 32;
 constexpr uint64_t kMaxText = 1 << 16;
 constexpr uint64_t kMaxItems = uint64_t{1} << 20;  // dimensions, variables, attributes, notes of one group
 constexpr uint64_t kMaxVariableRank = 1024;       // NC_MAX_VAR_DIMS
 constexpr uint64_t kMaxTermInventoryItems = uint64_t{1} << 20;  // variables of a file's inventory
+constexpr uint64_t kMinTermBytes = 88;  // an encoded TermArray's eleven counts and words
 
 class Writer {
 public:
@@ -347,11 +348,25 @@ std::vector<uint8_t> encode_answer(const HelperAnswer& answer) {
     Writer w;
     w.u64(kMagic);
     w.text(answer.diagnostic);
-    w.u64(answer.error ? 2 : answer.values ? 3 : answer.inventory ? 4 : answer.term ? 5 : answer.survey ? 1 : 0);
-    if (answer.error) return w.text(*answer.error), w.take();
-    if (answer.values) return w.blob(*answer.values), w.take();
-    if (answer.inventory) return write_inventory(w, *answer.inventory), w.take();
-    if (answer.term) return write_term(w, *answer.term), w.take();
+    const bool batched = answer.inventory && !answer.terms.empty();
+    const uint64_t kind = answer.error       ? 2
+                          : answer.values    ? 3
+                          : batched          ? 6
+                          : answer.inventory ? 4
+                          : answer.term      ? 5
+                          : answer.survey    ? 1
+                                             : 0;
+    w.u64(kind);
+    if (kind == 2) return w.text(*answer.error), w.take();
+    if (kind == 3) return w.blob(*answer.values), w.take();
+    if (kind == 4) return write_inventory(w, *answer.inventory), w.take();
+    if (kind == 5) return write_term(w, *answer.term), w.take();
+    if (kind == 6) {
+        write_inventory(w, *answer.inventory);
+        w.u64(answer.terms.size());
+        for (const TermArray& t : answer.terms) write_term(w, t);
+        return w.take();
+    }
     if (answer.survey) write_survey(w, *answer.survey);
     w.u64(answer.description.has_value());
     if (answer.description) write_description(w, *answer.description);
@@ -365,6 +380,7 @@ std::vector<uint8_t> encode_request(const HelperRequest& request) {
     w.u64(request.values), w.u64(static_cast<uint64_t>(request.varid));
     w.list(request.start), w.list(request.count);
     w.u64(static_cast<uint64_t>(request.terms));
+    w.texts(request.term_paths);
     return w.take();
 }
 
@@ -378,8 +394,9 @@ HelperRequest decode_request(const std::vector<uint8_t>& bytes) {
     request.start = r.list(kMaxVariableRank), request.count = r.list(kMaxVariableRank);
     if (request.start.size() != request.count.size()) throw std::runtime_error("a box of two ranks");
     const uint64_t terms = r.u64();
-    if (terms > static_cast<uint64_t>(TermAsk::Rows)) throw std::runtime_error("an unknown request of terms");
+    if (terms > static_cast<uint64_t>(TermAsk::InventoryAndRows)) throw std::runtime_error("an unknown request of terms");
     request.terms = static_cast<TermAsk>(terms);
+    request.term_paths = r.texts(kMaxBatchedTerms);
     if (!r.done()) throw std::runtime_error("bytes after the request");
     return request;
 }
@@ -390,11 +407,16 @@ HelperAnswer decode_answer(const std::vector<uint8_t>& bytes) {
     HelperAnswer answer;
     answer.diagnostic = r.text();
     const uint64_t kind = r.u64();
-    if (kind > 5) throw std::runtime_error("an unknown answer");
+    if (kind > 6) throw std::runtime_error("an unknown answer");
     if (kind == 2) answer.error = r.text();
     if (kind == 3) answer.values = r.blob();
     if (kind == 4) answer.inventory = read_inventory(r);
     if (kind == 5) answer.term = read_term(r);
+    if (kind == 6) {
+        answer.inventory = read_inventory(r);
+        answer.terms.resize(r.count(kMinTermBytes, kMaxBatchedTerms));
+        for (TermArray& t : answer.terms) t = read_term(r);
+    }
     if (kind == 1) answer.survey = read_survey(r);
     if (kind < 2 && r.u64()) answer.description = read_description(r);
     if (!r.done()) throw std::runtime_error("bytes after the answer");

@@ -249,17 +249,6 @@ void read_numbers(const TermVar& tv, const Box& box, uint64_t n, TermArray& out)
     }
 }
 
-// The bytes of one answer of rows: kTermRowsBytes, or the test-only
-// NCAFS_TEST_TERM_ROWS_BYTES (tests/README.md: many answers from a small file).
-uint64_t rows_bytes() {
-    static const uint64_t bytes = [] {
-        const char* v = std::getenv("NCAFS_TEST_TERM_ROWS_BYTES");
-        const long long n = v ? std::atoll(v) : 0;
-        return n > 0 ? static_cast<uint64_t>(n) : kTermRowsBytes;
-    }();
-    return bytes;
-}
-
 }  // namespace
 
 TermInventory read_term_inventory(int ncid, const std::string& shown) {
@@ -268,7 +257,21 @@ TermInventory read_term_inventory(int ncid, const std::string& shown) {
     return out;
 }
 
+uint64_t term_rows_bytes() {
+    static const uint64_t bytes = [] {
+        const char* v = std::getenv("NCAFS_TEST_TERM_ROWS_BYTES");
+        const long long n = v ? std::atoll(v) : 0;
+        return n > 0 ? static_cast<uint64_t>(n) : kTermRowsBytes;
+    }();
+    return bytes;
+}
+
 TermArray read_term_rows(int ncid, const std::string& shown, const std::string& full, uint64_t first_row) {
+    return read_term_rows(ncid, shown, full, first_row, term_rows_bytes());
+}
+
+TermArray read_term_rows(int ncid, const std::string& shown, const std::string& full, uint64_t first_row,
+                         uint64_t most_bytes) {
     const TermVar tv = locate(ncid, shown, full);
     TermArray out;
     const uint64_t total = read_header(tv, out);
@@ -276,7 +279,8 @@ TermArray read_term_rows(int ncid, const std::string& shown, const std::string& 
     if (total == 0 || rows == 0) return out;
     if (first_row >= rows) throw tv.fail("no row " + std::to_string(first_row));
     const uint64_t per_row = total / rows;
-    const uint64_t cap = rows_bytes(), slab = std::clamp<uint64_t>(cap / 64, 1, kSlabElements);
+    const uint64_t cap = std::max<uint64_t>(most_bytes, 1);
+    const uint64_t slab = std::clamp<uint64_t>(term_rows_bytes() / 64, 1, kSlabElements);
     const uint64_t rows_per_slab = std::max<uint64_t>(1, slab / std::max<uint64_t>(per_row, 1));
     // Slabs along the first dimension: netcdf-c allocates one string per
     // element, so a million of them at once would double the peak.

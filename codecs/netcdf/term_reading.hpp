@@ -26,5 +26,11 @@ inline constexpr uint64_t kMaxTermInventory = uint64_t{1} << 20;
 // Throws SourceError naming the file and the variable.
 TermArray read_term_rows(int ncid, const std::string& shown, const std::string& full, uint64_t first_row)
     NCAFS_REQUIRES(library_mutex);
+// The same, as many whole rows as fit in about most_bytes (at least one).
+TermArray read_term_rows(int ncid, const std::string& shown, const std::string& full, uint64_t first_row,
+                         uint64_t most_bytes) NCAFS_REQUIRES(library_mutex);
+// The bytes of one answer of rows: kTermRowsBytes, or the test-only
+// NCAFS_TEST_TERM_ROWS_BYTES (tests/README.md: many answers from a small file).
+uint64_t term_rows_bytes();
 
 }  // namespace ncafs::netcdf

@@ -6,8 +6,11 @@
 // dimension index beyond those described, any word replaced by a hostile
 // value - are an error, never a large allocation or a survey that reads wrong.
 // The same for the term variables of aggregation files (an inventory, rows
-// of a term): what decodes is then checked by TermReader::read, whose
-// result always holds together (ends within the text, one mask an element).
+// of a term, the inventory with the first rows of several terms): what
+// decodes is then checked by TermReader::read, whose result always holds
+// together (ends within the text, one mask an element); rows answered with
+// the inventory that lie (counts, another variable's, twice, too many
+// elements) are refused before any is kept.
 #include <gtest/gtest.h>
 
 #include <cstring>
@@ -300,6 +303,100 @@ TEST(SurveyWire, HostileWordsInTermRowsAreRefusedOrHarmless) {
             } catch (const std::runtime_error&) {
             }
         }
+    }
+}
+
+HelperAnswer batched_rows() {
+    HelperAnswer answer;
+    answer.inventory = TermInventory{{{"/aggregation/uris", {"f", "g"}, {}}, {"/aggregation/map", {"f"}, {}}}};
+    answer.terms.push_back(std::move(*term_rows().term));
+    TermArray map;
+    map.path = "/aggregation/map";
+    map.dims = {"f"};
+    map.shape = {3};
+    map.numeric_type = NcType::Int;
+    for (int32_t v : {4, 5, 6}) {
+        map.bytes.insert(map.bytes.end(), reinterpret_cast<uint8_t*>(&v), reinterpret_cast<uint8_t*>(&v) + 4);
+        map.ints.push_back(v);
+        map.masked.push_back(false);
+    }
+    answer.terms.push_back(std::move(map));
+    return answer;
+}
+
+// A reader whose rows all came with its inventory: asking for more fails.
+class BatchedRows final : public TermReader {
+public:
+    BatchedRows(const std::vector<std::string>& asked, std::vector<TermArray> parts) : TermReader("agg.nc") {
+        keep_first_rows(asked, std::move(parts));
+    }
+
+private:
+    TermArray rows(const std::string& full, uint64_t) const override {
+        throw SourceError("agg.nc", "asked again for " + full);
+    }
+};
+
+const std::vector<std::string> kAsked = {"/aggregation/map", "/aggregation/uris"};
+
+TEST(SurveyWire, InventoryWithRowsOfSeveralTermsTravels) {
+    const HelperAnswer back = decode_answer(encode_answer(batched_rows()));
+    ASSERT_TRUE(back.inventory);
+    EXPECT_EQ(back.inventory->variables.size(), 2u);
+    ASSERT_EQ(back.terms.size(), 2u);
+    const BatchedRows reader(kAsked, back.terms);
+    const TermArray map = reader.read("/aggregation/map");
+    EXPECT_EQ(map.size(), 3u);
+    EXPECT_EQ(*map.integer_at(2), 6);
+    EXPECT_EQ(*reader.read("/aggregation/uris").text_at(2), "bb.nc");
+    EXPECT_THROW(reader.read("/aggregation/map"), SourceError);  // given once: read again, it is asked for
+    HelperRequest request{"f.nc", ""};
+    request.terms = TermAsk::InventoryAndRows;
+    request.term_paths = kAsked;
+    const HelperRequest asked = decode_request(encode_request(request));
+    EXPECT_EQ(asked.terms, TermAsk::InventoryAndRows);
+    EXPECT_EQ(asked.term_paths, kAsked);
+    const auto bytes = encode_answer(batched_rows());
+    for (size_t n = 0; n < bytes.size(); ++n)
+        EXPECT_THROW(decode_answer(std::vector<uint8_t>(bytes.begin(), bytes.begin() + n)), std::runtime_error) << n;
+    auto old = bytes;
+    old[0] = '1';  // the magic word of version 1 ("NCH1"): another format
+    EXPECT_THROW(decode_answer(old), std::runtime_error);
+    request.term_paths.assign(kMaxBatchedTerms + 1, "/v");
+    EXPECT_THROW(decode_request(encode_request(request)), std::runtime_error);
+}
+
+// The message a reader of the batched rows is refused with ("" if none).
+std::string refusal_of_batch(const std::vector<std::string>& asked, std::vector<TermArray> parts) {
+    try {
+        BatchedRows reader(asked, std::move(parts));
+    } catch (const SourceError& e) {
+        return e.what();
+    }
+    return "";
+}
+
+TEST(SurveyWire, LyingRowsWithTheInventoryAreRefused) {
+    const std::vector<TermArray> good = batched_rows().terms;
+    EXPECT_EQ(refusal_of_batch(kAsked, good), "");
+    auto ends = good;  // text ends past the text
+    ends[0].text_end.assign(4, uint64_t{1} << 40);
+    auto counts = good;  // more numbers than masks
+    counts[1].bytes.resize(counts[1].bytes.size() * 2);
+    auto extra = good;  // more rows than its shape holds, each part agreeing
+    extra[1].masked.push_back(false), extra[1].ints.push_back(7), extra[1].bytes.resize(16);
+    auto other = good;  // rows of a variable not asked for
+    other[1].path = "/aggregation/secret";
+    auto twice = good;  // the same variable twice
+    twice.push_back(good[1]);
+    auto huge = good;  // more elements than a term variable holds
+    huge[1].shape = {uint64_t{1} << 20, uint64_t{1} << 20};
+    huge[1].dims = {"f", "g"};
+    for (const auto& [parts, why] : {std::pair{ends, "text ends"}, {counts, "element count"}, {extra, "continue"},
+                                     {other, "not asked for"}, {twice, "answered twice"}, {huge, "too many elements"}}) {
+        const std::string message = refusal_of_batch(kAsked, parts);
+        EXPECT_NE(message.find("malformed rows of a term variable"), std::string::npos) << why << ": " << message;
+        EXPECT_NE(message.find(why), std::string::npos) << message;
     }
 }
 

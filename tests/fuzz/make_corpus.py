@@ -249,7 +249,8 @@ def reference_set_seeds():
 def helper_answer_seeds():
     """A netCDF-4 helper's answers in the layout of codecs/netcdf/survey_wire.cpp
     (little-endian 64-bit words; texts and byte strings prefixed by their
-    length): a surveyed file with a described root group, an error, values."""
+    length): a surveyed file with a described root group, an error, values,
+    rows of a term alone and the inventory with rows of two terms (version 2)."""
     import struct
 
     def u64(*values):
@@ -262,7 +263,7 @@ def helper_answer_seeds():
     def lst(values):
         return u64(len(values), *values)
 
-    magic = u64(0x4E434831)
+    magic = u64(0x4E434832)  # "NCH2"
     storage = lst([0, 1]) + u64(4, 4, 0) + lst([4, 6]) + lst([2, 6]) + u64(2, 96, 40, 0, 0)
     survey = u64(4096, 1, 1) + text("/v") + u64(0) + u64(1) + text("/v") + storage
     survey += u64(1) + text("/c") + u64(8, 1, 512, 48)
@@ -273,8 +274,14 @@ def helper_answer_seeds():
     description = text("") + text("/") + u64(0) + u64(2) + text("time") + u64(4, 1) + text("x") + u64(6, 0)
     description += u64(1) + attribute + u64(2) + variable + contiguous
     description += u64(1) + u64(1, 0) + text("l") + text("an external link") + u64(1) + text("s skipped")
+    uris = text("/uris") + lst([]) + lst([]) + u64(1, 0) + text("a.nc") + lst([4]) + text(b"") + lst([])
+    uris += text(b"\0") + u64(1) + text("long_name") + text("uris")
+    sizes = text("/map") + u64(1) + text("f") + lst([2]) + u64(0, 4) + text(b"") + lst([]) + text(b"\3\0\0\0\4\0\0\0")
+    sizes += lst([3, 4]) + text(b"\0\0") + u64(0)
+    inventory = u64(2) + text("/uris") + lst([]) + u64(0) + text("/map") + u64(1) + text("f") + u64(0)
     d = target_dir("helper_answer_fuzz")
-    seeds = {"described": magic + text("") + u64(1) + survey + u64(1) + description,
+    seeds = {"term": magic + text("") + u64(5) + uris,
+             "inventory_rows": magic + text("") + u64(6) + inventory + u64(2) + sizes + uris,"described": magic + text("") + u64(1) + survey + u64(1) + description,
              "classic": magic + text("") + u64(0) + u64(1) + description,
              "error": magic + text("") + u64(2) + text("netcdf-c cannot open: NetCDF: HDF error"),
              "values": magic + text("") + u64(3) + text(bytes(range(16)))}

@@ -38,7 +38,8 @@ Run as: test_netcdf4_out_of_daemon.py CASE
           fragments whose map, string locations and variable names live in
           a group (CF group search); their term variables are read by
           helpers (NCAFS_TEST_TERM_ROWS_BYTES=256: in many answers of
-          rows), and the views equal netCDF4-python's reading of the
+          rows, the first of each term with the file's inventory, as
+          NCAFS_HELPER_TIMING=1's lines show), and the views equal netCDF4-python's reading of the
           partitions; `ncafs check` of them succeeds under the same switch.
   cf_terms_lie  NCAFS_TEST_HELPER_LIE_TERMS=lie.nc: the helper answers
           rows of term variables whose text ends lie past the text sent,
@@ -339,11 +340,15 @@ def case_cf_terms(work):
     forbid_library()
     os.environ["NCAFS_TEST_TERM_ROWS_BYTES"] = "256"
     try:
-        with Mount(source, "cache_timeout=0") as m:
+        with switched("NCAFS_HELPER_TIMING", "1"), Mount(source, "cache_timeout=0") as m:
             compare_aggregation(m.path("written.nc"), expected3, "the view of ncafs aggregate's file")
             compare_aggregation(m.path("grouped.nc"), {"pr": expected100["pr"]}, "the view of the grouped terms")
             check(m.alive(), "the daemon died:\n" + m.log_text()[-4000:])
             check("NCAFS_TEST_FORBID_LIBRARY_IN_DAEMON" not in m.log_text(), "the daemon called the libraries")
+            # The first rows of the terms come with the inventory (one helper), never after it.
+            for name in ("written.nc", "grouped.nc"):
+                logged(m, "helper timing", name + " (inventory and term rows):")
+            check(" (inventory):" not in m.log_text(), "an inventory asked without the rows of the terms")
         for name in ("written.nc", "grouped.nc"):
             r = subprocess.run([NCAFS, "check", os.path.join(source, name)], capture_output=True, text=True,
                                timeout=300)
