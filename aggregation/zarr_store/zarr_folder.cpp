@@ -38,6 +38,8 @@ void require_readers(int fd, const std::string& path, const ZarrReaders& readers
 // through a symlink (the last a folder when `folder`, else anything, opened
 // non-blocking); with readers, each component from `trusted` on must be
 // readable by all of them. -1 with errno set when a component cannot be opened.
+// The key comes from the store (hostile): key_refusal rejects ".." and
+// absolute forms first, and `at` is a folder fd opened through the confined walk.
 int open_beneath(int at, const std::string& key, const std::string& path, bool folder, const ZarrReaders* readers,
                  size_t trusted) {
     if (auto why = key_refusal(key); !why.empty()) throw SourceError(path, "Zarr key refused: " + why);

@@ -133,6 +133,10 @@ std::string reason_of(const std::string& message, const std::string& shown) {
 // What the helper's one file answers to the request, or why it is refused.
 void work_into(HelperAnswer& answer, int file_fd, const HelperRequest& request) {
     const std::string& shown = request.shown;
+    // Every open below (H5Fopen, nc_open) names only this descriptor: the
+    // file the daemon opened through its confined walk. No name from SOURCE
+    // reaches the libraries, and the helper's own confinement (Landlock,
+    // seccomp, rlimits) bounds whatever they try besides.
     const std::string path = "/proc/self/fd/" + std::to_string(file_fd);
     try {
         if (request.terms == TermAsk::Inventory) {
