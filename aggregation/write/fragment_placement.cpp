@@ -50,8 +50,16 @@ void check_same_block(WriterState& st, size_t d, const FileInfo& F, const FileIn
 // Each file's block along aggregated dim d: files whose first coordinate value is equal share one.
 void place_along(WriterState& st, size_t d) {
     auto& files = st.files;
+    bool empty_file = false;  // an UNLIMITED dimension without records: nothing to place, no coordinate to order by
+    for (const auto& F : files)
+        if (F.agg_len[d] == 0) {
+            st.problems.add(F.path + ": dimension " + st.agg_dims[d] +
+                            " has length 0 (no records yet): nothing to aggregate from it; leave it out of the inputs");
+            empty_file = true;
+        }
+    if (empty_file) return;
     const bool have_coords = std::all_of(files.begin(), files.end(),
-                                         [&](const FileInfo& F) { return !F.coords[d].empty() || F.agg_len[d] == 0; });
+                                         [&](const FileInfo& F) { return !F.coords[d].empty(); });
     if (!have_coords && st.agg_dims.size() > 1) {
         st.problems.add("dimension " + st.agg_dims[d] + ": some files have no coordinate variable " + st.agg_dims[d] +
                         "; cannot place fragments along several dimensions");
@@ -74,8 +82,6 @@ void place_along(WriterState& st, size_t d) {
         }
         F.position[d] = block;
     }
-    if (std::find(st.block_len[d].begin(), st.block_len[d].end(), 0) != st.block_len[d].end())
-        st.problems.add("dimension " + st.agg_dims[d] + " has length 0 in some file");
 }
 
 // "time block 3, lat block 0": the blocks of grid cell c.

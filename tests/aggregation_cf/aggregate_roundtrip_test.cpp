@@ -154,6 +154,17 @@ TEST(AggregateCommand, DisagreementIsRefusedNamingFileAndAttribute) {
     EXPECT_EQ(aggregate({"-o", dir + "/agg.nc"}, &err), 2);
 }
 
+// A file with no records along the aggregated dimension (a growing archive's
+// newest file) is refused, naming the file (it has no coordinate to place it by).
+TEST(AggregateCommand, FileWithoutRecordsIsRefusedNamingIt) {
+    const std::string dir = make_dir("no_records");
+    std::string err;
+    EXPECT_EQ(aggregate({"--dim", "time", "-o", dir + "/agg.nc", dir + "/part_0.nc", dir + "/part_1.nc",
+                         dir + "/part_2.nc"}, &err), 1);
+    EXPECT_NE(err.find("part_2.nc: dimension time has length 0"), std::string::npos) << err;
+    EXPECT_FALSE(fs::exists(dir + "/agg.nc"));
+}
+
 // CF-1.13 4.4.3 names one calendar several ways: the aliases aggregate, and
 // the output carries the canonical name (read back by netcdf-c); two
 // different calendars are still refused.

@@ -92,6 +92,11 @@ elif kind == "tiles":
         for li, lats in enumerate([np.array([60, 20], "f4"), np.array([-20, -60], "f4")]):
             tas = np.ma.masked_array(rng.uniform(250, 300, (3, 2, 6)).astype("f4"))
             part(os.path.join(out, f"tile_{ti}_{li}.nc"), 3 * ti, np.arange(3 * ti, 3 * ti + 3, dtype="f8"), lats, tas)
+elif kind == "no_records":
+    # The newest file of a growing archive, created but not yet written (UNLIMITED time of length 0).
+    for i, n in enumerate([2, 2, 0]):
+        part(os.path.join(out, f"part_{i}.nc"), 2 * i, np.arange(2 * i, 2 * i + n, dtype="f8"),
+             np.array([-60, -20, 20, 60], "f4"), rng.uniform(250, 300, (n, 4, 6)).astype("f4"))
 elif kind == "mismatch":
     for i, u in enumerate(["degrees_north", "degree_north"]):
         part(os.path.join(out, f"part_{i}.nc"), 2 * i, np.arange(2 * i, 2 * i + 2, dtype="f8"),
