@@ -457,13 +457,13 @@ TEST(Catalog, TwinViewsByNameAndMagicRealFilesWin) {
     auto twin = catalog.resolve("p7.ds");
     ASSERT_TRUE(twin);
     EXPECT_EQ(twin->kind, EntryKind::View);
-    EXPECT_EQ(twin->view, "ds");
+    EXPECT_EQ(twin->view_kind, ViewKind::Ds);
     EXPECT_FALSE(twin->aggregation);
     EXPECT_EQ(twin->size, 1000u);
     EXPECT_EQ(catalog.resolve("s.nc")->kind, EntryKind::RealFile);
     EXPECT_EQ(catalog.resolve("n.nc")->kind, EntryKind::View);
-    EXPECT_EQ(catalog.resolve("h.classic.nc")->view, "nc");  // netCDF-4 h.nc keeps its name; classic view beside it
-    EXPECT_EQ(catalog.resolve("k.nc")->view, "nc");
+    EXPECT_EQ(catalog.resolve("h.classic.nc")->view_kind, ViewKind::Nc);  // netCDF-4 h.nc keeps its name; classic view beside it
+    EXPECT_EQ(catalog.resolve("k.nc")->view_kind, ViewKind::Nc);
     EXPECT_FALSE(catalog.resolve("p7.classic.nc"));  // p7.nc is classic already
     EXPECT_TRUE(catalog.resolve("a.ncs")->aggregation);
     EXPECT_FALSE(catalog.resolve("text.nc"));
@@ -590,7 +590,7 @@ TEST(Catalog, NetCdf4AggregationNcIsListedOnce) {
                                                  "plain.zarr"}));
     EXPECT_TRUE(catalog.resolve("agg.nc")->aggregation);
     EXPECT_FALSE(catalog.resolve("agg.classic.nc"));
-    EXPECT_EQ(catalog.resolve("plain.classic.nc")->view, "nc");
+    EXPECT_EQ(catalog.resolve("plain.classic.nc")->view_kind, ViewKind::Nc);
 }
 
 TEST(Catalog, SymlinksOutsideSourceAreHidden) {
