@@ -15,7 +15,6 @@ namespace ncafs::fs {
 FileClassifier::FileClassifier(const ConfinedRoots& source, const ViewOptions& options, const Backend& backend,
                                ViewStore& views)
     : source_(source), options_(options), backend_(backend), views_(views) {
-    MutexLock lock(mutex_);
     classifications_.set_capacity(kClassificationCapacity);
     formats_.set_capacity(kClassificationCapacity);
     netcdf4_.set_capacity(kClassificationCapacity);

@@ -28,7 +28,6 @@ DirEntry FolderListing::at(uint64_t i) const {
 
 FolderViews::FolderViews(const ViewOptions& options, FileClassifier& classifier, ViewStore& views)
     : options_(options), classifier_(classifier), views_(views) {
-    MutexLock lock(mutex_);
     layouts_.set_capacity(views.open_capacity());
 }
 

@@ -40,7 +40,6 @@ ViewStore::ViewStore(const ConfinedRoots& source, const ViewOptions& options, co
       backend_(backend),
       // Opened datasets hold descriptors: open_files bounds them, and so does RLIMIT_NOFILE.
       open_capacity_(std::min(options.open_files, agg::descriptor_budget())) {
-    MutexLock lock(mutex_);
     view_sizes_.set_capacity(kClassificationCapacity);
     view_verdicts_.set_capacity(kClassificationCapacity);
     lod_datasets_.set_capacity(kClassificationCapacity);
