@@ -59,7 +59,8 @@ std::optional<FolderListing> FolderViews::listing(const Entry& folder) {
 }
 
 std::shared_ptr<const agg::zarr_view::ZarrStoreLayout> FolderViews::layout(const Entry& entry) {
-    const ViewKey key = entry.view_key();
+    ViewKey key = entry.view_key();
+    key.name.clear();  // one layout for the store and every member below it
     {
         MutexLock lock(mutex_);
         if (auto hit = layouts_.get(key)) return *hit;
