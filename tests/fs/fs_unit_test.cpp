@@ -13,6 +13,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <new>
 #include <set>
 #include <system_error>
 
@@ -28,6 +29,9 @@
 #include "fs/remote_options.hpp"
 #include "fs/view_names.hpp"
 #include "fs/view_registry.hpp"
+#include "fs/view_store.hpp"
+#include "io/metadata_budget.hpp"
+#include "io/system_call_error.hpp"
 #include "codecs/sniff.hpp"
 
 namespace stdfs = std::filesystem;
@@ -625,6 +629,22 @@ TEST(Catalog, DirectorySwappedForAnOutsideSymlinkIsNotFollowed) {
     ASSERT_EQ(::mkfifo((d.path / "user" / "pipe.nc").c_str(), 0644), 0);
     for (auto& e : catalog.list("user")) EXPECT_NE(e.name.rfind("pipe", 0), 0u) << e.name;
     EXPECT_FALSE(catalog.resolve("user/pipe.nc"));
+}
+
+// Whether a view's failure is remembered is told from the error's type and
+// errno: a message that merely quotes strerror(EMFILE) is a lasting failure.
+TEST(Catalog, FailuresThatMayPassAreToldByTypeAndErrnoNotText) {
+    EXPECT_TRUE(failure_may_pass(SystemCallError("/s/a.nc", "cannot open: Too many open files", EMFILE)));
+    EXPECT_TRUE(failure_may_pass(SystemCallError("/s/a.nc", "cannot stat", ENOMEM)));
+    EXPECT_FALSE(failure_may_pass(SystemCallError("/s/a.nc", "cannot open: Permission denied", EACCES)));
+    EXPECT_FALSE(failure_may_pass(SourceError("/s/a.nc", "variable x: Too many open files")));
+    EXPECT_TRUE(failure_may_pass(SourceChangedError("/s/a.nc")));
+    EXPECT_TRUE(failure_may_pass(std::bad_alloc()));
+    EXPECT_TRUE(failure_may_pass(std::system_error(EINTR, std::generic_category(), "/s")));
+    EXPECT_FALSE(failure_may_pass(std::system_error(ENOENT, std::generic_category(), "/s")));
+    EXPECT_TRUE(failure_may_pass(MetadataBudgetError("/s/a.nc", "over the total", true)));
+    EXPECT_FALSE(failure_may_pass(MetadataBudgetError("/s/a.nc", "over the file's limit", false)));
+    EXPECT_FALSE(failure_may_pass(FormatError("/s/a.nc", 4, "bad magic")));
 }
 
 // Catalog cache keys: a changed identity, another view kind, aggregation or
