@@ -73,7 +73,8 @@ std::optional<Entry> Catalog::resolve_in(const std::string& real_dir, const std:
     e.real_path = child_path(real_dir, name);
     if (!classifier_.stat_within_source(e.real_path, e.st)) return resolve_twin(real_dir, name);
     if (S_ISDIR(e.st.st_mode)) {
-        if (classifier_.is_store_directory(name, e.real_path)) return std::nullopt;  // shown as its views, not as a folder
+        // A store folder is shown as its views, not as a folder.
+        if (classifier_.is_store_directory(name, e.real_path)) return std::nullopt;
         e.kind = EntryKind::Directory;
         return e;
     }
@@ -182,7 +183,8 @@ std::optional<std::optional<Entry>> Catalog::resolve_below_folder_view(const std
         if (!component.ends_with(".zarr")) continue;
         const std::string parent = begin == 0 ? std::string() : virtual_path.substr(0, begin - 1);
         auto store = resolve_in(child_path(root_, parent), component);
-        if (store && store->kind == EntryKind::ViewFolder) return folders_.member(*store, virtual_path.substr(slash + 1));
+        if (store && store->kind == EntryKind::ViewFolder)
+            return folders_.member(*store, virtual_path.substr(slash + 1));
         if (!store || store->kind != EntryKind::Directory) return std::optional<Entry>();  // nothing below a file
     }
     return std::nullopt;

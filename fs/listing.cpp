@@ -143,7 +143,8 @@ bool Listing::list_regular_file(const std::string& name, const std::string& path
         auto c = classifier_.classify(path, st);
         is_dataset = c.is_dataset();
         aggregation = c.kind == Classification::Aggregation;
-        if (aggregation && options_.has_view("nc") && !names.count(stem + ".nc")) shown = false;  // appears as its twin NAME.nc
+        // An aggregation appears as its twin NAME.nc.
+        if (aggregation && options_.has_view("nc") && !names.count(stem + ".nc")) shown = false;
     } else {
         const SourceFormat format = classifier_.sniff(path, st);
         is_dataset = format != SourceFormat::None;
@@ -206,7 +207,8 @@ void Listing::list_twins(std::vector<ListedSource>& sources, const std::set<std:
         }
         // LOD names from the first source of a stem only, as resolve_view_name finds it.
         if (lod_stems.insert(stem).second)
-            for (const auto& lod : lod_names(stem, s.path, s.st, s.aggregation)) offer(s, lod.name, lod.kind, lod.level);
+            for (const auto& lod : lod_names(stem, s.path, s.st, s.aggregation))
+                offer(s, lod.name, lod.kind, lod.level);
         if (s.rank == 0 && !s.aggregation && options_.has_view("nc") && classifier_.is_netcdf4(s.path, s.st))
             offer(s, classic_name(stem), ViewKind::Nc, 0);
     }
