@@ -24,6 +24,7 @@
 #include "codecs/vds/vds_reader.hpp"
 #include "fs/log.hpp"
 #include "fs/view_registry.hpp"
+#include "io/system_call_error.hpp"
 
 namespace ncafs::fs {
 
@@ -100,8 +101,9 @@ std::shared_ptr<const Dataset> open_plain_dataset(std::shared_ptr<const OpenFile
 std::shared_ptr<const Dataset> open_vds_directory_dataset(const std::string& path, const ConfinedRoots& confined) {
     OpenResult dir = confined.open(path, O_RDONLY | O_DIRECTORY);
     if (!dir.fd)
-        throw SourceError(path, "cannot open the VDS directory: " +
-                                    (dir.reason.empty() ? std::string(std::strerror(dir.error)) : dir.reason));
+        throw SystemCallError(path, "cannot open the VDS directory: " +
+                                        (dir.reason.empty() ? std::string(std::strerror(dir.error)) : dir.reason),
+                              dir.error);
     return counted(path, [&] { return vds::open_vds_directory(std::move(dir.fd), path); });
 }
 

@@ -4,6 +4,8 @@
 // its kind (and, for ncs, the name its header records).
 #pragma once
 
+#include <sys/stat.h>
+
 #include <cstddef>
 #include <functional>
 #include <string>
@@ -13,6 +15,10 @@
 
 namespace ncafs::fs {
 
+// The bound of each of the catalog's caches of small answers (classifications,
+// sniffs, view sizes and verdicts...): ~100 bytes an entry.
+inline constexpr size_t kClassificationCapacity = 200000;
+
 // The kind of a view extension (fs/view_registry.hpp); throws UsageError for an unknown one.
 ViewKind view_kind_of(const std::string& view);
 
@@ -21,6 +27,9 @@ struct FileKey {
     FileIdentity identity;
     bool operator==(const FileKey&) const = default;
 };
+
+// The key of the file at path as `st` (its stat) describes it.
+inline FileKey file_key(const std::string& path, const struct stat& st) { return FileKey{path, identity_from_stat(st)}; }
 
 struct DatasetKey {
     FileKey file;

@@ -1,6 +1,6 @@
 // The names a mount shows for the dataset files of a folder, and which file
 // and view a name stands for. One set of rules for the mount's lookups and
-// listings (fs/catalog.cpp) and for the commands that take a view name
+// listings (fs/catalog.cpp, fs/listing.cpp) and for the commands that take a view name
 // (export, inspect, check), so that whatever the mount lists they accept.
 //   twin:    STEM.EXT (EXT a view format of fs/view_registry.hpp) of the first dataset file STEM.nc,
 //            STEM.nca, STEM.ds, STEM.ncs, STEM.nc4, STEM.h5, STEM.hdf5, STEM.vds,
@@ -24,7 +24,7 @@ namespace ncafs::fs {
 
 // Suffixes of dataset files, in the order that decides which gives a twin.
 // ".json": a kerchunk reference set (by content; other JSON files give no twins).
-// ".zarr": a Zarr store's folder (Catalog::is_store_directory).
+// ".zarr": a Zarr store's folder (FileClassifier::is_store_directory).
 inline constexpr const char* kSourceSuffixes[] = {".nc",   ".nca", ".ds",   ".ncs",  ".nc4",
                                                   ".h5",   ".hdf5", ".vds", ".json", ".zarr"};
 

@@ -29,7 +29,7 @@ std::shared_ptr<const VirtualFile> build_vds(std::shared_ptr<const Dataset> d, c
     return make_vds_view(std::move(d), w.vds);
 }
 
-// A folder view has no single file: the catalog serves its members (Catalog::zarr_layout).
+// A folder view has no single file: the catalog serves its members (FolderViews::open_member, fs/folder_views.hpp).
 std::shared_ptr<const VirtualFile> build_folder(std::shared_ptr<const Dataset> d, const ViewWriters&,
                                                 const std::string&) {
     throw UsageError(d->origin + ": the .zarr view is a folder of files, served by a mount (export --format "

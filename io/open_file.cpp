@@ -15,6 +15,7 @@
 #include "io/error.hpp"
 #include "io/test_switch.hpp"
 #include "io/writer_probe.hpp"
+#include "io/system_call_error.hpp"
 
 namespace ncafs {
 
@@ -77,7 +78,7 @@ std::shared_ptr<const OpenFile> OpenFile::remote(std::shared_ptr<const RemoteByt
 
 std::shared_ptr<const OpenFile> OpenFile::open(const std::string& path, const ConfinedRoots* within) {
     OpenResult r = open_regular_file(path, within);
-    if (!r.fd) throw SourceError(path, "cannot open: " + r.reason);
+    if (!r.fd) throw SystemCallError(path, "cannot open: " + r.reason, r.error);
     return adopt(r.fd.release(), path, r.st);
 }
 
@@ -86,7 +87,7 @@ std::shared_ptr<const OpenFile> OpenFile::adopt(int fd, const std::string& path)
     if (::fstat(fd, &st) != 0) {
         int e = errno;
         ::close(fd);
-        throw SourceError(path, std::string("cannot stat: ") + std::strerror(e));
+        throw SystemCallError(path, std::string("cannot stat: ") + std::strerror(e), e);
     }
     return adopt(fd, path, st);
 }

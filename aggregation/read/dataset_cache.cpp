@@ -19,6 +19,7 @@
 #include "io/file_pins.hpp"
 #include "remote/network_scope.hpp"
 #include "remote/remote_store.hpp"
+#include "io/system_call_error.hpp"
 
 namespace ncafs::agg {
 
@@ -54,7 +55,7 @@ std::shared_ptr<const OpenFile> DatasetCache::open_file(const std::string& path,
     if (!r.fd) {
         release_slot();
         if (r.error == ENOENT) throw SourceError(path, "does not exist or cannot be accessed");
-        throw SourceError(path, r.reason);
+        throw SystemCallError(path, r.reason, r.error);
     }
     // The file the callers were checked for, or nothing (io/file_pins.hpp).
     if (std::string refused = FilePins::shared().refusal(path, r.fd.get()); !refused.empty()) {
@@ -230,7 +231,10 @@ DatasetCache::Opened DatasetCache::get_local_zarr(const std::string& path, const
     if (!key.empty()) fd = open_store_subfolder(fd.get(), path, key, readers ? &*readers : nullptr);
     const std::string folder = key.empty() ? path : path + "/" + key;
     struct stat st {};
-    if (::fstat(fd.get(), &st) != 0) throw SourceError(folder, std::string("cannot stat: ") + std::strerror(errno));
+    if (::fstat(fd.get(), &st) != 0) {
+        const int e = errno;
+        throw SystemCallError(folder, std::string("cannot stat: ") + std::strerror(e), e);
+    }
     // Arrays added or removed change the folder's identity; the dataset is read from the fd just judged.
     return get_or_open(Key{identity_from_stat(st), group}, nullptr, [&] {
         return open_zarr_fragment_store(std::move(fd), folder, readers);

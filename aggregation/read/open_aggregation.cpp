@@ -24,6 +24,7 @@
 #include "codecs/open_dataset.hpp"
 #include "codecs/sniff.hpp"
 #include "codecs/netcdf/netcdf_dataset.hpp"
+#include "io/system_call_error.hpp"
 
 namespace ncafs {
 
@@ -258,7 +259,7 @@ std::shared_ptr<const Dataset> open_aggregation_file(const PathPolicy& paths, Da
     OpenResult r = open_regular_file(path, paths.confinement_of_aggregation_file());
     if (!r.fd && (r.error == EMFILE || r.error == ENFILE) && cache.drop_idle() > 0)  // idle partitions close, once
         r = open_regular_file(path, paths.confinement_of_aggregation_file());
-    if (!r.fd) throw SourceError(path, "cannot open: " + r.reason);
+    if (!r.fd) throw SystemCallError(path, "cannot open: " + r.reason, r.error);
     return std::make_shared<const Dataset>(open_dataset(OpenFile::adopt(r.fd.release(), path, r.st)));
 }
 

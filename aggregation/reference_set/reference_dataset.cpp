@@ -14,6 +14,7 @@
 #include "codecs/error.hpp"
 #include "codecs/json_depth.hpp"
 #include "codecs/zarr/zarr_array.hpp"
+#include "io/system_call_error.hpp"
 
 namespace ncafs {
 
@@ -30,7 +31,7 @@ constexpr uint64_t kAttributeBytes = sizeof(Attribute) + 64;
 std::string read_reference_file(const agg::PathPolicy& paths, uint64_t max_bytes) {
     const std::string& path = paths.aggregation_file();
     OpenResult r = open_regular_file(path, paths.confinement_of_aggregation_file());
-    if (!r.fd) throw SourceError(path, "cannot open: " + r.reason);
+    if (!r.fd) throw SystemCallError(path, "cannot open: " + r.reason, r.error);
     auto file = OpenFile::adopt(r.fd.release(), path, r.st);
     if (file->size() > max_bytes)
         throw agg::AggregationError(path, "reference set", std::to_string(file->size()) +

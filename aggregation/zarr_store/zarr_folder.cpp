@@ -9,6 +9,7 @@
 #include <cstring>
 
 #include "codecs/error.hpp"
+#include "io/system_call_error.hpp"
 
 namespace ncafs::agg {
 
@@ -29,7 +30,10 @@ std::vector<std::string> components_of(const std::string& key) {
 // the caller check let through; the read then fails for every caller.
 void require_readers(int fd, const std::string& path, const ZarrReaders& readers) {
     struct stat st {};
-    if (::fstat(fd, &st) != 0) throw SourceError(path, std::string("cannot stat: ") + std::strerror(errno));
+    if (::fstat(fd, &st) != 0) {
+        const int e = errno;
+        throw SystemCallError(path, std::string("cannot stat: ") + std::strerror(e), e);
+    }
     if (auto why = fewer_readers_than(fd, st, readers); !why.empty())
         throw SourceError(path, "Zarr chunk refused with allow_other: " + why);
 }
@@ -96,7 +100,10 @@ std::shared_ptr<const OpenFile> ZarrFolder::open(const std::string& key, const Z
 
 bool ZarrFolder::for_each_subfolder(uint64_t max_entries, const std::function<bool(const std::string&)>& visit) const {
     DIR* listing = ::fdopendir(::fcntl(fd_.get(), F_DUPFD_CLOEXEC, 0));
-    if (!listing) throw SourceError(path_, std::string("cannot list the Zarr store: ") + std::strerror(errno));
+    if (!listing) {
+        const int e = errno;
+        throw SystemCallError(path_, std::string("cannot list the Zarr store: ") + std::strerror(e), e);
+    }
     ::rewinddir(listing);
     uint64_t seen = 0;
     bool complete = true;

@@ -14,6 +14,7 @@
 #include "aggregation/reference_set/reference_parser.hpp"
 #include "io/metadata_budget.hpp"
 #include "remote/network_scope.hpp"
+#include "io/system_call_error.hpp"
 
 namespace ncafs {
 
@@ -209,8 +210,9 @@ std::shared_ptr<const Dataset> open_zarr_fragment_store(UniqueFd folder_fd, cons
 UniqueFd open_store_folder(const std::string& path, const ConfinedRoots& confined) {
     OpenResult dir = confined.open(path, O_RDONLY | O_DIRECTORY);
     if (!dir.fd)
-        throw SourceError(path, "cannot open the Zarr store: " +
-                                    (dir.reason.empty() ? std::string(std::strerror(dir.error)) : dir.reason));
+        throw SystemCallError(path, "cannot open the Zarr store: " +
+                                        (dir.reason.empty() ? std::string(std::strerror(dir.error)) : dir.reason),
+                              dir.error);
     return std::move(dir.fd);
 }
 

@@ -17,6 +17,7 @@
 #include "codecs/netcdf/netcdf_library.hpp"
 #include "codecs/netcdf/stored_deflated_chunks.hpp"
 #include "io/worker_pool.hpp"
+#include "io/system_call_error.hpp"
 
 namespace ncafs::netcdf {
 
@@ -91,8 +92,8 @@ std::shared_ptr<const NetcdfHandle> NetcdfHandle::open_surveyed(const std::strin
                                                                 std::optional<Hdf5Survey> survey,
                                                                 std::shared_ptr<const OpenFile> file) {
     int ncid = -1;
-    if (int status = nc_open(path.c_str(), NC_NOWRITE, &ncid); status != NC_NOERR)
-        throw SourceError(shown, "netcdf-c cannot open: " + nc_message(status));
+    if (int status = nc_open(path.c_str(), NC_NOWRITE, &ncid); status != NC_NOERR)  // a positive status is an errno
+        throw_source_error(shown, "netcdf-c cannot open: " + nc_message(status), status > 0 ? status : 0);
     helper_timing::mark("nc_opened");
     std::shared_ptr<NetcdfHandle> opened(new NetcdfHandle(ncid, shown, std::move(survey)));
     opened->file_ = std::move(file);
@@ -569,8 +570,8 @@ std::vector<uint8_t> read_values_here(const std::string& path, const std::string
                                       int varid, std::span<const uint64_t> start, std::span<const uint64_t> count) {
     LibraryLock lock;
     int ncid = -1;
-    if (int status = nc_open(path.c_str(), NC_NOWRITE, &ncid); status != NC_NOERR)
-        throw SourceError(shown, "netcdf-c cannot open: " + nc_message(status));
+    if (int status = nc_open(path.c_str(), NC_NOWRITE, &ncid); status != NC_NOERR)  // a positive status is an errno
+        throw_source_error(shown, "netcdf-c cannot open: " + nc_message(status), status > 0 ? status : 0);
     struct Close {
         int ncid;
         ~Close() NCAFS_NO_THREAD_SAFETY_ANALYSIS { nc_close(ncid); }  // under the caller's lock

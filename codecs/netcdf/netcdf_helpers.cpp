@@ -29,6 +29,7 @@
 #include "io/error.hpp"
 #include "io/mutex.hpp"
 #include "io/test_switch.hpp"
+#include "io/system_call_error.hpp"
 
 namespace ncafs::netcdf {
 
@@ -317,8 +318,10 @@ void send_request(const OpenFile& file, const HelperRequest& request, int reply)
     c->cmsg_level = SOL_SOCKET, c->cmsg_type = SCM_RIGHTS, c->cmsg_len = CMSG_LEN(2 * sizeof(int));
     const int fds[2] = {file.fd(), reply};
     std::memcpy(CMSG_DATA(c), fds, sizeof fds);
-    if (::sendmsg(control_socket, &msg, MSG_NOSIGNAL) < 0)
-        throw SourceError(file.path(), std::string("the netCDF-4 helpers are gone: ") + std::strerror(errno));
+    if (::sendmsg(control_socket, &msg, MSG_NOSIGNAL) < 0) {
+        const int e = errno;
+        throw SystemCallError(file.path(), std::string("the netCDF-4 helpers are gone: ") + std::strerror(e), e);
+    }
 }
 
 // Whether bytes start with the helper's whole answer frame (the helper
@@ -485,8 +488,10 @@ const char* kind_of(const HelperRequest& request) {
 // machine, or the helpers are gone, may pass).
 std::variant<HelperAnswer, std::string> ask_helper(const OpenFile& file, const HelperRequest& request) {
     int pair[2];
-    if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pair) != 0)
-        throw SourceError(file.path(), std::string("no socket for its netCDF-4 helper: ") + std::strerror(errno));
+    if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pair) != 0) {
+        const int e = errno;
+        throw SystemCallError(file.path(), std::string("no socket for its netCDF-4 helper: ") + std::strerror(e), e);
+    }
     std::vector<uint8_t> bytes;
     const auto asked = Clock::now();
     try {

@@ -20,6 +20,7 @@
 #include "codecs/error.hpp"
 #include "codecs/vds/vds_layout.hpp"
 #include "codecs/vds/vds_store.hpp"
+#include "io/system_call_error.hpp"
 
 namespace ncafs::vds {
 namespace {
@@ -266,7 +267,10 @@ private:
 
 std::shared_ptr<const VolumeStore> open_directory_store(const std::string& path) {
     const int fd = ::open(path.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (fd < 0) throw SourceError(path, std::string("cannot open the VDS directory: ") + std::strerror(errno));
+    if (fd < 0) {
+        const int e = errno;
+        throw SystemCallError(path, std::string("cannot open the VDS directory: ") + std::strerror(e), e);
+    }
     return open_directory_store(UniqueFd(fd), path);
 }
 

@@ -13,6 +13,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <new>
 #include <set>
 #include <system_error>
 
@@ -28,6 +29,9 @@
 #include "fs/remote_options.hpp"
 #include "fs/view_names.hpp"
 #include "fs/view_registry.hpp"
+#include "fs/view_store.hpp"
+#include "io/metadata_budget.hpp"
+#include "io/system_call_error.hpp"
 #include "codecs/sniff.hpp"
 
 namespace stdfs = std::filesystem;
@@ -457,13 +461,13 @@ TEST(Catalog, TwinViewsByNameAndMagicRealFilesWin) {
     auto twin = catalog.resolve("p7.ds");
     ASSERT_TRUE(twin);
     EXPECT_EQ(twin->kind, EntryKind::View);
-    EXPECT_EQ(twin->view, "ds");
+    EXPECT_EQ(twin->view_kind, ViewKind::Ds);
     EXPECT_FALSE(twin->aggregation);
     EXPECT_EQ(twin->size, 1000u);
     EXPECT_EQ(catalog.resolve("s.nc")->kind, EntryKind::RealFile);
     EXPECT_EQ(catalog.resolve("n.nc")->kind, EntryKind::View);
-    EXPECT_EQ(catalog.resolve("h.classic.nc")->view, "nc");  // netCDF-4 h.nc keeps its name; classic view beside it
-    EXPECT_EQ(catalog.resolve("k.nc")->view, "nc");
+    EXPECT_EQ(catalog.resolve("h.classic.nc")->view_kind, ViewKind::Nc);  // netCDF-4 h.nc keeps its name; classic view beside it
+    EXPECT_EQ(catalog.resolve("k.nc")->view_kind, ViewKind::Nc);
     EXPECT_FALSE(catalog.resolve("p7.classic.nc"));  // p7.nc is classic already
     EXPECT_TRUE(catalog.resolve("a.ncs")->aggregation);
     EXPECT_FALSE(catalog.resolve("text.nc"));
@@ -590,7 +594,7 @@ TEST(Catalog, NetCdf4AggregationNcIsListedOnce) {
                                                  "plain.zarr"}));
     EXPECT_TRUE(catalog.resolve("agg.nc")->aggregation);
     EXPECT_FALSE(catalog.resolve("agg.classic.nc"));
-    EXPECT_EQ(catalog.resolve("plain.classic.nc")->view, "nc");
+    EXPECT_EQ(catalog.resolve("plain.classic.nc")->view_kind, ViewKind::Nc);
 }
 
 TEST(Catalog, SymlinksOutsideSourceAreHidden) {
@@ -625,6 +629,22 @@ TEST(Catalog, DirectorySwappedForAnOutsideSymlinkIsNotFollowed) {
     ASSERT_EQ(::mkfifo((d.path / "user" / "pipe.nc").c_str(), 0644), 0);
     for (auto& e : catalog.list("user")) EXPECT_NE(e.name.rfind("pipe", 0), 0u) << e.name;
     EXPECT_FALSE(catalog.resolve("user/pipe.nc"));
+}
+
+// Whether a view's failure is remembered is told from the error's type and
+// errno: a message that merely quotes strerror(EMFILE) is a lasting failure.
+TEST(Catalog, FailuresThatMayPassAreToldByTypeAndErrnoNotText) {
+    EXPECT_TRUE(failure_may_pass(SystemCallError("/s/a.nc", "cannot open: Too many open files", EMFILE)));
+    EXPECT_TRUE(failure_may_pass(SystemCallError("/s/a.nc", "cannot stat", ENOMEM)));
+    EXPECT_FALSE(failure_may_pass(SystemCallError("/s/a.nc", "cannot open: Permission denied", EACCES)));
+    EXPECT_FALSE(failure_may_pass(SourceError("/s/a.nc", "variable x: Too many open files")));
+    EXPECT_TRUE(failure_may_pass(SourceChangedError("/s/a.nc")));
+    EXPECT_TRUE(failure_may_pass(std::bad_alloc()));
+    EXPECT_TRUE(failure_may_pass(std::system_error(EINTR, std::generic_category(), "/s")));
+    EXPECT_FALSE(failure_may_pass(std::system_error(ENOENT, std::generic_category(), "/s")));
+    EXPECT_TRUE(failure_may_pass(MetadataBudgetError("/s/a.nc", "over the total", true)));
+    EXPECT_FALSE(failure_may_pass(MetadataBudgetError("/s/a.nc", "over the file's limit", false)));
+    EXPECT_FALSE(failure_may_pass(FormatError("/s/a.nc", 4, "bad magic")));
 }
 
 // Catalog cache keys: a changed identity, another view kind, aggregation or
