@@ -222,7 +222,6 @@ void AggregatedSource::keep_resolved(size_t i, std::shared_ptr<const Resolved> r
 }
 
 void AggregatedSource::note_read_of(size_t i) const {
-    if (ManyRunsScope::active()) return;  // the reader opens many side by side itself
     const size_t ahead = std::max<size_t>(1, std::min(kOpenAhead, cache_.capacity() / 4));
     std::vector<size_t> wanted;
     {
@@ -259,8 +258,8 @@ void AggregatedSource::open_ahead(size_t i) const {
 }
 
 template <class Use>
-auto AggregatedSource::with_fragment(size_t i, const Fragment& f, Use&& use) const {
-    note_read_of(i);
+auto AggregatedSource::with_fragment(size_t i, const Fragment& f, SeriesWatch series, Use&& use) const {
+    if (series == SeriesWatch::On) note_read_of(i);
     std::shared_ptr<const Dataset> keep;
     bool reused = false;
     auto r = resolve(i, f, keep, false, &reused);
@@ -535,8 +534,8 @@ void AggregatedSource::read_piece(const Fragment& f, const Resolved& r, const st
 }
 
 void AggregatedSource::read_fragment_part(size_t i, const std::vector<uint64_t>& req_start,
-                                          const std::vector<uint64_t>& req_count, ByteOrder order, uint8_t* out,
-                                          std::vector<uint8_t>& piece) const {
+                                          const std::vector<uint64_t>& req_count, ByteOrder order, SeriesWatch series,
+                                          uint8_t* out, std::vector<uint8_t>& piece) const {
     const size_t rank = agg_->shape.size(), msize = type_size(agg_->type);
     const Fragment f = agg_->fragments[i];
     std::vector<uint64_t> lo(rank), len(rank), at(rank);
@@ -563,7 +562,7 @@ void AggregatedSource::read_fragment_part(size_t i, const std::vector<uint64_t>&
         }
     };
     if (f.kind == FragmentKind::File || f.kind == FragmentKind::Self) {
-        with_fragment(i, f, read_from);
+        with_fragment(i, f, series, read_from);
     } else {
         check_declared(i);
         static const Resolved none{};
@@ -591,8 +590,12 @@ void AggregatedSource::read(std::span<const uint64_t> start, std::span<const uin
     // in file order); each writes its own part of `out`, as partitions do
     // not overlap.
     std::vector<std::vector<uint8_t>> pieces(1 + kExtraThreads);
+    // One fragment: its source may see a series in such reads; many: read
+    // together, their partitions need no opening ahead.
+    const SeriesWatch series = touched.size() == 1 ? SeriesWatch::On : SeriesWatch::Off;
     run_pieces(touched.size(), [&](size_t k, size_t worker) {
-        read_fragment_part(touched[k], req_start, req_count, order, static_cast<uint8_t*>(out), pieces[worker]);
+        read_fragment_part(touched[k], req_start, req_count, order, series, static_cast<uint8_t*>(out),
+                           pieces[worker]);
     });
 }
 
@@ -655,7 +658,8 @@ bool AggregatedSource::extents_would_open(uint64_t first) const {
     return !r || r->dataset.expired() || r->generation != cache_.generation();
 }
 
-std::optional<std::vector<FileExtent>> AggregatedSource::big_endian_extents(uint64_t first, uint64_t n) const {
+std::optional<std::vector<FileExtent>> AggregatedSource::big_endian_extents(uint64_t first, uint64_t n,
+                                                                            SeriesWatch series) const {
     const auto& shape = agg_->shape;
     const size_t rank = shape.size();
     if (n == 0) return std::vector<FileExtent>{};
@@ -673,7 +677,7 @@ std::optional<std::vector<FileExtent>> AggregatedSource::big_endian_extents(uint
     // Inside the box with source shape == box shape, a master run is a run of the source too.
     uint64_t src_first = 0;
     for (size_t d = 0; d < rank; ++d) src_first = src_first * f.count[d] + (index[d] - f.start[d]);
-    return with_fragment(*fi, f, [&](const Resolved& r) -> std::optional<std::vector<FileExtent>> {
+    return with_fragment(*fi, f, series, [&](const Resolved& r) -> std::optional<std::vector<FileExtent>> {
         if (!r.plain) return std::nullopt;
         return r.source->big_endian_extents(src_first, n);
     });
