@@ -103,8 +103,9 @@ private:
     // keep receives the fragment's dataset: hold it while using the result.
     // Reuses the resolution made before while its file is still open
     // (*reused set), unless `reopen`: then the path is opened again.
-    // f: fragment i as declared (agg_->fragments[i], built once by the caller).
-    std::shared_ptr<const Resolved> resolve(size_t i, const Fragment& f, std::shared_ptr<const Dataset>& keep, bool reopen,
+    // f: fragment i as declared (agg_->fragments[i]) when the caller built
+    // it; null: built here only when the partition is opened.
+    std::shared_ptr<const Resolved> resolve(size_t i, const Fragment* f, std::shared_ptr<const Dataset>& keep, bool reopen,
                                             bool* reused = nullptr) const;
     // The resolution of fragment i kept from before, when its dataset is
     // still open and its file unchanged (keep receives the dataset); else null.
@@ -114,7 +115,7 @@ private:
     // use(resolved fragment i); when a reused resolution fails (its file
     // changed since it was opened), once more after reopening the path.
     template <class Use>
-    auto with_fragment(size_t i, const Fragment& f, SeriesWatch series, Use&& use) const;
+    auto with_fragment(size_t i, SeriesWatch series, Use&& use) const;
     // The checks and conversions of fragment f against its opened variable.
     void conform(const Fragment& f, const std::shared_ptr<const Dataset>& ds, Resolved* r) const;
     // Raises what the resolver knows from the metadata alone about fragment i.
