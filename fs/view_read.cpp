@@ -269,7 +269,10 @@ bool reply_view_read(const std::shared_ptr<const VirtualFile>& view, uint64_t of
         if (realized)
             for (const auto& p : realized->pieces) any_extent = any_extent || p.extent.has_value();
         if (reply.splice && realized && any_extent)
-            if (auto leases = splice_leases(realized->pieces)) return reply_spliced(vf, realized->pieces, offset, n, reply), true;
+            if (auto leases = splice_leases(realized->pieces)) {
+                reply_spliced(vf, realized->pieces, offset, n, reply);  // under the leases
+                return true;
+            }
         if (!any_extent && vf.caches_its_bytes()) {
             realized.reset();  // held bytes are the view's own
             if (reply_held(vf, offset, n, reply)) return true;
