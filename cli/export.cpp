@@ -25,7 +25,7 @@
 #include "codecs/sniff.hpp"
 #include "fs/backend.hpp"
 #include "fs/options.hpp"
-#include "fs/read_path.hpp"
+#include "fs/view_read.hpp"
 #include "fs/sandbox_policy.hpp"
 #include "fs/view_names.hpp"
 #include "fs/view_registry.hpp"

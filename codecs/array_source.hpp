@@ -44,15 +44,6 @@ public:
     // linearisation already lie in files, in order; nullopt when they do not
     // (different type, conversion needed, not a classic file...).
     virtual std::optional<std::vector<FileExtent>> big_endian_extents(uint64_t first, uint64_t n) const;
-    // True when big_endian_extents may open a file for each call (a
-    // partition of an aggregation): readers then ask for many side by side.
-    virtual bool extents_open_files() const { return false; }
-    // Whether big_endian_extents(first, ...) would open a file now (false
-    // when what it draws on is open already): worth a thread of its own.
-    virtual bool extents_would_open(uint64_t first) const {
-        (void)first;
-        return extents_open_files();
-    }
 
     // One element (native order, type()) when metadata alone shows that every
     // element of the box has that value (e.g. a box inside constant or missing
@@ -104,12 +95,6 @@ private:
     inline static thread_local bool set_ = false;
     bool before_;
 };
-
-// Set on the threads of a reader that asks for many runs of sources at once
-// (it opens their files side by side itself): a source does not then open
-// files ahead on its own (AggregatedSource's series detection), which would
-// open the same files twice.
-using ManyRunsScope = ThreadFlagScope<struct ManyRunsTag>;
 
 // Set on the threads computing a view's bytes for a reader going forward
 // whose next bytes the caller computes ahead itself (fs/block_cache.hpp):

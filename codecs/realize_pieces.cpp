@@ -25,8 +25,10 @@ void append_joined(std::vector<ViewPiece>& out, ViewPiece p) {
 
 void append_realized(std::vector<ViewPiece>& out, const ViewPiece& p) {
     if (!p.run) return append_joined(out, p);
-    const SourceRun& run = *p.run;
-    auto extents = run.source->big_endian_extents(run.first, run.count);
+    append_run(out, p, p.run->source->big_endian_extents(p.run->first, p.run->count));
+}
+
+void append_run(std::vector<ViewPiece>& out, const ViewPiece& p, std::optional<std::vector<FileExtent>> extents) {
     uint64_t sum = 0;
     if (extents)
         for (const auto& e : *extents) sum += e.length;

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #include "codecs/virtual_file.hpp"
@@ -15,6 +16,9 @@ namespace ncafs {
 // Joins an extent to the last one where they continue each other in the
 // same file, so that a read inside one partition is one pread.
 void append_realized(std::vector<ViewPiece>& out, const ViewPiece& p);
+// The same for a run whose extents its source gave already (nullopt: the
+// run is computed).
+void append_run(std::vector<ViewPiece>& out, const ViewPiece& p, std::optional<std::vector<FileExtent>> extents);
 
 // vf.pieces(offset, length), every piece realized at once: for readers of
 // views over few files (tests, a check of one file). Reads of views over

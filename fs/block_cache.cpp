@@ -3,16 +3,16 @@
 #include <algorithm>
 #include <cstring>
 #include <future>
-#include <optional>
 
 #include "codecs/array_source.hpp"
 #include "codecs/error.hpp"
-#include "fs/read_path.hpp"
+#include "fs/view_read.hpp"
 #include "io/worker_pool.hpp"
 
 namespace ncafs::fs {
 
-BlockCache::Span BlockCache::block(const std::shared_ptr<const VirtualFile>& vf, uint64_t index, uint64_t until) {
+BlockCache::Span BlockCache::block(const std::shared_ptr<const VirtualFile>& vf, uint64_t index, uint64_t until,
+                                   const ReadContext& ctx) {
     Pending pending;
     {
         MutexLock lock(mutex_);
@@ -20,7 +20,12 @@ BlockCache::Span BlockCache::block(const std::shared_ptr<const VirtualFile>& vf,
         if (auto it = computing_.find(BlockKey{vf, index}); it != computing_.end()) pending = it->second;
     }
     if (pending.bytes.valid()) return Span{pending.bytes.get(), pending.run_start};  // rethrows the first reader's error
-    return compute(vf, index, until);
+    Run run;
+    {
+        MutexLock lock(mutex_);
+        run = claim_locked(vf, index, until);
+    }
+    return fill(run, ctx);
 }
 
 BlockCache::Run BlockCache::claim_locked(const std::shared_ptr<const VirtualFile>& vf, uint64_t index, uint64_t until) {
@@ -42,23 +47,14 @@ void BlockCache::unclaim_locked(const Run& run) {
             computing_.erase(it);
 }
 
-BlockCache::Span BlockCache::compute(const std::shared_ptr<const VirtualFile>& vf, uint64_t index, uint64_t until) {
-    Run run;
-    {
-        MutexLock lock(mutex_);
-        run = claim_locked(vf, index, until);
-    }
-    return fill(run);
-}
-
-BlockCache::Span BlockCache::fill(Run& r) {
+BlockCache::Span BlockCache::fill(Run& r, const ReadContext& ctx) {
     const VirtualFile& vf = *r.vf;
     const uint64_t start = r.index * kComputedBlockSize;
     Bytes run;
     try {
         auto bytes = std::make_shared<std::vector<uint8_t>>(
             static_cast<size_t>(std::min(r.end * kComputedBlockSize, vf.size()) - start));
-        read_view(vf, start, *bytes);  // outside the lock: other readers go on
+        read_view(vf, start, *bytes, ctx);  // outside the lock: other readers go on
         run = std::move(bytes);
     } catch (...) {
         r.promise.set_exception(std::current_exception());
@@ -81,7 +77,8 @@ BlockCache::Span BlockCache::fill(Run& r) {
     return Span{run, start};
 }
 
-void BlockCache::compute_ahead(const std::shared_ptr<const VirtualFile>& vf, uint64_t from, uint64_t until) {
+void BlockCache::compute_ahead(const std::shared_ptr<const VirtualFile>& vf, uint64_t from, uint64_t until,
+                               const ReadContext& ctx) {
     until = std::min(until, vf->size());
     auto run = std::make_shared<Run>();
     {
@@ -100,12 +97,13 @@ void BlockCache::compute_ahead(const std::shared_ptr<const VirtualFile>& vf, uin
         MutexLock lock(mutex_);
         if (--ahead_jobs_ == 0) ahead_ended_.notify_all();
     };
-    auto job = [this, run, ended] {
+    ReadContext ahead = ctx;
+    ahead.forward_reader = true;  // this is the decoding ahead: the sources need not
+    auto job = [this, run, ended, ahead] {
         try {
-            ForwardReaderScope forward;  // this is the decoding ahead: the sources need not
-            fill(*run);
+            fill(*run, ahead);
         } catch (...) {
-            // Its readers fall back to reading the bytes they asked for (reply_view).
+            // Its readers fall back to reading the bytes they asked for (reply_copied).
         }
         ended();
     };
@@ -142,22 +140,22 @@ void BlockCache::forget(const VirtualFile* vf) {
 }
 
 void BlockCache::read(const std::shared_ptr<const VirtualFile>& vf, uint64_t offset, std::span<uint8_t> out,
-                      uint64_t readahead) {
+                      uint64_t readahead, const ReadContext& ctx) {
     if (offset > vf->size() || out.size() > vf->size() - offset)
         throw UsageError("cached read outside the virtual file");
     const uint64_t end = offset + out.size();
-    std::optional<ForwardReaderScope> forward;
-    if (readahead > 0) forward.emplace();  // its next bytes are computed ahead below
+    ReadContext here = ctx;
+    here.forward_reader = ctx.forward_reader || readahead > 0;  // its next bytes are computed ahead below
     size_t done = 0;
     while (done < out.size()) {
         uint64_t position = offset + done;
-        Span span = block(vf, position / kComputedBlockSize, end);
+        Span span = block(vf, position / kComputedBlockSize, end, here);
         size_t within = static_cast<size_t>(position - span.start);
         size_t n = std::min(out.size() - done, span.bytes->size() - within);
         std::memcpy(out.data() + done, span.bytes->data() + within, n);
         done += n;
     }
-    if (readahead > 0 && end < vf->size()) compute_ahead(vf, end, end + readahead);
+    if (readahead > 0 && end < vf->size()) compute_ahead(vf, end, end + readahead, ctx);
 }
 
 }  // namespace ncafs::fs

@@ -1,5 +1,5 @@
 // BlockCache: computed view bytes (the views whose reads are not file
-// extents) kept in 64 KiB blocks; read_view (read_path.hpp) fills a miss.
+// extents) kept in 64 KiB blocks; read_view (view_read.hpp) fills a miss.
 #pragma once
 
 #include <cstdint>
@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "codecs/virtual_file.hpp"
+#include "fs/read_context.hpp"
 #include "io/lru_cache.hpp"
 #include "io/mutex.hpp"
 
@@ -42,8 +43,10 @@ public:
     // Fills out with [offset, offset + out.size()) of vf through the cache;
     // with readahead > 0 the bytes up to `readahead` after the request are
     // computed ahead on a pool thread (unless cached or being computed).
+    // The blocks are computed with ctx (marked a forward reader when they
+    // are computed ahead: the sources need not decode ahead themselves).
     void read(const std::shared_ptr<const VirtualFile>& vf, uint64_t offset, std::span<uint8_t> out,
-              uint64_t readahead = 0);
+              uint64_t readahead = 0, const ReadContext& ctx = {});
     // Waits until no run is being computed ahead (tests).
     void wait_for_ahead();
     // Drops every block (a file behind some view changed).
@@ -72,8 +75,7 @@ private:
     };
     // The bytes holding block `index`: cached, being computed, or computed
     // now together with the missing blocks after it up to view offset `until`.
-    Span block(const std::shared_ptr<const VirtualFile>& vf, uint64_t index, uint64_t until);
-    Span compute(const std::shared_ptr<const VirtualFile>& vf, uint64_t index, uint64_t until);
+    Span block(const std::shared_ptr<const VirtualFile>& vf, uint64_t index, uint64_t until, const ReadContext& ctx);
     // A run of blocks [index, end) claimed for computing: readers of its
     // blocks wait for `promise` instead of computing them.
     struct Run {
@@ -86,11 +88,12 @@ private:
     Run claim_locked(const std::shared_ptr<const VirtualFile>& vf, uint64_t index, uint64_t until)
         NCAFS_REQUIRES(mutex_);
     // Computes a claimed run, keeps its blocks and fulfils its promise.
-    Span fill(Run& run);
+    Span fill(Run& run, const ReadContext& ctx);
     void unclaim_locked(const Run& run) NCAFS_REQUIRES(mutex_);
     // Claims and computes on a pool thread the first missing run in
     // [from, until), when it starts before from + half of the span.
-    void compute_ahead(const std::shared_ptr<const VirtualFile>& vf, uint64_t from, uint64_t until);
+    void compute_ahead(const std::shared_ptr<const VirtualFile>& vf, uint64_t from, uint64_t until,
+                       const ReadContext& ctx);
     // Lock order: blocks are computed outside it; a dropped block may be the last
     // holder of a netCDF-4 file, closed under it (netcdf_library_mutex).
     Mutex mutex_;

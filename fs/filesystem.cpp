@@ -23,8 +23,7 @@
 #include "io/writer_probe.hpp"
 #include "fs/log.hpp"
 #include "fs/outside_helper.hpp"
-#include "fs/piece_windows.hpp"
-#include "fs/read_path.hpp"
+#include "fs/view_read.hpp"
 #include "fs/readahead.hpp"
 #include "remote/network_scope.hpp"
 #include "remote/remote_store.hpp"
@@ -395,93 +394,6 @@ void reply_real_file(fuse_req_t req, const FileHandle& h, size_t size, off_t off
     fuse_reply_buf(req, buffer.data(), done);
 }
 
-// Leases on the files of every extent (read_lease.hpp), taken before each
-// file is checked to be unchanged since it was opened (the layout its
-// extents come from: vouched for, OpenFile::vouched) and not changed
-// within the last second: held until the splice is done, they keep any
-// writer out until then, so the kernel, which reads after every check of
-// ours, splices the version described.
-// Nullopt, nothing held, when a file is remote or cannot be leased (another
-// process has it open for writing, or no lease here: the copy, checked
-// after reading, serves then) or fails a check.
-std::optional<std::vector<ReadLease>> splice_leases(const std::vector<ViewPiece>& pieces) {
-    std::vector<ReadLease> leases;
-    for (const auto& p : pieces) {
-        if (!p.extent) continue;
-        const auto& file = p.extent->file;
-        if (file->is_remote()) return std::nullopt;  // no fd: read_view fetches it by range
-        auto leased = [&](const ReadLease& l) { return l.file() == file.get(); };
-        if (std::none_of(leases.begin(), leases.end(), leased)) {
-            ReadLease lease(file);
-            if (!lease.held()) return std::nullopt;
-            struct stat st {};
-            if (::fstat(file->fd(), &st) != 0) return std::nullopt;
-            if (identity_from_stat(st) != file->identity() || changed_within_last_second(st) || !file->vouched())
-                return std::nullopt;
-            leases.push_back(std::move(lease));
-        }
-    }
-    return leases;
-}
-
-// Replies with the pieces: computed ones from one buffer, extents as fds the
-// kernel splices.
-void reply_spliced(fuse_req_t req, const VirtualFile& vf, const std::vector<ViewPiece>& pieces, uint64_t off,
-                   size_t n, const std::function<void()>& before_reply) {
-    size_t computed = 0;
-    for (const auto& p : pieces)
-        if (!p.extent) computed += p.length;
-    thread_local std::vector<uint8_t> memory;
-    memory.resize(computed);
-    size_t bytes = sizeof(fuse_bufvec) + (pieces.size() - 1) * sizeof(fuse_buf);
-    std::unique_ptr<fuse_bufvec, decltype(&std::free)> bv(static_cast<fuse_bufvec*>(std::calloc(1, bytes)),
-                                                          &std::free);
-    if (!bv) throw std::bad_alloc();
-    bv->count = pieces.size();
-    size_t used = 0;
-    uint64_t covered = 0;
-    for (size_t i = 0; i < pieces.size(); ++i) {
-        const auto& p = pieces[i];
-        if (p.offset != off + covered) throw UsageError("VirtualFile::pieces left a gap");
-        fuse_buf& b = bv->buf[i];
-        b.size = p.length;
-        if (p.extent) {
-            if (p.extent->length != p.length) throw UsageError("extent length differs from its piece");
-            b.flags = static_cast<fuse_buf_flags>(FUSE_BUF_IS_FD | FUSE_BUF_FD_SEEK | FUSE_BUF_FD_RETRY);
-            b.fd = p.extent->file->fd();
-            b.pos = static_cast<off_t>(p.extent->offset);
-        } else {
-            vf.read(p.offset, std::span<uint8_t>(memory.data() + used, p.length));
-            b.mem = memory.data() + used;
-            used += p.length;
-        }
-        covered += p.length;
-    }
-    if (covered != n) throw UsageError("VirtualFile::pieces did not cover the range");
-    before_reply();
-    fuse_reply_data(req, bv.get(), FUSE_BUF_SPLICE_MOVE);
-}
-
-// Replies with the bytes of a view that holds them in memory of its own
-// (VirtualFile::held): the kernel copies them from there, with no copy into
-// a buffer first. False, nothing answered, when the view holds none, or in
-// more pieces than one reply should take.
-bool reply_held(fuse_req_t req, const VirtualFile& vf, uint64_t off, size_t n, const std::function<void()>& before_reply) {
-    constexpr size_t kMaxPieces = 64;  // far under IOV_MAX: a read of many tiny objects is copied instead
-    const auto held = held_view_bytes(vf, off, n);
-    if (!held || held->size() > kMaxPieces) return false;
-    std::vector<iovec> iov;
-    size_t covered = 0;
-    for (const HeldBytes& piece : *held) {
-        iov.push_back({const_cast<uint8_t*>(piece.data), piece.size});  // writev only reads it
-        covered += piece.size;
-    }
-    if (covered != n) throw UsageError("VirtualFile::held did not cover the range");
-    before_reply();
-    fuse_reply_iov(req, iov.data(), static_cast<int>(iov.size()));  // `held` keeps the memory until it returns
-    return true;
-}
-
 // A read of a view failed through the page cache: the kernel may have
 // answered the caller's read(2) short at the failing page, which netcdf-c
 // takes for the end of the file and zero-fills. So the caller learns of it
@@ -498,61 +410,28 @@ void fail_later_reads(Filesystem& fs, const FileHandle& h) {
 // A change of pins or checks while a read of a view ran (reply_view).
 struct GrantWentStale {};
 
-// Answers a read of a view. caches_only (a FUSE worker reading a view that
+// Answers a read of a view (fs/view_read.hpp) and turns a failure into
+// EIO and one log line. caches_only (a FUSE worker reading a view that
 // draws on remote objects): false, nothing answered, when a request would
 // be needed.
 bool reply_view(fuse_req_t req, Filesystem& fs, const FileHandle& h, size_t size, off_t offset, bool splice,
                 bool caches_only = false) {
-    const std::shared_ptr<const VirtualFile> view = h.current_view();
-    const VirtualFile& vf = *view;
     // With allow_other: bytes go out only if no check or pin changed while
     // they were read (a file met then may be one the caller was not checked for).
     const uint64_t judged = h.view_epoch();
-    const auto before_reply = [&] {
+    ViewReply reply;
+    reply.req = req;
+    reply.splice = splice;
+    // A view drawing on remote objects computes exactly the bytes asked; the objects' blocks are cached below.
+    reply.blocks = h.remote ? nullptr : &fs.block_cache();
+    reply.readahead = &h.readahead;
+    reply.before_reply = [&] {
         if (h.grant && FilePins::shared().generation() != judged) throw GrantWentStale();
     };
-    uint64_t file_size = vf.size();
-    uint64_t off = static_cast<uint64_t>(offset);
-    if (off >= file_size) return fuse_reply_buf(req, nullptr, 0), true;
-    size_t n = static_cast<size_t>(std::min<uint64_t>(size, file_size - off));
+    ReadContext ctx;
+    ctx.network = !caches_only;
     try {
-        remote::NetworkScope network(!caches_only);
-        // Pieces that would hold more partitions open than a request may are
-        // read in windows by read_view instead (fs/piece_windows.hpp).
-        // Planned once: the splice, the reads, their retry and the fallback share it.
-        const ReadPlan plan = plan_read(vf, off, n);
-        auto within = pieces_within(plan);
-        std::vector<ViewPiece> pieces = within ? std::move(within->pieces) : std::vector<ViewPiece>{};
-        bool any_extent = !within;
-        for (const auto& p : pieces) any_extent = any_extent || p.extent.has_value();
-        if (splice && within && any_extent)
-            if (auto leases = splice_leases(pieces)) {
-                reply_spliced(req, vf, pieces, off, n, before_reply);
-                return true;
-            }
-        pieces.clear();  // the reads below hold files by leases of their own
-        within.reset();
-        if (!any_extent && vf.caches_its_bytes() && reply_held(req, vf, off, n, before_reply)) return true;
-        thread_local std::vector<uint8_t> buffer;
-        buffer.resize(n);
-        if (any_extent || vf.caches_its_bytes()) {  // the latter: no second copy in the block cache
-            read_view(vf, plan, std::span<uint8_t>(buffer.data(), n));
-        } else {
-            // A view drawing on remote objects computes exactly the bytes asked:
-            // a MiB around them may need a server that fails (or trickles)
-            // which these bytes do not need; the objects' blocks are cached below.
-            try {
-                if (h.remote) read_view(vf, plan, std::span<uint8_t>(buffer.data(), n));
-                else fs.block_cache().read(view, off, std::span<uint8_t>(buffer.data(), n), h.readahead.after(off, n));
-            } catch (const std::exception&) {
-                // The run computed with the readahead failed somewhere: only the bytes asked for decide.
-                read_view(vf, plan, std::span<uint8_t>(buffer.data(), n));
-            }
-        }
-        before_reply();
-        fuse_reply_buf(req, reinterpret_cast<const char*>(buffer.data()), n);
-    } catch (const remote::NetworkNeeded&) {
-        return false;  // only where caches_only: nothing answered
+        return reply_view_read(h.current_view(), static_cast<uint64_t>(offset), size, ctx, reply);
     } catch (const GrantWentStale&) {
         log_rate_limited(LogLevel::Warning, "read of " + h.real_path + ": a file it draws on changed during the read: "
                                             "EIO rather than bytes no check covered");

@@ -35,6 +35,10 @@ struct AggregatedSource::Resolved {
     // With a resolver: the declared fragment as it completed it for this
     // dataset; without one (NCA), null: the declared fragment is read as is.
     std::shared_ptr<const Fragment> completed;
+    // The fragment as declared (agg_->fragments[i]), built from the
+    // partition table once, when resolved: a read through a kept
+    // resolution builds none.
+    std::shared_ptr<const Fragment> declared;
     // missing_partitions=fill and the file absent or of no dataset format:
     // every element reads as the master's fill (no dataset, nothing kept).
     bool fill = false;
@@ -109,6 +113,7 @@ std::shared_ptr<const AggregatedSource::Resolved> AggregatedSource::fill_instead
     if (note) note(f.path + ": " + why + ": its values read as the fill value (missing_partitions=fill)");
     auto r = std::make_shared<Resolved>();
     r->fill = true;
+    r->declared = std::make_shared<const Fragment>(f);
     r->fill_note = f.path + ": " + why + " (" + (resolver_ ? resolver_->label(f) : "partition " + f.where) +
                    "): read as the fill value of " + agg_->name + " (missing_partitions=fill)";
     return r;
@@ -134,7 +139,7 @@ void AggregatedSource::check_declared(size_t i) const {
     }
 }
 
-std::shared_ptr<const AggregatedSource::Resolved> AggregatedSource::resolve(size_t i, const Fragment& f,
+std::shared_ptr<const AggregatedSource::Resolved> AggregatedSource::resolve(size_t i, const Fragment* f,
                                                                            std::shared_ptr<const Dataset>& keep,
                                                                            bool reopen, bool* reused) const {
     check_declared(i);
@@ -146,7 +151,9 @@ std::shared_ptr<const AggregatedSource::Resolved> AggregatedSource::resolve(size
             return r;
         }
     }
-    return resolve_opened(i, f, keep);
+    if (f) return resolve_opened(i, *f, keep);
+    const Fragment declared = agg_->fragments[i];  // built only when the partition is opened
+    return resolve_opened(i, declared, keep);
 }
 
 std::shared_ptr<const AggregatedSource::Resolved> AggregatedSource::still_open(
@@ -191,6 +198,7 @@ std::shared_ptr<const AggregatedSource::Resolved> AggregatedSource::resolve_open
         }
     }
     auto r = std::make_shared<Resolved>();
+    r->declared = std::make_shared<const Fragment>(f);
     r->dataset = ds;
     r->file = opened.file;
     r->generation = generation;
@@ -222,7 +230,6 @@ void AggregatedSource::keep_resolved(size_t i, std::shared_ptr<const Resolved> r
 }
 
 void AggregatedSource::note_read_of(size_t i) const {
-    if (ManyRunsScope::active()) return;  // the reader opens many side by side itself
     const size_t ahead = std::max<size_t>(1, std::min(kOpenAhead, cache_.capacity() / 4));
     std::vector<size_t> wanted;
     {
@@ -247,23 +254,23 @@ void AggregatedSource::note_read_of(size_t i) const {
 }
 
 void AggregatedSource::open_ahead(size_t i) const {
-    const Fragment& f = agg_->fragments[i];
-    if (f.kind != FragmentKind::File && f.kind != FragmentKind::Self) return;
+    const FragmentKind kind = agg_->fragments.kind(i);
+    if (kind != FragmentKind::File && kind != FragmentKind::Self) return;
     remote::NetworkScope network(true);  // a thread of its own: it may wait for a server
     try {
         std::shared_ptr<const Dataset> keep;
-        resolve(i, f, keep, false);
+        resolve(i, nullptr, keep, false);
     } catch (...) {
         // The read of this fragment meets the same failure and reports it.
     }
 }
 
 template <class Use>
-auto AggregatedSource::with_fragment(size_t i, const Fragment& f, Use&& use) const {
-    note_read_of(i);
+auto AggregatedSource::with_fragment(size_t i, SeriesWatch series, Use&& use) const {
+    if (series == SeriesWatch::On) note_read_of(i);
     std::shared_ptr<const Dataset> keep;
     bool reused = false;
-    auto r = resolve(i, f, keep, false, &reused);
+    auto r = resolve(i, nullptr, keep, false, &reused);
     if (reused) {
         try {
             return use(*r);
@@ -272,7 +279,7 @@ auto AggregatedSource::with_fragment(size_t i, const Fragment& f, Use&& use) con
             // from its path, which may name a new version now.
         }
         keep.reset();
-        r = resolve(i, f, keep, true, nullptr);
+        r = resolve(i, nullptr, keep, true, nullptr);
     }
     return use(*r);
 }
@@ -354,7 +361,7 @@ std::optional<std::string> AggregatedSource::verify_fragment(size_t i) const {
         check_declared(i);
         return std::nullopt;
     }
-    auto r = resolve(i, f, keep, true);  // the file as its path names it now
+    auto r = resolve(i, &f, keep, true);  // the file as its path names it now
     if (r->fill) return r->fill_note;
     return std::nullopt;
 }
@@ -363,7 +370,7 @@ bool AggregatedSource::fragment_is_plain(size_t i) const {
     const Fragment& f = agg_->fragments.at(i);
     if (f.kind != FragmentKind::File && f.kind != FragmentKind::Self) return false;
     std::shared_ptr<const Dataset> keep;
-    return resolve(i, f, keep, false)->plain;
+    return resolve(i, &f, keep, false)->plain;
 }
 
 AggregatedSource::OpenedFragment AggregatedSource::opened_fragment(size_t i) const {
@@ -371,7 +378,7 @@ AggregatedSource::OpenedFragment AggregatedSource::opened_fragment(size_t i) con
     out.fragment = agg_->fragments.at(i);
     if (out.fragment.kind != FragmentKind::File && out.fragment.kind != FragmentKind::Self) return out;
     std::shared_ptr<const Dataset> keep;
-    auto r = resolve(i, out.fragment, keep, false);
+    auto r = resolve(i, &out.fragment, keep, false);
     if (r->fill || !keep) return out;
     if (r->completed) out.fragment = *r->completed;
     for (const auto& v : keep->variables)
@@ -535,22 +542,22 @@ void AggregatedSource::read_piece(const Fragment& f, const Resolved& r, const st
 }
 
 void AggregatedSource::read_fragment_part(size_t i, const std::vector<uint64_t>& req_start,
-                                          const std::vector<uint64_t>& req_count, ByteOrder order, uint8_t* out,
-                                          std::vector<uint8_t>& piece) const {
+                                          const std::vector<uint64_t>& req_count, ByteOrder order, SeriesWatch series,
+                                          uint8_t* out, std::vector<uint8_t>& piece) const {
     const size_t rank = agg_->shape.size(), msize = type_size(agg_->type);
-    const Fragment f = agg_->fragments[i];
+    const PartitionTable& table = agg_->fragments;  // its box: no Fragment built for a partition resolved before
     std::vector<uint64_t> lo(rank), len(rank), at(rank);
     bool whole = true;
     for (size_t d = 0; d < rank; ++d) {
-        uint64_t a = std::max(req_start[d], f.start[d]);
-        uint64_t b = std::min(req_start[d] + req_count[d], f.start[d] + f.count[d]);
+        uint64_t a = std::max(req_start[d], table.start(i, d));
+        uint64_t b = std::min(req_start[d] + req_count[d], table.start(i, d) + table.count(i, d));
         lo[d] = a;
         len[d] = b - a;
         at[d] = a - req_start[d];
         if (len[d] != req_count[d]) whole = false;
     }
-    auto read_from = [&](const Resolved& r) {
-        const Fragment& as_read = r.completed ? *r.completed : f;
+    auto read_from = [&](const Resolved& r, const Fragment& declared) {
+        const Fragment& as_read = r.completed ? *r.completed : declared;
         if (whole) {
             read_piece(as_read, r, lo, len, order, out);
         } else if (std::equal(len.begin() + 1, len.end(), req_count.begin() + 1)) {
@@ -562,12 +569,13 @@ void AggregatedSource::read_fragment_part(size_t i, const std::vector<uint64_t>&
             scatter_box(piece.data(), len, at, req_count, msize, out);
         }
     };
-    if (f.kind == FragmentKind::File || f.kind == FragmentKind::Self) {
-        with_fragment(i, f, read_from);
+    const FragmentKind kind = table.kind(i);
+    if (kind == FragmentKind::File || kind == FragmentKind::Self) {
+        with_fragment(i, series, [&](const Resolved& r) { read_from(r, *r.declared); });
     } else {
         check_declared(i);
         static const Resolved none{};
-        read_from(none);
+        read_from(none, table[i]);
     }
 }
 
@@ -591,8 +599,12 @@ void AggregatedSource::read(std::span<const uint64_t> start, std::span<const uin
     // in file order); each writes its own part of `out`, as partitions do
     // not overlap.
     std::vector<std::vector<uint8_t>> pieces(1 + kExtraThreads);
+    // One fragment: its source may see a series in such reads; many: read
+    // together, their partitions need no opening ahead.
+    const SeriesWatch series = touched.size() == 1 ? SeriesWatch::On : SeriesWatch::Off;
     run_pieces(touched.size(), [&](size_t k, size_t worker) {
-        read_fragment_part(touched[k], req_start, req_count, order, static_cast<uint8_t*>(out), pieces[worker]);
+        read_fragment_part(touched[k], req_start, req_count, order, series, static_cast<uint8_t*>(out),
+                           pieces[worker]);
     });
 }
 
@@ -648,32 +660,34 @@ bool AggregatedSource::extents_would_open(uint64_t first) const {
     std::vector<uint64_t> index;
     auto fi = fragment_of_element(first, index);
     if (!fi) return false;
-    const Fragment& f = agg_->fragments[*fi];
-    if (f.kind != FragmentKind::File && f.kind != FragmentKind::Self) return false;
+    const FragmentKind kind = agg_->fragments.kind(*fi);
+    if (kind != FragmentKind::File && kind != FragmentKind::Self) return false;
     MutexLock lock(mutex_);
     auto r = resolved(*fi);
     return !r || r->dataset.expired() || r->generation != cache_.generation();
 }
 
-std::optional<std::vector<FileExtent>> AggregatedSource::big_endian_extents(uint64_t first, uint64_t n) const {
+std::optional<std::vector<FileExtent>> AggregatedSource::big_endian_extents(uint64_t first, uint64_t n,
+                                                                            SeriesWatch series) const {
     const auto& shape = agg_->shape;
     const size_t rank = shape.size();
     if (n == 0) return std::vector<FileExtent>{};
     std::vector<uint64_t> index;
     auto fi = fragment_of_element(first, index);
     if (!fi) return std::nullopt;
-    const Fragment& f = agg_->fragments[*fi];
-    if (f.kind != FragmentKind::File && f.kind != FragmentKind::Self) return std::nullopt;
+    const PartitionTable& table = agg_->fragments;  // its box: no Fragment built for a partition resolved before
+    const FragmentKind kind = table.kind(*fi);
+    if (kind != FragmentKind::File && kind != FragmentKind::Self) return std::nullopt;
     bool inside = true;
     for_each_linear_box(shape, first, n, [&](std::span<const uint64_t> s, std::span<const uint64_t> c, uint64_t) {
         for (size_t d = 0; d < rank; ++d)
-            if (s[d] < f.start[d] || s[d] + c[d] > f.start[d] + f.count[d]) inside = false;
+            if (s[d] < table.start(*fi, d) || s[d] + c[d] > table.start(*fi, d) + table.count(*fi, d)) inside = false;
     });
     if (!inside) return std::nullopt;
     // Inside the box with source shape == box shape, a master run is a run of the source too.
     uint64_t src_first = 0;
-    for (size_t d = 0; d < rank; ++d) src_first = src_first * f.count[d] + (index[d] - f.start[d]);
-    return with_fragment(*fi, f, [&](const Resolved& r) -> std::optional<std::vector<FileExtent>> {
+    for (size_t d = 0; d < rank; ++d) src_first = src_first * table.count(*fi, d) + (index[d] - table.start(*fi, d));
+    return with_fragment(*fi, series, [&](const Resolved& r) -> std::optional<std::vector<FileExtent>> {
         if (!r.plain) return std::nullopt;
         return r.source->big_endian_extents(src_first, n);
     });

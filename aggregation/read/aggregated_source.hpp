@@ -37,12 +37,24 @@ public:
     const std::vector<uint64_t>& shape() const override { return agg_->shape; }
     void read(std::span<const uint64_t> start, std::span<const uint64_t> count, ByteOrder order,
               void* out) const override;
+    // Whether reads of one fragment at a time are watched for a series (a
+    // point's time series), whose next fragments are then opened ahead
+    // (note_read_of). Off for a reader of many runs or fragments known
+    // together, which opens them side by side itself (fs/piece_windows.hpp,
+    // run_pieces): the same files would be opened twice.
+    enum class SeriesWatch { On, Off };
     // Passes through the fragment source's extents when the run lies inside
     // one fragment that needs no conversion at all (the splice fast path).
-    std::optional<std::vector<FileExtent>> big_endian_extents(uint64_t first, uint64_t n) const override;
-    bool extents_open_files() const override { return true; }
-    // False when element `first` lies in a partition resolved and still open.
-    bool extents_would_open(uint64_t first) const override;
+    // Opens the fragment's file when it is not open: a reader of many runs
+    // asks for them side by side (fs/piece_windows.hpp).
+    std::optional<std::vector<FileExtent>> big_endian_extents(uint64_t first, uint64_t n) const override {
+        return big_endian_extents(first, n, SeriesWatch::On);
+    }
+    std::optional<std::vector<FileExtent>> big_endian_extents(uint64_t first, uint64_t n, SeriesWatch series) const;
+    // Whether big_endian_extents(first, ...) would open a file now: false
+    // when element `first` lies in a partition resolved and still open, or
+    // in no partition (worth no thread of its own).
+    bool extents_would_open(uint64_t first) const;
     // From the partition grid: the box lies only in constant fragments of one
     // value and/or missing fragments and uncovered cells (the master fill).
     std::optional<std::vector<uint8_t>> uniform_value(std::span<const uint64_t> start,
@@ -91,8 +103,9 @@ private:
     // keep receives the fragment's dataset: hold it while using the result.
     // Reuses the resolution made before while its file is still open
     // (*reused set), unless `reopen`: then the path is opened again.
-    // f: fragment i as declared (agg_->fragments[i], built once by the caller).
-    std::shared_ptr<const Resolved> resolve(size_t i, const Fragment& f, std::shared_ptr<const Dataset>& keep, bool reopen,
+    // f: fragment i as declared (agg_->fragments[i]) when the caller built
+    // it; null: built here only when the partition is opened.
+    std::shared_ptr<const Resolved> resolve(size_t i, const Fragment* f, std::shared_ptr<const Dataset>& keep, bool reopen,
                                             bool* reused = nullptr) const;
     // The resolution of fragment i kept from before, when its dataset is
     // still open and its file unchanged (keep receives the dataset); else null.
@@ -102,7 +115,7 @@ private:
     // use(resolved fragment i); when a reused resolution fails (its file
     // changed since it was opened), once more after reopening the path.
     template <class Use>
-    auto with_fragment(size_t i, const Fragment& f, Use&& use) const;
+    auto with_fragment(size_t i, SeriesWatch series, Use&& use) const;
     // The checks and conversions of fragment f against its opened variable.
     void conform(const Fragment& f, const std::shared_ptr<const Dataset>& ds, Resolved* r) const;
     // Raises what the resolver knows from the metadata alone about fragment i.
@@ -122,7 +135,7 @@ private:
     // The part of fragment i inside the requested box, into its place in out
     // (`piece`: scratch for a part that is not the whole box).
     void read_fragment_part(size_t i, const std::vector<uint64_t>& req_start, const std::vector<uint64_t>& req_count,
-                            ByteOrder order, uint8_t* out, std::vector<uint8_t>& piece) const;
+                            ByteOrder order, SeriesWatch series, uint8_t* out, std::vector<uint8_t>& piece) const;
     // In `order` from the fragment's source itself: a classic partition read
     // big-endian is not swapped at all.
     void read_piece(const Fragment& f, const Resolved& r, const std::vector<uint64_t>& lo,

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 
-#include "codecs/array_source.hpp"
 #include "io/worker_pool.hpp"
 #include "remote/network_scope.hpp"
 
@@ -10,8 +9,7 @@ namespace ncafs::agg {
 
 void run_pieces(size_t n, const std::function<void(size_t, size_t)>& piece) {
     const size_t blocks = (n + kPiecesPerBlock - 1) / kPiecesPerBlock;
-    if (n == 1) return piece(0, 0);  // one partition: its source may see a series in such reads
-    ManyRunsScope many;  // pieces read together: their partitions need no opening ahead
+    if (n == 1) return piece(0, 0);  // one partition: on the caller's thread
     if (blocks <= 1) {
         for (size_t i = 0; i < n; ++i) piece(i, 0);
         return;
@@ -19,7 +17,6 @@ void run_pieces(size_t n, const std::function<void(size_t, size_t)>& piece) {
     const bool network = remote::network_allowed();  // the caller's, on every thread
     WorkerPool::shared().parallel_for(blocks, 1 + kExtraThreads, [&](size_t b, size_t worker) {
         remote::NetworkScope scope(network);
-        ManyRunsScope many_here;
         for (size_t i = b * kPiecesPerBlock, end = std::min(n, (b + 1) * kPiecesPerBlock); i < end; ++i) piece(i, worker);
     });
 }

@@ -170,16 +170,17 @@ TEST(AggregationOracle, ExtentsWouldOpenOnlyWhatIsNotOpen) {
     auto loaded = agg::load_aggregation(c["nca"], AggregationOptions{}, cache);
     const Variable* v = loaded.dataset->find_variable("v");
     const uint64_t last = v->source->element_count() - 1;
-    ASSERT_TRUE(v->source->extents_open_files());
-    EXPECT_TRUE(v->source->extents_would_open(0));
-    EXPECT_TRUE(v->source->extents_would_open(last));
+    const auto* source = dynamic_cast<const agg::AggregatedSource*>(v->source.get());
+    ASSERT_TRUE(source != nullptr);
+    EXPECT_TRUE(source->extents_would_open(0));
+    EXPECT_TRUE(source->extents_would_open(last));
     std::vector<uint8_t> one(type_size(v->type));
     v->source->read_linear(0, 1, ByteOrder::Native, one.data());
     EXPECT_EQ(cache.opens(), 1u);
-    EXPECT_FALSE(v->source->extents_would_open(0));
-    EXPECT_TRUE(v->source->extents_would_open(last));  // another partition, not opened
+    EXPECT_FALSE(source->extents_would_open(0));
+    EXPECT_TRUE(source->extents_would_open(last));  // another partition, not opened
     cache.paths_may_have_changed();  // what was opened is opened again
-    EXPECT_TRUE(v->source->extents_would_open(0));
+    EXPECT_TRUE(source->extents_would_open(0));
 }
 
 // One aggregation per master type: threads reading it at once get, bit for

@@ -1,4 +1,4 @@
-// What a read of a computed view computes (fs/read_path.hpp BlockCache,
+// What a read of a computed view computes (fs/view_read.hpp, fs/block_cache.hpp BlockCache,
 // fs/readahead.hpp): a point read little more than its request, a
 // sequential reader runs computed ahead of it on the pool, every byte once
 // and as the view defines it, with concurrent readers too; a run computed
@@ -15,7 +15,7 @@
 #include "codecs/error.hpp"
 #include "codecs/virtual_file.hpp"
 #include "fs/block_cache.hpp"
-#include "fs/read_path.hpp"
+#include "fs/view_read.hpp"
 #include "fs/readahead.hpp"
 
 namespace ncafs::fs {

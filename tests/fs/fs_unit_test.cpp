@@ -25,7 +25,7 @@
 #include "fs/log.hpp"
 #include "fs/mount_options.hpp"
 #include "fs/options.hpp"
-#include "fs/read_path.hpp"
+#include "fs/view_read.hpp"
 #include "fs/remote_options.hpp"
 #include "fs/view_names.hpp"
 #include "fs/view_registry.hpp"

@@ -11,7 +11,7 @@
 #include <string>
 
 #include "codecs/error.hpp"
-#include "fs/read_path.hpp"
+#include "fs/view_read.hpp"
 
 using namespace ncafs;
 using namespace ncafs::fs;
@@ -33,7 +33,6 @@ public:
         if (extents_calls.fetch_add(1) == 0 && fail_first) throw SourceError(path_, "changed since it was opened");
         return std::vector<FileExtent>{{OpenFile::open(path_), first, n}};
     }
-    bool extents_open_files() const override { return true; }
     bool fail_first = true;
     mutable std::atomic<int> extents_calls{0};
 
