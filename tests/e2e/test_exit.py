@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """The daemon exits once its mount is gone, with status 0.
 
-Run as: test_exit.py CASE   (CASE: unmount, background, signal)
+Run as: test_exit.py CASE   (CASE: unmount, background, signal, namespace)
   unmount     ncafs -f, a listing and reads (the watch thread, the read
               pools and the partition cache busy), then fusermount3 -u: the
               process exits with 0 and its log ends with "unmounted"
@@ -9,6 +9,11 @@ Run as: test_exit.py CASE   (CASE: unmount, background, signal)
               fusermount3 -u no process of the mount is left
   signal      ncafs -f ended by SIGTERM (as systemd stops the unit): it
               unmounts and exits with 0
+  namespace   a mount namespace made while the mount exists holds a copy
+              of it (the kernel's rule, shown first: after fusermount3 -u
+              the daemon serves the copy until that namespace ends);
+              one made by tests/e2e/private_mounts.py, as the tests that
+              boot containers make theirs, holds none: the daemon exits
 No timing threshold: each wait is generous (60 s) and only says whether the
 process ended. Environment: NCAFS_BIN, NCAFS_SKIP_FUSE=1 (exit 77 where
 /dev/fuse is unusable).
@@ -140,7 +145,39 @@ def case_background(work):
             subprocess.run(["fusermount3", "-u", mnt])
 
 
-CASES = {"unmount": case_unmount, "background": case_background, "signal": case_signal}
+def held_by_namespace(work, prefix, patience):
+    """ncafs -f, then a process in a new mount namespace (PREFIX + sleep),
+    then fusermount3 -u: whether the daemon was still running PATIENCE
+    seconds later, while that process lives."""
+    def end(process, mnt):
+        holder = subprocess.Popen(prefix + ["sleep", "600"])
+        try:
+            time.sleep(1)  # the namespace exists once unshare has run
+            unmount(mnt)
+            try:
+                process.wait(timeout=patience)
+                end.held = False
+            except subprocess.TimeoutExpired:
+                end.held = True
+        finally:
+            holder.kill()
+            holder.wait()
+    code, log, _ = foreground(work, end)
+    check(code == 0, "ncafs exited with %d:\n%s" % (code, log))
+    return end.held
+
+
+def case_namespace(work):
+    private = os.path.join(os.path.dirname(os.path.abspath(__file__)), "private_mounts.py")
+    # Held for as long as the namespace lives: any wait shows it.
+    check(held_by_namespace(os.path.join(work, "a"), ["unshare", "-m", "--propagation", "private"], 3),
+          "a plain new mount namespace did not hold the mount: this check cannot tell private_mounts.py works")
+    check(not held_by_namespace(os.path.join(work, "b"), [sys.executable, private], WAIT),
+          "a namespace made by private_mounts.py still held the mount %d s after fusermount3 -u" % WAIT)
+
+
+CASES = {"unmount": case_unmount, "background": case_background, "signal": case_signal,
+         "namespace": case_namespace}
 
 if __name__ == "__main__":
     sys.exit(run_cases(CASES, "ncafs-exit-"))

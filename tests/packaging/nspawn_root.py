@@ -20,10 +20,13 @@ host's PID 1 need not be systemd. Commands run inside through nsenter.
 import os
 import shutil
 import subprocess
+import sys
 import tempfile
 import time
 
 from packaging_common import TestFailure, log, run
+
+PRIVATE_MOUNTS = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "e2e", "private_mounts.py")
 
 SUITE = "bookworm"
 MIRROR = "http://deb.debian.org/debian"
@@ -142,7 +145,9 @@ class Container:
                 f.write("0")
 
         env = dict(os.environ, SYSTEMD_NSPAWN_UNIFIED_HIERARCHY="1", SYSTEMD_SECCOMP="0")
-        command = ["systemd-nspawn", "--quiet", "--directory", self.merged, "--boot", "--register=no",
+        # Started without the FUSE mounts of tests running beside: a copy in the
+        # container's namespace would keep their daemons alive after their unmount.
+        command = [sys.executable, PRIVATE_MOUNTS, "systemd-nspawn", "--quiet", "--directory", self.merged, "--boot", "--register=no",
                    "--keep-unit", f"--machine={self.name}", "--bind=/dev/fuse", "--capability=all",
                    "--private-network", "--console=passive"]
         log("$ " + " ".join(command))

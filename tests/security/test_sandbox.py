@@ -242,8 +242,9 @@ def case_held(work):
     in a private mount namespace, where fusectl can be mounted without
     touching the machine's."""
     if os.environ.get("NCAFS_TEST_IN_NAMESPACE") != "1":
-        r = subprocess.run(["unshare", "-m", "--propagation", "private", sys.executable, os.path.abspath(__file__),
-                            "held"], env=dict(os.environ, NCAFS_TEST_IN_NAMESPACE="1"), timeout=120)
+        private_mounts = os.path.join(os.path.dirname(HERE), "e2e", "private_mounts.py")
+        r = subprocess.run([sys.executable, private_mounts, sys.executable, os.path.abspath(__file__), "held"],
+                           env=dict(os.environ, NCAFS_TEST_IN_NAMESPACE="1"), timeout=120)
         check(r.returncode == 0, "the held case failed in its mount namespace")
         return
     r = subprocess.run(["mount", "-t", "fusectl", "none", "/sys/fs/fuse/connections"], capture_output=True, text=True)
