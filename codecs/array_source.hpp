@@ -97,7 +97,7 @@ private:
 };
 
 // Set on the threads computing a view's bytes for a reader going forward
-// whose next bytes the caller computes ahead itself (fs/block_cache.hpp):
+// whose next bytes the caller computes ahead itself (fs/view_block_cache.hpp):
 // a source does not then decode ahead of the read on its own
 // (NetcdfVariableSource's chunks after a miss), which would decode the
 // same chunks a second time, or keep them for nothing.

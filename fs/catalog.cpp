@@ -16,8 +16,8 @@ namespace {
 // read 4 MiB per request; at 64 KiB clients issue local-file-sized reads
 // (tests/bench/netcdf_clients_bench.py) and cat keeps its throughput: the
 // kernel's readahead (128 KiB bdi default) sizes the FUSE requests anyway.
-// What the daemon computes per request is its own affair (BlockCache and
-// Readahead, block_cache.hpp and readahead.hpp).
+// What the daemon computes per request is its own affair (ViewBlockCache and
+// Readahead, view_block_cache.hpp and readahead.hpp).
 constexpr blksize_t kPreferredIoSize = 64 << 10;
 
 // The backend, sniffing confined to SOURCE unless it sniffs its own way.

@@ -16,7 +16,7 @@
 #include "fs/inode_table.hpp"
 #include "fs/page_sharing.hpp"
 #include "fs/partition_watch.hpp"
-#include "fs/block_cache.hpp"
+#include "fs/view_block_cache.hpp"
 #include "fs/remote_workers.hpp"
 #include "io/mutex.hpp"
 
@@ -40,7 +40,7 @@ public:
     void stop();
 
     Catalog& catalog() { return catalog_; }
-    BlockCache& block_cache() { return block_cache_; }
+    ViewBlockCache& block_cache() { return block_cache_; }
     InodeTable& inodes() { return inodes_; }
     RemoteWorkers& remote_workers() { return remote_workers_; }
     // The kernel dropped ino: its partitions need no watching for it.
@@ -82,7 +82,7 @@ private:
 
     Catalog& catalog_;
     InodeTable inodes_;
-    BlockCache block_cache_{uint64_t{32} << 20};  // of computed view bytes
+    ViewBlockCache block_cache_{uint64_t{32} << 20};  // of computed view bytes
     fuse_session* session_ = nullptr;
     Mutex queue_mutex_;  // lock order: a leaf (the kernel is notified outside it)
     std::condition_variable queue_cv_;

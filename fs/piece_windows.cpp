@@ -34,7 +34,7 @@ const agg::AggregatedSource* partitions_of(const ViewPiece& p) {
 }
 
 // Planned pieces [from, to) as read, each piece's realization apart; runs
-// of partitions are realized side by side on the pool (ctx.open_ahead at
+// of partitions are realized side by side on the pool (ctx.parallel_opens at
 // once) when two or more of them open a file.
 std::vector<std::vector<ViewPiece>> realize_each(const ReadPlan& plan, size_t from, size_t to, const ReadContext& ctx) {
     std::vector<std::vector<ViewPiece>> realized(to - from);
@@ -60,11 +60,11 @@ std::vector<std::vector<ViewPiece>> realize_each(const ReadPlan& plan, size_t fr
         else
             append_realized(realized[k], p);
     };
-    if (!many || opens < 2 || ctx.open_ahead < 2) {
+    if (!many || opens < 2 || ctx.parallel_opens < 2) {
         for (size_t k = 0; k < realized.size(); ++k) one(k);
         return realized;
     }
-    WorkerPool::shared().parallel_for(realized.size(), ctx.open_ahead, [&](size_t k, size_t) {
+    WorkerPool::shared().parallel_for(realized.size(), ctx.parallel_opens, [&](size_t k, size_t) {
         ContextOnThread here(ctx);  // the caller's, on every thread
         one(k);
     });

@@ -70,7 +70,7 @@ size_t files_per_window();
 
 // Calls consume(pieces) for consecutive windows covering the plan in order:
 // each window's pieces, realized (append_realized: the runs' files opened,
-// side by side on the kept pool where they are partitions, ctx.open_ahead
+// side by side on the kept pool where they are partitions, ctx.parallel_opens
 // at once), draw on at most files_per_window() distinct local files
 // (except a window of one planned piece) and hold a lease on them, from
 // ctx's budget, while consumed.

@@ -21,7 +21,7 @@ struct ReadContext {
     bool network = true;
     // Runs of partitions realized side by side on the kept pool (a remote
     // partition is a round trip each).
-    size_t open_ahead = 16;
+    size_t parallel_opens = 16;
     // The descriptors of partitions held by every request in flight; null:
     // the budget shared by the process (FileBudget::shared()).
     FileBudget* budget = nullptr;

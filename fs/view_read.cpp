@@ -6,7 +6,7 @@
 #include <new>
 
 #include "codecs/error.hpp"
-#include "fs/block_cache.hpp"
+#include "fs/view_block_cache.hpp"
 #include "fs/readahead.hpp"
 #include "io/open_file.hpp"
 #include "io/read_lease.hpp"
@@ -46,14 +46,14 @@ void read_one_object(const OpenFile& file, const std::vector<RemoteBytes::Range>
 }
 
 // Objects of one read are fetched side by side on the kept pool, a bounded
-// number at a time (ctx.open_ahead): each costs a round trip, and a read of
+// number at a time (ctx.parallel_opens): each costs a round trip, and a read of
 // a point series spans many objects.
 void read_remote_ranges(const RemoteRanges& ranges, const ReadContext& ctx) {
     if (ranges.empty()) return;
     if (ranges.size() == 1) return read_one_object(*ranges.begin()->first, ranges.begin()->second);
     std::vector<const RemoteRanges::value_type*> objects;
     for (const auto& entry : ranges) objects.push_back(&entry);
-    WorkerPool::shared().parallel_for(objects.size(), std::max<size_t>(1, ctx.open_ahead), [&](size_t i, size_t) {
+    WorkerPool::shared().parallel_for(objects.size(), std::max<size_t>(1, ctx.parallel_opens), [&](size_t i, size_t) {
         ContextOnThread here(ctx);
         read_one_object(*objects[i]->first, objects[i]->second);
     });  // every fetch ends before the buffers may go

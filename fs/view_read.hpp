@@ -26,7 +26,7 @@
 
 namespace ncafs::fs {
 
-class BlockCache;
+class ViewBlockCache;
 class Readahead;
 
 // Throws UsageError when the range lies outside the file or the pieces do
@@ -46,7 +46,7 @@ void read_view(const VirtualFile& vf, uint64_t offset, std::span<uint8_t> out, c
 struct ViewReply {
     fuse_req_t req = nullptr;
     bool splice = false;               // extents may go to the kernel as descriptors
-    BlockCache* blocks = nullptr;      // computed bytes through it; null: exactly the bytes asked
+    ViewBlockCache* blocks = nullptr;      // computed bytes through it; null: exactly the bytes asked
     Readahead* readahead = nullptr;    // with blocks: how far the reader's next bytes are computed ahead
     std::function<void()> before_reply;  // throws when the bytes may no longer go out
 };

@@ -26,7 +26,7 @@
 #include <tuple>
 #include <vector>
 
-#include "remote/block_cache.hpp"
+#include "remote/remote_block_cache.hpp"
 #include "remote/cache_entry.hpp"
 #include "remote/cache_folder.hpp"
 #include "remote/cache_names.hpp"

@@ -45,7 +45,7 @@ private:
     ObjectMeta meta_;
     ObjectAddress address_;
     std::string version_, key_;
-    mutable Mutex sequence_mutex_;  // lock order: before BlockCache::mutex_ (readahead_after looks a block up)
+    mutable Mutex sequence_mutex_;  // lock order: before RemoteBlockCache::mutex_ (readahead_after looks a block up)
     mutable uint64_t expected_next_ NCAFS_GUARDED_BY(sequence_mutex_) = 0;
     mutable unsigned readahead_ NCAFS_GUARDED_BY(sequence_mutex_) = 0;
 };

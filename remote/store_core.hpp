@@ -10,7 +10,7 @@
 #include <string>
 
 #include "remote/aws_credentials.hpp"
-#include "remote/block_cache.hpp"
+#include "remote/remote_block_cache.hpp"
 #include "remote/disk_cache.hpp"
 #include "remote/failure_memory.hpp"
 #include "remote/http_client.hpp"
@@ -31,7 +31,7 @@ struct StoreCore {
 
     RemoteConfig config;
     HttpClient client;
-    BlockCache memory;
+    RemoteBlockCache memory;
     std::shared_ptr<DiskCache> disk;
     FailureMemory failures;
 

@@ -230,7 +230,7 @@ void AggregatedSource::keep_resolved(size_t i, std::shared_ptr<const Resolved> r
 }
 
 void AggregatedSource::note_read_of(size_t i) const {
-    const size_t ahead = std::max<size_t>(1, std::min(kOpenAhead, cache_.capacity() / 4));
+    const size_t ahead = std::max<size_t>(1, std::min(kSeriesOpenAhead, cache_.capacity() / 4));
     std::vector<size_t> wanted;
     {
         MutexLock lock(series_mutex_);

@@ -151,11 +151,11 @@ private:
     // used dropped, so a read of a million partitions keeps no per-partition
     // state (a dropped one is resolved again from its newly opened file).
     // A series: reads of one fragment each whose fragment index moves by a
-    // constant step (a point's time series) open the next kOpenAhead
+    // constant step (a point's time series) open the next kSeriesOpenAhead
     // fragments of the series ahead, side by side on the kept pool
     // (io/worker_pool.hpp), each once; they stay in the dataset cache
     // (within open_files), so the reads that follow find them open.
-    static constexpr size_t kOpenAhead = 16;
+    static constexpr size_t kSeriesOpenAhead = 16;
     void note_read_of(size_t i) const;
     void open_ahead(size_t i) const;  // on a pool thread; failures are left to the read
     struct Series {

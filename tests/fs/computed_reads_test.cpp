@@ -1,4 +1,4 @@
-// What a read of a computed view computes (fs/view_read.hpp, fs/block_cache.hpp BlockCache,
+// What a read of a computed view computes (fs/view_read.hpp, fs/view_block_cache.hpp ViewBlockCache,
 // fs/readahead.hpp): a point read little more than its request, a
 // sequential reader runs computed ahead of it on the pool, every byte once
 // and as the view defines it, with concurrent readers too; a run computed
@@ -14,7 +14,7 @@
 
 #include "codecs/error.hpp"
 #include "codecs/virtual_file.hpp"
-#include "fs/block_cache.hpp"
+#include "fs/view_block_cache.hpp"
 #include "fs/view_read.hpp"
 #include "fs/readahead.hpp"
 
@@ -64,9 +64,9 @@ TEST(Readahead, NoneForJumpsGrowingForAReaderThatContinues) {
     EXPECT_EQ(ra.after(at - 3 * kMiB, 4096), 0u);
 }
 
-TEST(BlockCache, APointReadComputesOneBlock) {
+TEST(ViewBlockCache, APointReadComputesOneBlock) {
     auto file = std::make_shared<CountingFile>(64 * kMiB);
-    BlockCache cache(32 * kMiB);
+    ViewBlockCache cache(32 * kMiB);
     std::mt19937_64 rng(3);
     std::vector<uint8_t> out(4096);
     for (int i = 0; i < 200; ++i) {
@@ -74,13 +74,13 @@ TEST(BlockCache, APointReadComputesOneBlock) {
         const uint64_t before = file->bytes;
         cache.read(file, offset, out, 0);
         expect_bytes(out, offset);
-        EXPECT_LE(file->bytes - before, 2 * BlockCache::kComputedBlockSize);  // the one or two blocks it lies in
+        EXPECT_LE(file->bytes - before, 2 * ViewBlockCache::kComputedBlockSize);  // the one or two blocks it lies in
     }
 }
 
-TEST(BlockCache, ASequentialReaderComputesEachByteOnceInRuns) {
+TEST(ViewBlockCache, ASequentialReaderComputesEachByteOnceInRuns) {
     auto file = std::make_shared<CountingFile>(16 * kMiB + 12345);
-    BlockCache cache(32 * kMiB);
+    ViewBlockCache cache(32 * kMiB);
     Readahead ra;
     std::vector<uint8_t> out(128 << 10);
     uint64_t requests = 0, computing = 0;
@@ -97,9 +97,9 @@ TEST(BlockCache, ASequentialReaderComputesEachByteOnceInRuns) {
     EXPECT_LT(file->calls, requests);      // in runs serving several requests each
 }
 
-TEST(BlockCache, AReaderGoingForwardFindsItsNextBytesComputedAhead) {
+TEST(ViewBlockCache, AReaderGoingForwardFindsItsNextBytesComputedAhead) {
     auto file = std::make_shared<CountingFile>(8 * kMiB);
-    BlockCache cache(32 * kMiB);
+    ViewBlockCache cache(32 * kMiB);
     std::vector<uint8_t> out(128 << 10);
     cache.read(file, 0, out, kMiB);
     cache.wait_for_ahead();
@@ -129,9 +129,9 @@ private:
     uint64_t size_, bad_;
 };
 
-TEST(BlockCache, ARunComputedAheadThatFailsLeavesTheRequestToDecide) {
+TEST(ViewBlockCache, ARunComputedAheadThatFailsLeavesTheRequestToDecide) {
     auto file = std::make_shared<FailingFile>(8 * kMiB, 640 << 10);
-    BlockCache cache(32 * kMiB);
+    ViewBlockCache cache(32 * kMiB);
     std::vector<uint8_t> out(128 << 10);
     cache.read(file, 0, out, kMiB);  // the run ahead, [128K, 1152K), fails at 640K
     cache.wait_for_ahead();
@@ -141,9 +141,9 @@ TEST(BlockCache, ARunComputedAheadThatFailsLeavesTheRequestToDecide) {
     EXPECT_THROW(cache.read(file, 576 << 10, out, 0), SourceError);
 }
 
-TEST(BlockCache, ConcurrentReadersGetTheirBytes) {
+TEST(ViewBlockCache, ConcurrentReadersGetTheirBytes) {
     auto file = std::make_shared<CountingFile>(8 * kMiB);
-    BlockCache cache(2 * kMiB);  // smaller than the file: blocks are dropped while others read
+    ViewBlockCache cache(2 * kMiB);  // smaller than the file: blocks are dropped while others read
     std::vector<std::thread> readers;
     std::atomic<bool> ok{true};
     for (unsigned r = 0; r < 6; ++r)

@@ -1,4 +1,4 @@
-#include "fs/block_cache.hpp"
+#include "fs/view_block_cache.hpp"
 
 #include <algorithm>
 #include <cstring>
@@ -11,7 +11,7 @@
 
 namespace ncafs::fs {
 
-BlockCache::Span BlockCache::block(const std::shared_ptr<const VirtualFile>& vf, uint64_t index, uint64_t until,
+ViewBlockCache::Span ViewBlockCache::block(const std::shared_ptr<const VirtualFile>& vf, uint64_t index, uint64_t until,
                                    const ReadContext& ctx) {
     Pending pending;
     {
@@ -28,7 +28,7 @@ BlockCache::Span BlockCache::block(const std::shared_ptr<const VirtualFile>& vf,
     return fill(run, ctx);
 }
 
-BlockCache::Run BlockCache::claim_locked(const std::shared_ptr<const VirtualFile>& vf, uint64_t index, uint64_t until) {
+ViewBlockCache::Run ViewBlockCache::claim_locked(const std::shared_ptr<const VirtualFile>& vf, uint64_t index, uint64_t until) {
     Run run{vf, index, index, generation_, ++next_ticket_, {}};
     auto future = run.promise.get_future().share();
     const uint64_t start = index * kComputedBlockSize;
@@ -41,13 +41,13 @@ BlockCache::Run BlockCache::claim_locked(const std::shared_ptr<const VirtualFile
     return run;
 }
 
-void BlockCache::unclaim_locked(const Run& run) {
+void ViewBlockCache::unclaim_locked(const Run& run) {
     for (uint64_t i = run.index; i < run.end; ++i)
         if (auto it = computing_.find(BlockKey{run.vf, i}); it != computing_.end() && it->second.ticket == run.ticket)
             computing_.erase(it);
 }
 
-BlockCache::Span BlockCache::fill(Run& r, const ReadContext& ctx) {
+ViewBlockCache::Span ViewBlockCache::fill(Run& r, const ReadContext& ctx) {
     const VirtualFile& vf = *r.vf;
     const uint64_t start = r.index * kComputedBlockSize;
     Bytes run;
@@ -77,7 +77,7 @@ BlockCache::Span BlockCache::fill(Run& r, const ReadContext& ctx) {
     return Span{run, start};
 }
 
-void BlockCache::compute_ahead(const std::shared_ptr<const VirtualFile>& vf, uint64_t from, uint64_t until,
+void ViewBlockCache::compute_ahead(const std::shared_ptr<const VirtualFile>& vf, uint64_t from, uint64_t until,
                                const ReadContext& ctx) {
     until = std::min(until, vf->size());
     auto run = std::make_shared<Run>();
@@ -118,28 +118,28 @@ void BlockCache::compute_ahead(const std::shared_ptr<const VirtualFile>& vf, uin
     if (!WorkerPool::shared().post(job, dropped)) job();  // no thread to spare: the caller computes it
 }
 
-void BlockCache::wait_for_ahead() {
+void ViewBlockCache::wait_for_ahead() {
     MutexLock lock(mutex_);
     while (ahead_jobs_ != 0) lock.wait(ahead_ended_);
 }
 
-BlockCache::~BlockCache() { wait_for_ahead(); }
+ViewBlockCache::~ViewBlockCache() { wait_for_ahead(); }
 
-void BlockCache::clear() {
+void ViewBlockCache::clear() {
     MutexLock lock(mutex_);
     blocks_.clear();
     computing_.clear();
     ++generation_;
 }
 
-void BlockCache::forget(const VirtualFile* vf) {
+void ViewBlockCache::forget(const VirtualFile* vf) {
     MutexLock lock(mutex_);
     blocks_.erase_if([&](const BlockKey& k, const auto&) { return k.file.get() == vf; });
     std::erase_if(computing_, [&](const auto& entry) { return entry.first.file.get() == vf; });
     ++generation_;  // a run of vf still being computed (ahead, or by a slow reader) computed the old bytes
 }
 
-void BlockCache::read(const std::shared_ptr<const VirtualFile>& vf, uint64_t offset, std::span<uint8_t> out,
+void ViewBlockCache::read(const std::shared_ptr<const VirtualFile>& vf, uint64_t offset, std::span<uint8_t> out,
                       uint64_t readahead, const ReadContext& ctx) {
     if (offset > vf->size() || out.size() > vf->size() - offset)
         throw UsageError("cached read outside the virtual file");

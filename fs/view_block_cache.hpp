@@ -1,4 +1,4 @@
-// BlockCache: computed view bytes (the views whose reads are not file
+// ViewBlockCache: computed view bytes (the views whose reads are not file
 // extents) kept in 64 KiB blocks; read_view (view_read.hpp) fills a miss.
 #pragma once
 
@@ -30,16 +30,16 @@ namespace ncafs::fs {
 // while it consumes these: the view's decoding and the reader overlap on
 // two cores instead of taking turns.
 // Requests for a block being computed wait for it instead of computing it again.
-class BlockCache {
+class ViewBlockCache {
 public:
     // The grain of the cache: what a point read computes at least.
     static constexpr uint64_t kComputedBlockSize = uint64_t{64} << 10;
     // Runs computed ahead at once, in the process.
     static constexpr size_t kAheadJobs = 2;
-    explicit BlockCache(uint64_t capacity_bytes) : blocks_(capacity_bytes / kComputedBlockSize) {}
-    ~BlockCache();  // waits for the runs being computed ahead
-    BlockCache(const BlockCache&) = delete;
-    BlockCache& operator=(const BlockCache&) = delete;
+    explicit ViewBlockCache(uint64_t capacity_bytes) : blocks_(capacity_bytes / kComputedBlockSize) {}
+    ~ViewBlockCache();  // waits for the runs being computed ahead
+    ViewBlockCache(const ViewBlockCache&) = delete;
+    ViewBlockCache& operator=(const ViewBlockCache&) = delete;
     // Fills out with [offset, offset + out.size()) of vf through the cache;
     // with readahead > 0 the bytes up to `readahead` after the request are
     // computed ahead on a pool thread (unless cached or being computed).

@@ -25,9 +25,9 @@ struct BlockKeyHash {
     size_t operator()(const BlockKey& k) const { return std::hash<std::string>{}(k.object) ^ (k.index * 0x9e3779b97f4a7c15ull); }
 };
 
-class BlockCache {
+class RemoteBlockCache {
 public:
-    explicit BlockCache(size_t capacity_bytes) : lru_(capacity_bytes) {}
+    explicit RemoteBlockCache(size_t capacity_bytes) : lru_(capacity_bytes) {}
     Block get(const BlockKey& key) {
         MutexLock lock(mutex_);
         return lru_.get(key).value_or(nullptr);
