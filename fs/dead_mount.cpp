@@ -11,26 +11,11 @@
 #include <fstream>
 #include <sstream>
 
+#include "fs/mountinfo.hpp"
+
 namespace ncafs::fs {
 
 namespace {
-
-bool is_octal(char c) { return c >= '0' && c <= '7'; }
-
-// mountinfo writes space, tab, newline and backslash as \ooo.
-std::string unescape_mountinfo(const std::string& field) {
-    std::string out;
-    for (size_t i = 0; i < field.size(); ++i) {
-        if (field[i] == '\\' && i + 3 < field.size() && is_octal(field[i + 1]) && is_octal(field[i + 2]) &&
-            is_octal(field[i + 3])) {
-            out += static_cast<char>((field[i + 1] - '0') * 64 + (field[i + 2] - '0') * 8 + (field[i + 3] - '0'));
-            i += 3;
-        } else {
-            out += field[i];
-        }
-    }
-    return out;
-}
 
 // Every access through a mount whose daemon died fails with ENOTCONN; an
 // open always reaches the daemon (a stat may come from the kernel's cache).

@@ -19,6 +19,7 @@
 #include <stdexcept>
 #include <vector>
 
+#include "fs/mountinfo.hpp"
 #include "fs/privileges.hpp"
 #include "fs/process_groups.hpp"
 
@@ -35,21 +36,6 @@ struct Request {
     uint32_t uid;  // the request's filesystem uid and gid: the status file must show them
     uint32_t gid;
 };
-
-// /proc/self/mountinfo escapes blanks, newlines and backslashes as \ooo.
-std::string unescape_mountinfo(const std::string& field) {
-    std::string out;
-    for (size_t i = 0; i < field.size(); ++i) {
-        auto octal = [&](size_t k) { return k < field.size() && field[k] >= '0' && field[k] <= '7'; };
-        if (field[i] == '\\' && octal(i + 1) && octal(i + 2) && octal(i + 3)) {
-            out += static_cast<char>((field[i + 1] - '0') * 64 + (field[i + 2] - '0') * 8 + (field[i + 3] - '0'));
-            i += 3;
-        } else {
-            out += field[i];
-        }
-    }
-    return out;
-}
 
 // The mount on top of mountpoint if it is a FUSE mount: its ID and device;
 // empty when the top mount there is something else or there is none.

@@ -39,7 +39,10 @@ FD_LIMIT = 128
 # the compact resolution cache). Measured over the whole read it was
 # 210-330 and mostly the warm-up of the pools' threads (their allocator
 # caches), so the first half now warms up: -25 to 80 (NCA) and 0 (CF-1.13)
-# in four runs of `ctest -R 'e2e_read_scale|e2e_descriptors|security_paths' -j3`.
+# in four runs of `ctest -R 'e2e_read_scale|e2e_descriptors|security_paths' -j3`
+# on the sanitizer build; on the Release program it runs on now
+# (tests/CMakeLists.txt): 20 (NCA) and -7 (CF-1.13), `NCAFS_BIN=build/package/cli/ncafs
+# tests/e2e/test_read_scale.py nca|cf`.
 RSS_BYTES_PER_PARTITION = 200
 
 
