@@ -15,9 +15,7 @@
 #include "aggregation/reference_set/reference_source.hpp"
 #include "aggregation/zarr_store/zarr_store_dataset.hpp"
 #include "codecs/array_source.hpp"
-#include "codecs/ds/ds_reader.hpp"
 #include "codecs/error.hpp"
-#include "codecs/ncstream/ncstream_reader.hpp"
 #include "codecs/netcdf/decoded_chunk_cache.hpp"
 #include "codecs/open_dataset.hpp"
 #include "codecs/sniff.hpp"
@@ -79,21 +77,13 @@ std::shared_ptr<const Dataset> counted(const std::string& path, Open open) {
     return std::make_shared<const Dataset>(std::move(dataset));
 }
 
-// The reader of a dataset file's magic, reading the opened file only.
+// The reader of a dataset file's magic (ncafs::open_dataset, the one
+// dispatcher), reading the opened file only; a file of no known magic is
+// refused here rather than handed to netcdf-c.
 std::shared_ptr<const Dataset> open_plain_dataset(std::shared_ptr<const OpenFile> file) {
-    switch (source_format_of(sniff_file(*file))) {
-        case SourceFormat::Netcdf:  // routes classic to the pread reader, HDF5 to netcdf-c
-        case SourceFormat::Vds:     // and OpenVDS containers to codecs/vds
-            return std::make_shared<const Dataset>(ncafs::open_dataset(std::move(file)));
-        case SourceFormat::Ds:
-            return counted(file->path(), [&] { return ds::open_ds_dataset(std::move(file)); });
-        case SourceFormat::Ncstream:
-            return counted(file->path(), [&] { return ncstream::open_ncstream_dataset(std::move(file)); });
-        case SourceFormat::ReferenceSet:  // not a magic number: sniff_source_format tells it
-        case SourceFormat::None:
-            break;
-    }
-    throw SourceError(file->path(), "not a netCDF, OpenVDS, ds or ncstream file (no known magic number)");
+    if (sniff_file(*file) == FileFormat::None)
+        throw SourceError(file->path(), "not a netCDF, OpenVDS, ds or ncstream file (no known magic number)");
+    return std::make_shared<const Dataset>(ncafs::open_dataset(std::move(file)));
 }
 
 // An OpenVDS volume in the directory form, opened confined; its members are

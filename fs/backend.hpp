@@ -81,7 +81,7 @@ struct Backend {
     };
 };
 
-// The real backend: aggregation/ + codecs/{cdf,ds,ncstream}, with allowed
+// The real backend: aggregation/ + codecs/open_dataset (every reader), with allowed
 // roots {allowed_roots..., options.extra_allowed_roots...}, the options'
 // rewrites, cdf_version and ds_values. Every file is opened confined to
 // those roots (io/confined_open.hpp) and read through that fd only.
