@@ -180,21 +180,22 @@ Backend make_backend(const ViewOptions& options, const std::vector<std::string>&
     // Partition files count against open_files= too (mount and export alike):
     // the aggregations' shared cache keeps at most that many open, and never
     // more than RLIMIT_NOFILE allows.
-    shared_dataset_cache().set_capacity(std::min(options.open_files, agg::descriptor_budget()));
-    shared_dataset_cache().set_serves_other_users(options.serves_other_users);  // local Zarr fragments
+    Backend b;
+    agg::DatasetCache* const cache = b.dataset_cache;
+    cache->set_capacity(std::min(options.open_files, agg::descriptor_budget()));
+    cache->set_serves_other_users(options.serves_other_users);  // local Zarr fragments
     netcdf::DecodedChunkCache::shared().set_capacity(options.cache_mem);
     agg::set_decoded_chunk_capacity(options.cache_mem);
     set_metadata_limits(options.metadata_mem);
     auto confined = std::make_shared<const ConfinedRoots>(aggregation.allowed_roots);
-    Backend b;
     b.confined = confined;
     b.sniff = [confined](const std::string& path) { return sniff_source_format(path, confined.get()); };
     b.is_aggregation = [confined](const std::string& path) { return is_aggregation_file(path, confined.get()); };
-    b.open_dataset = [aggregation, confined](const std::string& path,
-                                             bool is_aggregation) -> std::shared_ptr<const Dataset> {
+    b.open_dataset = [aggregation, confined, cache](const std::string& path,
+                                                    bool is_aggregation) -> std::shared_ptr<const Dataset> {
         // A reference set reads like an aggregation, whichever way it was asked for (commands ask by name).
         if (is_aggregation || sniff_source_format(path, confined.get()) == SourceFormat::ReferenceSet)
-            return presentable(open_aggregation(path, aggregation));  // confined by its PathPolicy
+            return presentable(open_aggregation(path, aggregation, *cache));  // confined by its PathPolicy
         struct stat st {};
         if (confined->stat(path, st) && S_ISDIR(st.st_mode))  // a store directory: *.zarr/ or *.vds/
             return path.ends_with(".zarr") ? presentable(open_zarr_store(path, *confined, aggregation))
