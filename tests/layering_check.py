@@ -4,7 +4,8 @@
 usage: layering_check.py SOURCE_DIR     (runs its own self-test first)
 
 The folders depend one way: cli -> fs -> aggregation -> {codecs, remote} -> io
-(codecs and remote do not know each other). CMake's target links allow the same
+(codecs and remote do not know each other); fs skips no level to remote: what
+it needs of remote objects comes through aggregation/read/remote_objects.hpp. CMake's target links allow the same
 edges, but one global include path would let a header of a higher layer be
 included from a lower one unnoticed; this check reads every include instead.
 The project's libraries link one way too: no two of them link each other,
@@ -28,9 +29,13 @@ ALLOWED = {
     "codecs": {"io", "codecs"},
     "remote": {"io", "remote"},
     "aggregation": {"io", "codecs", "remote", "aggregation"},
-    "fs": {"io", "codecs", "remote", "aggregation", "fs"},
+    "fs": {"io", "codecs", "aggregation", "fs"},
     "cli": {"io", "codecs", "remote", "aggregation", "fs", "cli"},
 }
+# fs/ files that still include remote/ directly, allowed until the read
+# pipeline lands (another change rewrites exactly these three; then this
+# list goes, and fs/ reaches remote/ through aggregation/ alone).
+FS_REMOTE_UNTIL_READ_PIPELINE = {"fs/filesystem.cpp", "fs/read_path.cpp", "fs/piece_windows.cpp"}
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([a-z_]+)/', re.M)
 
 GATEWAY = "codecs/netcdf"
@@ -101,9 +106,12 @@ def plain_mutex_violations(root):
 def violations(root):
     for layer, allowed in ALLOWED.items():
         for path in sorted((root / layer).rglob("*.[ch]pp")):
+            rel = path.relative_to(root).as_posix()
             for folder in INCLUDE.findall(path.read_text(errors="replace")):
+                if folder == "remote" and rel in FS_REMOTE_UNTIL_READ_PIPELINE:
+                    continue
                 if folder in ALLOWED and folder not in allowed:
-                    yield f"{path.relative_to(root)} includes {folder}/: {layer}/ may include only {sorted(allowed)}"
+                    yield f"{rel} includes {folder}/: {layer}/ may include only {sorted(allowed)}"
 
 
 # The project's libraries and whom they link, from the CMakeLists.txt of
@@ -166,10 +174,14 @@ FAKE = {
                                  "# target_link_libraries(fake_io PUBLIC fake_vds): a comment links nothing\n"
                                  "target_link_libraries(fake_vds PUBLIC fake_codecs)\n",
     "codecs/reader.cpp": '#include "aggregation/read/open_aggregation.hpp"\n',
+    "fs/mount.cpp": '#include "remote/remote_store.hpp"\n',
+    "fs/read_path.cpp": '#include "remote/remote_store.hpp"\n',
+    "fs/catalog.cpp": '#include "aggregation/read/remote_objects.hpp"\n',
 }
 EXPECTED = [
     "libraries link in a cycle: fake_codecs -> fake_vds -> fake_codecs",
     "codecs/reader.cpp includes aggregation/",
+    "fs/mount.cpp includes remote/",
 ]
 
 
