@@ -178,8 +178,8 @@ Backend make_backend(const ViewOptions& options, const std::vector<std::string>&
     else
         writers.vds.may_read_coordinates = [](const ArraySource& s) { return !agg::draws_on_remote_objects(s); };
     // Partition files count against open_files= too (mount and export alike):
-    // the aggregations' shared cache keeps at most that many open, and never
-    // more than RLIMIT_NOFILE allows.
+    // the backend's dataset cache, which its aggregations open partitions in,
+    // keeps at most that many open, and never more than RLIMIT_NOFILE allows.
     Backend b;
     agg::DatasetCache* const cache = b.dataset_cache;
     cache->set_capacity(std::min(options.open_files, agg::descriptor_budget()));
