@@ -5,6 +5,7 @@
 #include "codecs/cdf/cdf_dataset.hpp"
 #include "codecs/cdf/header_reader.hpp"
 #include "codecs/ds/ds_reader.hpp"
+#include "codecs/ncstream/ncstream_reader.hpp"
 #include "codecs/netcdf/netcdf_dataset.hpp"
 #include "codecs/sniff.hpp"
 #include "codecs/vds/vds_reader.hpp"
@@ -43,6 +44,8 @@ Dataset read_dataset(std::shared_ptr<const OpenFile> file, const std::string& gr
             return ds::open_ds_dataset(std::move(file));
         case FileFormat::Vds:
             return vds::open_vds_dataset(std::move(file));
+        case FileFormat::Ncstream:
+            return ncstream::open_ncstream_dataset(std::move(file));
         default:  // HDF5, and whatever else netcdf-c may know (it names the error)
             return netcdf::open_netcdf_dataset(std::move(file));
     }

@@ -1,7 +1,10 @@
-// One entry point for reading any dataset file: CDF-1/2/5 files by magic go to
-// the CDF reader (pread at header offsets, file extents for splicing); all
-// else goes to netcdf-c (netCDF-4/HDF5 and whatever netcdf-c opens); ds and
-// OpenVDS (.vds, "HueDataStore") files by signature to their own readers.
+// The one format dispatcher: every reader of a dataset file, chosen by its
+// first bytes (codecs/sniff.hpp), for the daemon (fs/backend.cpp) and for
+// the fragments of aggregations alike. CDF-1/2/5 files go to the CDF reader
+// (pread at header offsets, file extents for splicing); ds, ncstream and
+// OpenVDS (.vds, "HueDataStore") files by signature to their own readers;
+// all else to netcdf-c (netCDF-4/HDF5 and whatever netcdf-c opens). Its own
+// library, ncafs_formats, above the readers' libraries (codecs/CMakeLists.txt).
 #pragma once
 
 #include <cstddef>

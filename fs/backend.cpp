@@ -15,9 +15,7 @@
 #include "aggregation/reference_set/reference_source.hpp"
 #include "aggregation/zarr_store/zarr_store_dataset.hpp"
 #include "codecs/array_source.hpp"
-#include "codecs/ds/ds_reader.hpp"
 #include "codecs/error.hpp"
-#include "codecs/ncstream/ncstream_reader.hpp"
 #include "codecs/netcdf/decoded_chunk_cache.hpp"
 #include "codecs/open_dataset.hpp"
 #include "codecs/sniff.hpp"
@@ -79,21 +77,13 @@ std::shared_ptr<const Dataset> counted(const std::string& path, Open open) {
     return std::make_shared<const Dataset>(std::move(dataset));
 }
 
-// The reader of a dataset file's magic, reading the opened file only.
+// The reader of a dataset file's magic (ncafs::open_dataset, the one
+// dispatcher), reading the opened file only; a file of no known magic is
+// refused here rather than handed to netcdf-c.
 std::shared_ptr<const Dataset> open_plain_dataset(std::shared_ptr<const OpenFile> file) {
-    switch (source_format_of(sniff_file(*file))) {
-        case SourceFormat::Netcdf:  // routes classic to the pread reader, HDF5 to netcdf-c
-        case SourceFormat::Vds:     // and OpenVDS containers to codecs/vds
-            return std::make_shared<const Dataset>(ncafs::open_dataset(std::move(file)));
-        case SourceFormat::Ds:
-            return counted(file->path(), [&] { return ds::open_ds_dataset(std::move(file)); });
-        case SourceFormat::Ncstream:
-            return counted(file->path(), [&] { return ncstream::open_ncstream_dataset(std::move(file)); });
-        case SourceFormat::ReferenceSet:  // not a magic number: sniff_source_format tells it
-        case SourceFormat::None:
-            break;
-    }
-    throw SourceError(file->path(), "not a netCDF, OpenVDS, ds or ncstream file (no known magic number)");
+    if (sniff_file(*file) == FileFormat::None)
+        throw SourceError(file->path(), "not a netCDF, OpenVDS, ds or ncstream file (no known magic number)");
+    return std::make_shared<const Dataset>(ncafs::open_dataset(std::move(file)));
 }
 
 // An OpenVDS volume in the directory form, opened confined; its members are
@@ -188,23 +178,24 @@ Backend make_backend(const ViewOptions& options, const std::vector<std::string>&
     else
         writers.vds.may_read_coordinates = [](const ArraySource& s) { return !agg::draws_on_remote_objects(s); };
     // Partition files count against open_files= too (mount and export alike):
-    // the aggregations' shared cache keeps at most that many open, and never
-    // more than RLIMIT_NOFILE allows.
-    shared_dataset_cache().set_capacity(std::min(options.open_files, agg::descriptor_budget()));
-    shared_dataset_cache().set_serves_other_users(options.serves_other_users);  // local Zarr fragments
+    // the backend's dataset cache, which its aggregations open partitions in,
+    // keeps at most that many open, and never more than RLIMIT_NOFILE allows.
+    Backend b;
+    agg::DatasetCache* const cache = b.dataset_cache;
+    cache->set_capacity(std::min(options.open_files, agg::descriptor_budget()));
+    cache->set_serves_other_users(options.serves_other_users);  // local Zarr fragments
     netcdf::DecodedChunkCache::shared().set_capacity(options.cache_mem);
     agg::set_decoded_chunk_capacity(options.cache_mem);
     set_metadata_limits(options.metadata_mem);
     auto confined = std::make_shared<const ConfinedRoots>(aggregation.allowed_roots);
-    Backend b;
     b.confined = confined;
     b.sniff = [confined](const std::string& path) { return sniff_source_format(path, confined.get()); };
     b.is_aggregation = [confined](const std::string& path) { return is_aggregation_file(path, confined.get()); };
-    b.open_dataset = [aggregation, confined](const std::string& path,
-                                             bool is_aggregation) -> std::shared_ptr<const Dataset> {
+    b.open_dataset = [aggregation, confined, cache](const std::string& path,
+                                                    bool is_aggregation) -> std::shared_ptr<const Dataset> {
         // A reference set reads like an aggregation, whichever way it was asked for (commands ask by name).
         if (is_aggregation || sniff_source_format(path, confined.get()) == SourceFormat::ReferenceSet)
-            return presentable(open_aggregation(path, aggregation));  // confined by its PathPolicy
+            return presentable(open_aggregation(path, aggregation, *cache));  // confined by its PathPolicy
         struct stat st {};
         if (confined->stat(path, st) && S_ISDIR(st.st_mode))  // a store directory: *.zarr/ or *.vds/
             return path.ends_with(".zarr") ? presentable(open_zarr_store(path, *confined, aggregation))

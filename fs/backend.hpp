@@ -40,8 +40,12 @@ SourceFormat sniff_source_format(const std::string& path, const ConfinedRoots* w
 
 // The cache of opened datasets and partitions that the aggregations of the
 // real backend share (one per process: open_files= bounds it, and the
-// partition watch bumps its generation). The rest of fs/ reaches it only
-// through here or Backend::dataset_cache.
+// partition watch bumps its generation): the default of
+// Backend::dataset_cache, which make_backend bounds and its aggregations
+// open partitions in. fs/ reaches it only through a Backend (the catalog's
+// dataset_cache()) or here; commands that open aggregations without a
+// backend (cli/check.cpp, cli/inspect.cpp) pass agg::DatasetCache::shared()
+// to load_aggregation themselves.
 agg::DatasetCache& shared_dataset_cache();
 
 struct Backend {
@@ -71,7 +75,8 @@ struct Backend {
     std::function<std::optional<std::string>(std::span<const std::string> files)> first_unreadable;
     // Whether a dataset reads partitions from remote objects (URLs); unset: never.
     std::function<bool(const Dataset& dataset)> draws_on_remote;
-    // The datasets and partitions the aggregations keep open.
+    // The datasets and partitions the aggregations keep open (open_dataset's
+    // and the catalog's: sizes, generation, drop_idle).
     agg::DatasetCache* dataset_cache = &shared_dataset_cache();
     // The allowed roots every file is opened beneath (null: SOURCE's alone).
     std::shared_ptr<const ConfinedRoots> confined;
@@ -81,7 +86,7 @@ struct Backend {
     };
 };
 
-// The real backend: aggregation/ + codecs/{cdf,ds,ncstream}, with allowed
+// The real backend: aggregation/ + codecs/open_dataset (every reader), with allowed
 // roots {allowed_roots..., options.extra_allowed_roots...}, the options'
 // rewrites, cdf_version and ds_values. Every file is opened confined to
 // those roots (io/confined_open.hpp) and read through that fd only.

@@ -206,7 +206,7 @@ std::optional<std::string> Catalog::absent_partition(const Entry& entry) {
     if (entry.kind != EntryKind::View || !entry.aggregation) return std::nullopt;
     auto files = source_files(entry);  // the aggregation file first, then its partitions
     if (!backend_.first_unreadable || files->size() < 2) return std::nullopt;
-    const uint64_t generation = agg::DatasetCache::shared().generation();  // before the sweep
+    const uint64_t generation = dataset_cache().generation();  // before the sweep
     const std::string aggregation = entry.real_path;
     auto answer = sweeps_.ask(entry.file_key(), generation, std::move(files), backend_.first_unreadable,
                               [aggregation](const std::string& absent) {

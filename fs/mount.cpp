@@ -1,5 +1,6 @@
 #include "fs/mount.hpp"
 
+#include "aggregation/read/remote_objects.hpp"
 #include "fs/backend.hpp"
 #include "fs/catalog.hpp"
 #include "fs/dead_mount.hpp"
@@ -10,7 +11,6 @@
 #include "fs/service_notify.hpp"
 #include "fs/stop_deadline.hpp"
 #include "io/confined_open.hpp"
-#include "remote/remote_store.hpp"
 
 #include <csignal>
 #include <cstdio>
@@ -51,9 +51,9 @@ int run_mount(const MountOptions& options, const char* program) {
     for (auto& a : arg_strings) argv.push_back(a.data());
     fuse_args args = FUSE_ARGS_INIT(static_cast<int>(argv.size()), argv.data());
 
-    remote::RemoteConfig remote = options.view.remote;
+    agg::RemoteConfig remote = options.view.remote;
     remote.log = [](const std::string& key, const std::string& line) { log_rate_limited(LogLevel::Error, line, key); };
-    remote::RemoteStore::configure_shared(remote);  // opened lazily, after daemonizing
+    agg::configure_remote_objects(remote);  // opened lazily, after daemonizing
     const char* rule = "the mount reads partitions beneath SOURCE and the allow_root= folders only";
     Catalog catalog(options.source, options.view, make_backend(options.view, {options.source}, rule));
     Filesystem filesystem(catalog, options.allow_other);

@@ -185,7 +185,7 @@ bool apply_layout_option(const std::string& key, const std::string& value, ViewO
 // Options on where files come from and what reading them may cost.
 bool apply_source_option(const std::string& key, const std::string& value, bool has_value, const std::string& item,
                          ViewOptions& options) {
-    if (key == "allow_root" && has_value && !remote::is_remote_url(value)) {  // bare allow_root is libfuse's own
+    if (key == "allow_root" && has_value && !agg::is_remote_url(value)) {  // bare allow_root is libfuse's own
         options.extra_allowed_roots.push_back(absolute_directory(value, "allow_root:"));
     } else if (key == "rewrite") {
         auto second = value.find('=');

@@ -12,7 +12,7 @@
 #include "aggregation/model/limits.hpp"
 #include "io/metadata_budget.hpp"
 #include "fs/view_registry.hpp"
-#include "remote/remote_store.hpp"
+#include "aggregation/read/remote_objects.hpp"
 
 namespace ncafs::fs {
 
@@ -33,7 +33,7 @@ struct ViewOptions {
     bool splice = true;                         // pass file extents to the kernel by splice
     agg::AggregationLimits limits;              // max_fragments=, max_metadata=
     MetadataLimits metadata_mem;                // max_metadata_mem=, max_file_metadata_mem= (io/metadata_budget.hpp)
-    remote::RemoteConfig remote;                // remote=, s3_*=, ca_file=, cache_dir=, cache_size= (remote_options.hpp)
+    agg::RemoteConfig remote;                // remote=, s3_*=, ca_file=, cache_dir=, cache_size= (remote_options.hpp)
     bool sandbox = true;                        // sandbox=on|off: Landlock (fs/sandbox_policy.hpp)
     bool fill_missing_partitions = false;       // missing_partitions=error|fill
     int lods = 0;                               // lods=N: NAME.lod1.nc ... NAME.lodN.nc views

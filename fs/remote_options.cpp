@@ -44,14 +44,14 @@ std::chrono::milliseconds parse_seconds(const std::string& value, const std::str
 
 }  // namespace
 
-bool apply_remote_option(const std::string& key, const std::string& value, remote::RemoteConfig& config) {
-    if (key == "allow_root" && remote::is_remote_url(value)) {  // a local allow_root=DIR is options.cpp's
-        config.access.allow(remote::parse_remote_root(value));
+bool apply_remote_option(const std::string& key, const std::string& value, agg::RemoteConfig& config) {
+    if (key == "allow_root" && agg::is_remote_url(value)) {  // a local allow_root=DIR is options.cpp's
+        config.access.allow(agg::parse_remote_root(value));
     } else if (key == "remote") {
         if (value != "yes" && value != "no") throw UsageError("option remote: expected yes or no, got '" + value + "'");
         config.allowed = value == "yes";
     } else if (key == "s3_endpoint") {
-        if (!remote::is_remote_url(value) || value.rfind("s3:", 0) == 0)
+        if (!agg::is_remote_url(value) || value.rfind("s3:", 0) == 0)
             throw UsageError("option s3_endpoint: expected an http:// or https:// URL, got '" + value + "'");
         config.s3_endpoint = value;
     } else if (key == "s3_region") {

@@ -50,7 +50,7 @@ void allow_each_of(LandlockRules& rules, const std::string& list, char separator
 
 // Files named by the environment that libraries read lazily: TLS overrides
 // and the UDUNITS-2 database's folder. Not the AWS credentials and
-// configuration: those are read before the sandbox (remote::RemoteStore::configure_shared).
+// configuration: those are read before the sandbox (agg::configure_remote_objects).
 void allow_environment_files(LandlockRules& rules) {
     for (const char* var : {"SSL_CERT_FILE", "SSL_CERT_DIR", "CURL_CA_BUNDLE"}) rules.allow(env(var), Access::Read);
     if (std::string xml = env("UDUNITS2_XML_PATH"); !xml.empty())

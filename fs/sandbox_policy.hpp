@@ -7,20 +7,20 @@
 #include <string>
 #include <vector>
 
-#include "remote/remote_store.hpp"
+#include "aggregation/read/remote_objects.hpp"
 
 namespace ncafs::fs {
 
 struct SandboxRoots {
     std::vector<std::string> read;  // SOURCE, allow_root=, a command's files' folders
     std::vector<std::string> read_executable;  // extra plugin folders (tests)
-    remote::RemoteConfig remote;    // cache_dir= (read-write), ca_file= (read)
+    agg::RemoteConfig remote;       // cache_dir= (read-write), ca_file= (read)
     std::vector<std::string> write_files;  // files opened for writing afterwards
 };
 
 // Builds the rules and restricts the calling process (single-threaded) to
 // them; roots that do not exist are skipped (nothing beneath them opens):
-// open cache_dir before (remote::RemoteStore::configure_shared creates it).
+// open cache_dir before (agg::configure_remote_objects creates it).
 // Throws std::runtime_error naming what failed.
 void enter_sandbox(const SandboxRoots& roots);
 

@@ -68,8 +68,9 @@ bool is_aggregation_file(const std::string& path, const ConfinedRoots* within) {
     }
 }
 
-std::shared_ptr<const Dataset> open_aggregation(const std::string& path, const AggregationOptions& options) {
-    return agg::load_aggregation(path, options, agg::DatasetCache::shared()).dataset;
+std::shared_ptr<const Dataset> open_aggregation(const std::string& path, const AggregationOptions& options,
+                                                agg::DatasetCache& cache) {
+    return agg::load_aggregation(path, options, cache).dataset;
 }
 
 }  // namespace ncafs

@@ -12,6 +12,10 @@
 #include "io/confined_open.hpp"
 #include "codecs/dataset.hpp"
 
+namespace ncafs::agg {
+class DatasetCache;
+}
+
 namespace ncafs {
 
 struct AggregationOptions {
@@ -45,9 +49,11 @@ bool is_aggregation_file(const std::string& path, const ConfinedRoots* within = 
 // nca_*/cfa_* machinery), backed by AggregatedSource; private variables and
 // the dimensions only they use are hidden; other variables are read from the
 // aggregation file itself; Conventions loses its NCA/CFA token. Reads the
-// aggregation file's metadata only: no partition is opened.
+// aggregation file's metadata only: no partition is opened. `cache`: where
+// its partitions are kept open, the caller's (the daemon's is fs::Backend's).
 // Throws agg::AggregationError (bad metadata) or SourceError.
-std::shared_ptr<const Dataset> open_aggregation(const std::string& path, const AggregationOptions& options);
+std::shared_ptr<const Dataset> open_aggregation(const std::string& path, const AggregationOptions& options,
+                                                agg::DatasetCache& cache);
 
 }  // namespace ncafs
 

@@ -42,7 +42,7 @@ void write_part(const std::string& path, size_t nx, size_t ny, double base, nc_t
 
 std::string error_of(const std::string& path, const AggregationOptions& o = {}) {
     try {
-        open_aggregation(path, o);
+        open_aggregation(path, o, agg::DatasetCache::shared());
     } catch (const Error& e) {
         return e.what();
     }
@@ -50,7 +50,7 @@ std::string error_of(const std::string& path, const AggregationOptions& o = {}) 
 }
 
 std::string read_error(const std::string& path, const AggregationOptions& o = {}) {
-    auto ds = open_aggregation(path, o);
+    auto ds = open_aggregation(path, o, agg::DatasetCache::shared());
     std::vector<float> buf(12);
     try {
         ds->find_variable("v")->source->read_linear(0, 12, ByteOrder::Native, buf.data());
@@ -72,7 +72,7 @@ TEST(AggregationBadInput, GoodTwoPartitionFileReads) {
     auto dir = test::fresh_dir("bad_good");
     write_part(dir + "/a.nc", 2, 3, 0);
     write_part(dir + "/b.nc", 2, 3, 100);
-    auto ds = open_aggregation(write_nca(dir, kTwoParts), {});
+    auto ds = open_aggregation(write_nca(dir, kTwoParts), {}, agg::DatasetCache::shared());
     std::vector<float> got(12);
     ds->find_variable("v")->source->read_linear(0, 12, ByteOrder::Native, got.data());
     EXPECT_EQ(got, (std::vector<float>{0, 1, 2, 3, 4, 5, 100, 101, 102, 103, 104, 105}));
@@ -120,7 +120,7 @@ TEST(AggregationBadInput, PmshapeOrIndexDisagreementWarnsAndLocationPlaces) {
         SCOPED_TRACE(j);
         std::string nca = write_nca(dir, j);
         std::vector<float> got(12);
-        ASSERT_NO_THROW(open_aggregation(nca, {})->find_variable("v")->source->read_linear(0, 12, ByteOrder::Native, got.data()));
+        ASSERT_NO_THROW(open_aggregation(nca, {}, agg::DatasetCache::shared())->find_variable("v")->source->read_linear(0, 12, ByteOrder::Native, got.data()));
         EXPECT_EQ(got, want);
         agg::DatasetCache cache(4);
         std::string warnings;
@@ -163,7 +163,7 @@ TEST(AggregationBadInput, SinglePartitionWithoutPmshapeAnyIndex) {
         std::string j = "{\"Partitions\": [{" + index +
                         "\"location\": [[0, 4], [0, 3]], \"subarray\": {\"file\": \"a.nc\", \"ncvar\": \"p\", \"shape\": [4, 3]}}]}";
         std::vector<float> got(12);
-        ASSERT_NO_THROW(open_aggregation(write_nca(dir, j), {})->find_variable("v")->source->read_linear(0, 12, ByteOrder::Native, got.data()));
+        ASSERT_NO_THROW(open_aggregation(write_nca(dir, j), {}, agg::DatasetCache::shared())->find_variable("v")->source->read_linear(0, 12, ByteOrder::Native, got.data()));
         EXPECT_EQ(got, want);
     }
 }
@@ -235,7 +235,7 @@ TEST(AggregationBadInput, BrokenPartitionsRaiseSourceErrorNamingFileAndReason) {
     std::filesystem::remove(dir + "/b.nc");
     write_part(dir + "/b.tmp", 2, 3, 500);
     std::filesystem::rename(dir + "/b.tmp", dir + "/b.nc");
-    auto ds = open_aggregation(nca, {});
+    auto ds = open_aggregation(nca, {}, agg::DatasetCache::shared());
     std::vector<float> got(12);
     ds->find_variable("v")->source->read_linear(0, 12, ByteOrder::Native, got.data());
     EXPECT_EQ(got[6], 500.f);
@@ -409,7 +409,7 @@ TEST(AggregationHostile, SparsePartListReadsOnlyTheNeededRows) {
     j.replace(j.find(sub_a), sub_a.size(),
               R"("part": "[[0, )" + std::to_string(n - 1) + R"(], (0, 2, 1)]", "subarray": {"file": "a.nc", "ncvar": "p", "shape": [)" +
                   std::to_string(n) + ", 3]}");
-    auto ds = open_aggregation(write_nca(dir, j), {});
+    auto ds = open_aggregation(write_nca(dir, j), {}, agg::DatasetCache::shared());
     std::vector<float> got(12);
     reset_and_read_hwm_kib(true);
     const uint64_t before = reset_and_read_hwm_kib(false);
@@ -426,7 +426,7 @@ TEST(AggregationHostile, SparsePartListReadsOnlyTheNeededRows) {
     auto dir2 = test::fresh_dir("hostile_sparse_desc");
     std::filesystem::copy_file(dir + "/a.nc", dir2 + "/a.nc");
     std::filesystem::copy_file(dir + "/b.nc", dir2 + "/b.nc");
-    auto ds2 = open_aggregation(write_nca(dir2, k), {});
+    auto ds2 = open_aggregation(write_nca(dir2, k), {}, agg::DatasetCache::shared());
     ds2->find_variable("v")->source->read_linear(0, 12, ByteOrder::Native, got.data());
     EXPECT_EQ(got, (std::vector<float>{last + 2, last + 1, last, 2, 1, 0, 100, 101, 102, 103, 104, 105}));
     std::vector<float> one(1);

@@ -7,6 +7,7 @@
 #include <fstream>
 #include <numeric>
 
+#include "aggregation/read/dataset_cache.hpp"
 #include "aggregation/read/open_aggregation.hpp"
 #include "codecs/ds/ds_view.hpp"
 #include "codecs/open_dataset.hpp"
@@ -67,7 +68,7 @@ TEST(AggregationDsPartitions, DsPartitionReadsLikeItsNetcdfOriginal) {
                       R"({"index": [0], "location": [[0, 3], [0, 2]], "subarray": {"file": "a.nc", "ncvar": "tas", "shape": [3, 2]}},)"
                       R"({"index": [1], "location": [[3, 6], [0, 2]], "format": "ds",)"
                       R"( "subarray": {"file": "b.ds", "ncvar": "tas", "shape": [3, 2]}}]})");
-    auto ds = open_aggregation(dir + "/agg.nca", AggregationOptions{});
+    auto ds = open_aggregation(dir + "/agg.nca", AggregationOptions{}, agg::DatasetCache::shared());
     const Variable* tas = ds->find_variable("tas");
     ASSERT_NE(tas, nullptr);
     std::vector<float> got(12);

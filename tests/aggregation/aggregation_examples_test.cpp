@@ -5,6 +5,7 @@
 #include <cstring>
 #include <sstream>
 
+#include "aggregation/read/dataset_cache.hpp"
 #include "aggregation/read/open_aggregation.hpp"
 #include "aggregation/model/error.hpp"
 #include "cli/commands.hpp"
@@ -48,7 +49,7 @@ std::vector<float> nc_floats(const std::string& path, const std::string& var, st
 }  // namespace
 
 TEST(AggregationExamples, Example3TwoExternalPartitionsHalfOpen) {
-    auto ds = open_aggregation(examples_dir() + "/temperature.nca", david_options());
+    auto ds = open_aggregation(examples_dir() + "/temperature.nca", david_options(), agg::DatasetCache::shared());
     const Variable* tas = ds->find_variable("tas");
     ASSERT_NE(tas, nullptr);
     EXPECT_EQ(ds->shape(*tas), (std::vector<uint64_t>{48, 64, 128}));
@@ -67,7 +68,7 @@ TEST(AggregationExamples, Example3WithoutRewriteIsRefusedAsOutsideTheRoots) {
     AggregationOptions o;
     o.allowed_roots = {examples_dir()};
     try {
-        open_aggregation(examples_dir() + "/temperature.nca", o);
+        open_aggregation(examples_dir() + "/temperature.nca", o, agg::DatasetCache::shared());
         FAIL() << "expected an error";
     } catch (const agg::AggregationError& e) {
         EXPECT_NE(std::string(e.what()).find("tas:nca_array Partitions[0].data.file"), std::string::npos) << e.what();
@@ -76,7 +77,7 @@ TEST(AggregationExamples, Example3WithoutRewriteIsRefusedAsOutsideTheRoots) {
 }
 
 TEST(AggregationExamples, Example4PrivatePartitionValueRule) {
-    auto ds = open_aggregation(examples_dir() + "/temperature2.nca", david_options());
+    auto ds = open_aggregation(examples_dir() + "/temperature2.nca", david_options(), agg::DatasetCache::shared());
     const Variable* tas = ds->find_variable("tas");
     ASSERT_NE(tas, nullptr);
     EXPECT_EQ(ds->find_variable("nca_45sdf83745"), nullptr);
@@ -100,7 +101,7 @@ TEST(AggregationExamples, Example4PrivatePartitionValueRule) {
 
 TEST(AggregationExamples, Example4VerbatimIsReportedWithItsPosition) {
     try {
-        open_aggregation(examples_dir() + "/temperature2_verbatim.nca", david_options());
+        open_aggregation(examples_dir() + "/temperature2_verbatim.nca", david_options(), agg::DatasetCache::shared());
         FAIL() << "the verbatim example has unbalanced quotes and must be reported";
     } catch (const agg::AggregationError& e) {
         std::string m = e.what();
@@ -114,7 +115,7 @@ TEST(AggregationExamples, DelmeParsesMetadataOnlyAndCheckReportsMissingFragments
     const std::string path = test::source_dir() + "/tests/data/aggregation-examples/cfa-0.4-json/delme.nca";
     ASSERT_TRUE(std::filesystem::exists(path)) << path;
     EXPECT_TRUE(is_aggregation_file(path));
-    auto ds = open_aggregation(path, AggregationOptions{});
+    auto ds = open_aggregation(path, AggregationOptions{}, agg::DatasetCache::shared());
     const Variable* lat = ds->find_variable("latitude");
     ASSERT_NE(lat, nullptr);
     EXPECT_EQ(ds->shape(*lat), (std::vector<uint64_t>{10, 9}));  // inclusive [[0, 9], [0, 8]]
@@ -154,7 +155,7 @@ TEST(AggregationExamples, InspectAndCheckOnExample4) {
 }
 
 TEST(AggregationExamples, PlainPartitionPassesFileExtentsThrough) {
-    auto ds = open_aggregation(examples_dir() + "/temperature2.nca", david_options());
+    auto ds = open_aggregation(examples_dir() + "/temperature2.nca", david_options(), agg::DatasetCache::shared());
     const Variable* tas = ds->find_variable("tas");
     const uint64_t row = 64 * 128;
     // Time steps 12.. come from test2.nc (CDF-1, float, identity): a run inside it splices.

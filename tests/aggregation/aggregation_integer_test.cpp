@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
+#include "aggregation/read/dataset_cache.hpp"
 #include "aggregation/read/open_aggregation.hpp"
 #include "codecs/array_source.hpp"
 #include "tests/aggregation/aggregation_test_util.hpp"
@@ -48,7 +49,7 @@ TEST(AggregationIntegers, EveryIntegerPairMatchesNumpyExactly) {
         pairs.insert({c["ptype"].get<std::string>(), c["mtype"].get<std::string>()});
         if (c["variant"] == "fill_beyond_double") ++beyond_double;
         std::shared_ptr<const Dataset> ds;
-        ASSERT_NO_THROW(ds = open_aggregation(nca, AggregationOptions{}));
+        ASSERT_NO_THROW(ds = open_aggregation(nca, AggregationOptions{}, agg::DatasetCache::shared()));
         const Variable* v = ds->find_variable("v");
         ASSERT_NE(v, nullptr);
         const auto shape = test::nc_shape(oracle, "v");

@@ -70,7 +70,7 @@ TEST(AggregationOracle, RandomHyperslabsMatchTheOracle) {
         const std::string nca = c["nca"], oracle = c["oracle"];
         SCOPED_TRACE(nca);
         std::shared_ptr<const Dataset> ds;
-        ASSERT_NO_THROW(ds = open_aggregation(nca, AggregationOptions{})) << nca;
+        ASSERT_NO_THROW(ds = open_aggregation(nca, AggregationOptions{}, agg::DatasetCache::shared())) << nca;
         const Variable* v = ds->find_variable("v");
         ASSERT_NE(v, nullptr);
         auto oshape = test::nc_shape(oracle, "v");
@@ -122,7 +122,7 @@ TEST(AggregationOracle, PresentedDatasetHidesMachineryAndKeepsOrdinaryVariables)
     const auto& g = generated();
     for (const auto& c : g.manifest) {
         const std::string nca = c["nca"];
-        auto ds = open_aggregation(nca, AggregationOptions{});
+        auto ds = open_aggregation(nca, AggregationOptions{}, agg::DatasetCache::shared());
         const Variable* v = ds->find_variable("v");
         ASSERT_NE(v, nullptr);
         for (const auto& a : v->attributes) {
@@ -195,7 +195,7 @@ TEST(AggregationOracle, ConcurrentReadsAgree) {
         const auto want = test::nc_read(c["oracle"], "v", zero, all, &type);
         if (!types.insert(type).second) continue;  // one case per master type
         SCOPED_TRACE(std::string(c["nca"]) + " (" + std::string(type_name(type)) + ")");
-        auto ds = open_aggregation(c["nca"], AggregationOptions{});
+        auto ds = open_aggregation(c["nca"], AggregationOptions{}, agg::DatasetCache::shared());
         const Variable* v = ds->find_variable("v");
         ASSERT_NE(v, nullptr);
         ASSERT_EQ(v->type, type);

@@ -45,7 +45,7 @@ struct TwoParts {
     }
     std::string error(const std::string& nca) const {
         try {
-            open_aggregation(nca, {});
+            open_aggregation(nca, {}, agg::DatasetCache::shared());
         } catch (const Error& e) {
             return e.what();
         }
@@ -55,7 +55,7 @@ struct TwoParts {
 
 std::vector<float> read_v(const std::string& nca) {
     std::vector<float> got(12);
-    open_aggregation(nca, {})->find_variable("v")->source->read_linear(0, 12, ByteOrder::Native, got.data());
+    open_aggregation(nca, {}, agg::DatasetCache::shared())->find_variable("v")->source->read_linear(0, 12, ByteOrder::Native, got.data());
     return got;
 }
 
@@ -114,7 +114,7 @@ TEST(NcaStreaming, MaxFragmentsCountsEveryPartition) {
     o.limits.max_fragments = 1;
     std::string m;
     try {
-        open_aggregation(t.write(std::string("{") + kParts + "}"), o);
+        open_aggregation(t.write(std::string("{") + kParts + "}"), o, agg::DatasetCache::shared());
     } catch (const Error& e) {
         m = e.what();
     }

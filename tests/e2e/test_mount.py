@@ -632,8 +632,42 @@ def case_aggregate(work):
                       "netCDF4-python reads %s of %s unlike ncrcat's" % (var, virtual))
 
 
+def case_ncstream_fragments(work):
+    """A CF-1.13 aggregation some of whose fragments are ncstream files (the
+    .ncs exports of netCDF partitions) is written by `ncafs aggregate` and
+    read through the mount like one of netCDF fragments: netCDF4-python reads
+    the values NCO's ncrcat of the netCDF sources holds (one format
+    dispatcher, codecs/open_dataset.cpp, opens every fragment)."""
+    generated = os.path.join(work, "gen")
+    make_aggregations.monthly(generated, "m")
+    parts = sorted(n for n in os.listdir(generated) if n.startswith("part_") and n.endswith(".nc"))
+    concatenated = os.path.join(work, "ncrcat.nc")
+    subprocess.run(["ncrcat", "-O", "-h"] + [os.path.join(generated, n) for n in parts] + [concatenated], check=True)
+    source = os.path.join(work, "src")
+    os.makedirs(source)
+    fragments = []
+    for i, n in enumerate(parts):
+        if i % 3 == 1:  # every third partition as ncstream
+            fragments.append(os.path.join(source, n[:-3] + ".ncs"))
+            export(os.path.join(generated, n), "--format", "ncs", "-o", fragments[-1])
+        else:
+            fragments.append(os.path.join(source, n))
+            shutil.copy(os.path.join(generated, n), fragments[-1])
+    out = os.path.join(source, "cf.nc")
+    subprocess.run([NCAFS, "aggregate", "-o", out] + fragments, check=True)
+    check(subprocess.run([NCAFS, "check", "--verify-coordinates", out]).returncode == 0,
+          "ncafs check reports problems in " + out)
+    with Mount(source) as m:
+        virtual = m.path("cf.nc")
+        for var in ("tas", "time"):
+            got, want = read_netcdf4(virtual, var), read_netcdf4(concatenated, var)
+            check(got.shape == want.shape and np.array_equal(got, want),
+                  "netCDF4-python reads %s of %s unlike ncrcat's of the netCDF sources" % (var, virtual))
+        check(m.alive(), "daemon died")
+
+
 CASES = {"data": case_data, "reads": case_reads, "errors": case_errors, "helper": case_helper, "views": case_views,
-         "aggregate": case_aggregate}
+         "aggregate": case_aggregate, "ncstream_fragments": case_ncstream_fragments}
 
 
 def run_cases(cases, prefix, root_because=None):
