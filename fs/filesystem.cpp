@@ -21,12 +21,11 @@
 #include "io/open_file.hpp"
 #include "io/read_lease.hpp"
 #include "io/writer_probe.hpp"
+#include "aggregation/read/remote_objects.hpp"
 #include "fs/log.hpp"
 #include "fs/outside_helper.hpp"
 #include "fs/view_read.hpp"
 #include "fs/readahead.hpp"
-#include "remote/network_scope.hpp"
-#include "remote/remote_store.hpp"
 
 namespace ncafs::fs {
 
@@ -278,7 +277,7 @@ void open_entry(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi, Entry entry,
             const uint64_t epoch = handle->grant ? handle->grant->pins_generation.load() : 0;
             handle->set_view(fs.catalog().open_view(entry, epoch), epoch);
             if (handle->grant) handle->entry = entry;
-        } catch (const remote::NetworkNeeded&) {
+        } catch (const agg::NetworkNeeded&) {
             throw;  // nothing answered yet: op_open hands the open over
         } catch (const std::exception& e) {
             log_rate_limited(LogLevel::Error, entry.real_path + ": cannot open the view: " + e.what(),
@@ -332,9 +331,9 @@ void op_open(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
         // the caches if it can be, else on a thread that may wait.
         if (fs.catalog().draws_on_remote(*entry)) {
             try {
-                remote::NetworkScope caches_only(false);
+                agg::NetworkScope caches_only(false);
                 return open_entry(req, ino, fi, *entry, true);
-            } catch (const remote::NetworkNeeded&) {
+            } catch (const agg::NetworkNeeded&) {
             }
             auto job = [req, ino, info = *fi, e = *entry]() mutable {
                 guarded(req, "open", [&] { open_entry(req, ino, &info, std::move(e), true); });
@@ -677,7 +676,7 @@ void Filesystem::start(fuse_session* session) {
 }
 
 void Filesystem::stop() {
-    remote::RemoteStore::cancel_shared();  // the remote jobs end at once, then their threads
+    agg::cancel_remote_requests();  // the remote jobs end at once, then their threads
     remote_workers_.stop();
     // The reads' kept threads (started by the first read after daemonizing) end with the mount.
     if (session_) WorkerPool::shared().stop();

@@ -9,7 +9,7 @@
 #include <optional>
 
 #include "codecs/array_source.hpp"
-#include "remote/network_scope.hpp"
+#include "aggregation/read/remote_objects.hpp"
 
 namespace ncafs::fs {
 
@@ -32,7 +32,7 @@ struct ReadContext {
 
 // The context on the calling thread, for the code below VirtualFile and
 // ArraySource (codecs, remote), which reads it there: whether a request may
-// be sent (remote::NetworkScope), whether the caller computes ahead
+// be sent (agg::NetworkScope), whether the caller computes ahead
 // (ForwardReaderScope). Restores what it found.
 class ContextOnThread {
 public:
@@ -43,7 +43,7 @@ public:
     ContextOnThread& operator=(const ContextOnThread&) = delete;
 
 private:
-    remote::NetworkScope network_;
+    agg::NetworkScope network_;
     std::optional<ForwardReaderScope> forward_;
 };
 

@@ -184,7 +184,7 @@ def ctest_names(text):
     text = re.sub(r"#.*", "", text)
     names = set(re.findall(r"add_test\s*\(\s*NAME\s+([^\s)]+)", text))
     names |= set(re.findall(r"ncafs_add_(?:gtest|cdf_test)\s*\(\s*([^\s)]+)", text))
-    for prefix, args in re.findall(r"ncafs_add_py_cases\s*\(\s*(\S+)\s+\S+\s+\S+\s+([^)]*)\)", text):
+    for prefix, args in re.findall(r"ncafs_add_(?:release_)?py_cases\s*\(\s*(\S+)\s+\S+\s+\S+\s+([^)]*)\)", text):
         names |= {prefix + case for case in args.split()}
     names = {re.sub(r"\$\{[^}]*\}", "*", n) for n in names}
     return {n for n in names if not n.startswith("*")}  # the helpers' own ${name}: no name of its own

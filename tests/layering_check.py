@@ -32,10 +32,6 @@ ALLOWED = {
     "fs": {"io", "codecs", "aggregation", "fs"},
     "cli": {"io", "codecs", "remote", "aggregation", "fs", "cli"},
 }
-# fs/ files that still include remote/ directly, allowed until the read
-# pipeline lands (another change rewrites exactly these three; then this
-# list goes, and fs/ reaches remote/ through aggregation/ alone).
-FS_REMOTE_UNTIL_READ_PIPELINE = {"fs/filesystem.cpp", "fs/read_path.cpp", "fs/piece_windows.cpp"}
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([a-z_]+)/', re.M)
 
 GATEWAY = "codecs/netcdf"
@@ -108,8 +104,6 @@ def violations(root):
         for path in sorted((root / layer).rglob("*.[ch]pp")):
             rel = path.relative_to(root).as_posix()
             for folder in INCLUDE.findall(path.read_text(errors="replace")):
-                if folder == "remote" and rel in FS_REMOTE_UNTIL_READ_PIPELINE:
-                    continue
                 if folder in ALLOWED and folder not in allowed:
                     yield f"{rel} includes {folder}/: {layer}/ may include only {sorted(allowed)}"
 
@@ -175,7 +169,6 @@ FAKE = {
                                  "target_link_libraries(fake_vds PUBLIC fake_codecs)\n",
     "codecs/reader.cpp": '#include "aggregation/read/open_aggregation.hpp"\n',
     "fs/mount.cpp": '#include "remote/remote_store.hpp"\n',
-    "fs/read_path.cpp": '#include "remote/remote_store.hpp"\n',
     "fs/catalog.cpp": '#include "aggregation/read/remote_objects.hpp"\n',
 }
 EXPECTED = [

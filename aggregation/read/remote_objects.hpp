@@ -9,6 +9,7 @@
 #include <string_view>
 #include <utility>
 
+#include "remote/network_scope.hpp"
 #include "remote/remote_store.hpp"
 
 namespace ncafs::agg {
@@ -24,5 +25,12 @@ using remote::parse_remote_root;
 // configured before its first use: opens and checks cache_dir and reads the
 // S3 credentials now (before a sandbox). Throws UsageError for a refused cache_dir.
 inline void configure_remote_objects(RemoteConfig config) { remote::RemoteStore::configure_shared(std::move(config)); }
+// At unmount: the remote jobs end at once, then their threads.
+inline void cancel_remote_requests() { remote::RemoteStore::cancel_shared(); }
+
+// Whether the calling thread may send requests (remote/network_scope.hpp):
+// a read tried from the caches alone throws NetworkNeeded where it would.
+using remote::NetworkNeeded;
+using remote::NetworkScope;
 
 }  // namespace ncafs::agg
