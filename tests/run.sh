@@ -68,8 +68,10 @@ if [ ! -e "$costs" ]; then
     cp tests/ctest_costs.txt "$costs"
 fi
 # The fuzz targets (label fuzz, 15 s each, one at a time) run beside the
-# other tests, which spend about half their time waiting on mounts and child
-# programs (ctest -j2 keeps about one core busy): the fuzzer takes the other.
+# other tests. Those spend much of their time waiting on mounts, servers,
+# containers and child programs: at -j2 they kept about one core busy, so
+# four run at once (all 618 took 632 s of CPU in 466 s of wall time at -j4,
+# against 767 s at -j2; docs/performance.md "The test command").
 # That ctest runs in the fuzz targets' own folder, so that its LastTest.log
 # and cost file are its own: two ctest runs in one folder write into each
 # other's LastTest.log.
@@ -86,7 +88,7 @@ else
     echo "fuzz: SKIPPED: clang++ not found (packaging/install-deps.sh installs clang); the libFuzzer targets need it"
 fi
 status=0
-phase "ctest -j2 (all but fuzz)" ctest --test-dir "$build" -LE fuzz --output-on-failure -j2 --timeout 900 || status=$?
+phase "ctest -j4 (all but fuzz)" ctest --test-dir "$build" -LE fuzz --output-on-failure -j4 --timeout 900 || status=$?
 if [ -n "$fuzz_pid" ]; then
     wait "$fuzz_pid" || status=1
     cat "$fuzz_log"
