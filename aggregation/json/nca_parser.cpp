@@ -531,9 +531,9 @@ void check_partition_format(const NcaParse& st, const JsonPath& P, const JsonPat
     // The reader is chosen by the file's magic number (codecs/open_dataset);
     // `format` only rules out what no reader here understands (PP, UM...).
     if (fl != "netcdf" && fl != "nc" && fl != "netcdf3" && fl != "netcdf4" && fl != "cdf" && fl != "hdf5" && fl != "ds" &&
-        fl != "vds")
-        cx.fail(*format_path,
-                "unsupported format \"" + std::string(*format) + "\" (only netCDF, ds and vds sub-arrays can be read)");
+        fl != "vds" && fl != "ncstream" && fl != "ncs")
+        cx.fail(*format_path, "unsupported format \"" + std::string(*format) +
+                                  "\" (only netCDF, ds, ncstream and vds sub-arrays can be read)");
 }
 
 // The sub-array's file: missing or "" => the aggregation file itself (1.8), else resolved by the path policy.

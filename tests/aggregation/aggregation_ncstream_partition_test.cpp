@@ -72,7 +72,7 @@ TEST(AggregationNcstreamPartitions, NcstreamPartitionReadsLikeItsNetcdfOriginal)
                       R"({"pmshape": [2], "pmdimensions": ["time"], "Partitions": [)"
                       R"({"index": [0], "location": [[0, 3], [0, 2]], "subarray": {"file": "a.nc", "ncvar": "tas", "shape": [3, 2]}},)"
                       R"({"index": [1], "location": [[3, 6], [0, 2]],)"
-                      R"( "subarray": {"file": "b.ncs", "ncvar": "tas", "shape": [3, 2]}}]})");
+                      R"( "subarray": {"file": "b.ncs", "format": "ncstream", "ncvar": "tas", "shape": [3, 2]}}]})");
     auto ds = open_aggregation(dir + "/agg.nca", AggregationOptions{}, agg::DatasetCache::shared());
     const Variable* tas = ds->find_variable("tas");
     ASSERT_NE(tas, nullptr);
