@@ -73,8 +73,9 @@ public:
     // Returns the logged line when the fragment reads as fill instead
     // (missing_partitions=fill).
     std::optional<std::string> verify_fragment(size_t i) const;
-    // True when fragment i would be read as a plain copy (after verify).
-    bool fragment_is_plain(size_t i) const;
+    // True when fragment i would be read as a byte copy (after verify):
+    // same type, identity transform, nothing to mask, unpack or convert.
+    bool fragment_is_byte_copy(size_t i) const;
 
     // Fragment i as opened (after verify): for a writer of references to
     // its bytes (aggregation/kerchunk_export). Null dataset for a fragment
@@ -84,7 +85,7 @@ public:
         const Variable* variable = nullptr;       // the fragment's variable in dataset
         std::shared_ptr<const OpenFile> file;     // the file dataset reads (null if unknown)
         Fragment fragment;                        // as completed from its file (CF families)
-        bool plain = false;                       // read as a byte copy (fragment_is_plain)
+        bool byte_copy = false;                   // read as a byte copy (fragment_is_byte_copy)
         // Same type, nothing to mask, unpack or convert: only the transform
         // (axes, reversal, part) may keep it from being a byte copy.
         bool values_as_is = false;
