@@ -121,6 +121,20 @@ PieceOfRequest piece_of_request(const std::vector<uint64_t>& req_start, const st
     return p;
 }
 
+bool box_inside(std::span<const uint64_t> start, std::span<const uint64_t> count,
+                const std::vector<uint64_t>& outer_start, const std::vector<uint64_t>& outer_count) {
+    for (size_t d = 0; d < outer_start.size(); ++d)
+        if (start[d] < outer_start[d] || start[d] + count[d] > outer_start[d] + outer_count[d]) return false;
+    return true;
+}
+
+uint64_t offset_in_box(const std::vector<uint64_t>& index, const std::vector<uint64_t>& box_start,
+                       const std::vector<uint64_t>& box_count) {
+    uint64_t offset = 0;
+    for (size_t d = 0; d < box_start.size(); ++d) offset = offset * box_count[d] + (index[d] - box_start[d]);
+    return offset;
+}
+
 std::optional<std::vector<uint64_t>> unravel_index(uint64_t linear, const std::vector<uint64_t>& shape) {
     std::vector<uint64_t> index(shape.size(), 0);
     for (size_t d = shape.size(); d-- > 0;) {

@@ -9,6 +9,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <vector>
 
 #include "aggregation/model/fragment.hpp"
@@ -57,6 +58,16 @@ struct PieceOfRequest {
 };
 PieceOfRequest piece_of_request(const std::vector<uint64_t>& req_start, const std::vector<uint64_t>& req_count,
                                 const std::vector<uint64_t>& frag_start, const std::vector<uint64_t>& frag_count);
+
+// Whether the box [start, start + count) lies inside the box
+// [outer_start, outer_start + outer_count).
+bool box_inside(std::span<const uint64_t> start, std::span<const uint64_t> count,
+                const std::vector<uint64_t>& outer_start, const std::vector<uint64_t>& outer_count);
+
+// The C-order offset of master index `index` inside the box
+// [box_start, box_start + box_count).
+uint64_t offset_in_box(const std::vector<uint64_t>& index, const std::vector<uint64_t>& box_start,
+                       const std::vector<uint64_t>& box_count);
 
 // The master index of element `linear` of the C-order linearisation of
 // `shape`; nullopt when the shape holds no element.

@@ -62,6 +62,14 @@ std::vector<double> attribute_values(const Variable& v, const char* name) {
     return out;
 }
 
+// Fragment i's box in master space, from the table: no Fragment built.
+void fragment_box(const PartitionTable& table, size_t i, size_t rank, std::vector<uint64_t>& start,
+                  std::vector<uint64_t>& count) {
+    start.resize(rank);
+    count.resize(rank);
+    for (size_t d = 0; d < rank; ++d) start[d] = table.start(i, d), count[d] = table.count(i, d);
+}
+
 // Why the dataset left out a variable of that name (an HDF5 external link, a
 // Zarr array with hostile metadata...); nullopt when it has it or says nothing.
 std::optional<std::string> left_out_reason(const Dataset& ds, const std::string& name) {
@@ -445,8 +453,8 @@ void AggregatedSource::read_fragment_part(size_t i, const std::vector<uint64_t>&
                                           uint8_t* out, std::vector<uint8_t>& piece) const {
     const size_t rank = agg_->shape.size(), msize = type_size(agg_->type);
     const PartitionTable& table = agg_->fragments;  // its box: no Fragment built for a partition resolved before
-    std::vector<uint64_t> frag_start(rank), frag_count(rank);
-    for (size_t d = 0; d < rank; ++d) frag_start[d] = table.start(i, d), frag_count[d] = table.count(i, d);
+    std::vector<uint64_t> frag_start, frag_count;
+    fragment_box(table, i, rank, frag_start, frag_count);
     const PieceOfRequest piece_box = piece_of_request(req_start, req_count, frag_start, frag_count);
     const std::vector<uint64_t>&lo = piece_box.lo, &len = piece_box.len, &at = piece_box.at;
     const bool whole = piece_box.whole;
@@ -568,15 +576,15 @@ std::optional<std::vector<FileExtent>> AggregatedSource::big_endian_extents(uint
     const PartitionTable& table = agg_->fragments;  // its box: no Fragment built for a partition resolved before
     const FragmentKind kind = table.kind(*fi);
     if (kind != FragmentKind::File && kind != FragmentKind::Self) return std::nullopt;
+    std::vector<uint64_t> box_start, box_count;
+    fragment_box(table, *fi, rank, box_start, box_count);
     bool inside = true;
     for_each_linear_box(shape, first, n, [&](std::span<const uint64_t> s, std::span<const uint64_t> c, uint64_t) {
-        for (size_t d = 0; d < rank; ++d)
-            if (s[d] < table.start(*fi, d) || s[d] + c[d] > table.start(*fi, d) + table.count(*fi, d)) inside = false;
+        if (!box_inside(s, c, box_start, box_count)) inside = false;
     });
     if (!inside) return std::nullopt;
     // Inside the box with source shape == box shape, a master run is a run of the source too.
-    uint64_t src_first = 0;
-    for (size_t d = 0; d < rank; ++d) src_first = src_first * table.count(*fi, d) + (index[d] - table.start(*fi, d));
+    const uint64_t src_first = offset_in_box(index, box_start, box_count);
     return with_fragment(*fi, series, [&](const Resolved& r) -> std::optional<std::vector<FileExtent>> {
         if (!r.byte_copy) return std::nullopt;
         return r.source->big_endian_extents(src_first, n);

@@ -209,3 +209,14 @@ TEST(FragmentIndex, UnravelIndexInCOrder) {
     EXPECT_EQ(unravel_index(0, {}), Ints{});
     EXPECT_EQ(unravel_index(0, {2, 0, 4}), std::nullopt);
 }
+
+TEST(FragmentIndex, BoxInsideAndOffsetInBox) {
+    // Fragment rows [4, 8) x cols [3, 7). Element (5, 4) lies at 1 * 4 + 1 = 5
+    // of its C order: np.ravel_multi_index((5 - 4, 4 - 3), (4, 4)) == 5.
+    const Ints start{4, 3}, count{4, 4};
+    EXPECT_EQ(offset_in_box({5, 4}, start, count), 5u);
+    EXPECT_EQ(offset_in_box({7, 6}, start, count), 15u);
+    const Ints run_start{5, 3}, run_count{1, 4}, past_start{5, 4};
+    EXPECT_TRUE(box_inside(run_start, run_count, start, count));
+    EXPECT_FALSE(box_inside(past_start, run_count, start, count));  // cols [4, 8) leave the fragment
+}
