@@ -7,6 +7,8 @@
 // holds no dataset between reads: the bounded cache alone decides how long
 // a file stays open. Every convention family reads through this class; a
 // family that completes fragments from their files gives a resolver.
+// Which source elements a piece needs, and in what order, is arithmetic
+// alone: aggregation/model/fragment_index.hpp.
 #pragma once
 
 #include <memory>
