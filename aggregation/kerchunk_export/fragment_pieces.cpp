@@ -78,7 +78,7 @@ FragmentPieces fragment_pieces(const AggregatedSource& source, uint64_t max_chun
             p.make_inline("held in the aggregation file itself", false);
         } else if (!o.dataset || !o.variable) {
             p.make_inline("reads as fill (missing_partitions=fill)", false);
-        } else if (!o.plain && !(o.values_as_is && layout_as_is(f))) {
+        } else if (!o.byte_copy && !(o.values_as_is && layout_as_is(f))) {
             p.make_inline(conversion_reason(f, *o.variable, a), true);
         } else if (!o.file) {
             p.make_inline("its file is not known", true);

@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include "aggregation/model/conform_values.hpp"
+#include "aggregation/model/fragment_index.hpp"
 #include "aggregation/model/scatter_box.hpp"
 #include "aggregation/model/sparse_part_read.hpp"
 #include "aggregation/read/parallel_pieces.hpp"
@@ -31,7 +32,7 @@ struct AggregatedSource::Resolved {
     MissingRules missing;
     bool mask = false;         // some element may be masked (-> master fill)
     Affine value;              // unpack -> units -> master packing, raw partition -> raw master
-    bool plain = false;        // a byte copy: identity transform, same type, nothing to mask or convert
+    bool byte_copy = false;    // read as a byte copy: identity transform, same type, nothing to mask or convert
     // With a resolver: the declared fragment as it completed it for this
     // dataset; without one (NCA), null: the declared fragment is read as is.
     std::shared_ptr<const Fragment> completed;
@@ -61,13 +62,12 @@ std::vector<double> attribute_values(const Variable& v, const char* name) {
     return out;
 }
 
-inline void copy_element(uint8_t* dst, const uint8_t* src, size_t esize) {
-    switch (esize) {
-        case 1: *dst = *src; return;
-        case 2: std::memcpy(dst, src, 2); return;
-        case 4: std::memcpy(dst, src, 4); return;
-        default: std::memcpy(dst, src, 8); return;
-    }
+// Fragment i's box in master space, from the table: no Fragment built.
+void fragment_box(const PartitionTable& table, size_t i, size_t rank, std::vector<uint64_t>& start,
+                  std::vector<uint64_t>& count) {
+    start.resize(rank);
+    count.resize(rank);
+    for (size_t d = 0; d < rank; ++d) start[d] = table.start(i, d), count[d] = table.count(i, d);
 }
 
 // Why the dataset left out a variable of that name (an HDF5 external link, a
@@ -350,7 +350,7 @@ void AggregatedSource::conform(const Fragment& f, const std::shared_ptr<const Da
 
     r->mask = !r->missing.empty() && (!r->value.is_identity() || r->src_type != agg_->type ||
                                       masking_changes_values(r->missing, agg_->type, agg_->fill.data()));
-    r->plain = f.transform_is_identity() && r->src_type == agg_->type && r->value.is_identity() && !r->mask &&
+    r->byte_copy = f.transform_is_identity() && r->src_type == agg_->type && r->value.is_identity() && !r->mask &&
                !r->missing.has_range() && r->src_shape == f.count;
 }
 
@@ -366,11 +366,11 @@ std::optional<std::string> AggregatedSource::verify_fragment(size_t i) const {
     return std::nullopt;
 }
 
-bool AggregatedSource::fragment_is_plain(size_t i) const {
+bool AggregatedSource::fragment_is_byte_copy(size_t i) const {
     const Fragment& f = agg_->fragments.at(i);
     if (f.kind != FragmentKind::File && f.kind != FragmentKind::Self) return false;
     std::shared_ptr<const Dataset> keep;
-    return resolve(i, &f, keep, false)->plain;
+    return resolve(i, &f, keep, false)->byte_copy;
 }
 
 AggregatedSource::OpenedFragment AggregatedSource::opened_fragment(size_t i) const {
@@ -385,7 +385,7 @@ AggregatedSource::OpenedFragment AggregatedSource::opened_fragment(size_t i) con
         if (v.source.get() == r->source) out.variable = &v;
     out.dataset = std::move(keep);
     out.file = r->file.lock();
-    out.plain = r->plain;
+    out.byte_copy = r->byte_copy;
     out.values_as_is = r->src_type == agg_->type && r->value.is_identity() && !r->mask && !r->missing.has_range();
     return out;
 }
@@ -405,94 +405,6 @@ std::shared_ptr<const ArraySource> AggregatedSource::fragment_source(size_t i) c
     return again.variable->source;
 }
 
-// Elements of the piece along partition axis k (1 for an extra size-1 axis).
-static uint64_t axis_len(const Fragment& f, const std::vector<uint64_t>& len, size_t k) {
-    const int d = f.axis_to_master[k];
-    return d >= 0 ? len[static_cast<size_t>(d)] : 1;
-}
-
-// Source index along partition axis k for local master offset local[d]+j:
-// reversal (docs/conventions/README.md "Reading a fragment", step 2), then part (step 4).
-namespace {
-struct SourceIndex {
-    const Fragment& f;
-    const std::vector<uint64_t>& local;  // offsets of the piece inside the fragment's box
-    uint64_t operator()(size_t k, uint64_t j) const {
-        int d = f.axis_to_master[k];
-        uint64_t q = 0;
-        if (d >= 0) {
-            const size_t dd = static_cast<size_t>(d);
-            uint64_t o = local[dd] + j;
-            q = f.reverse[dd] ? f.count[dd] - 1 - o : o;
-        }
-        return !f.part.empty() && f.part[k] ? f.part[k]->at(q) : q;
-    }
-};
-}  // namespace
-
-// The box of the fragment's source that holds the piece: per partition axis, lowest index and count.
-static void source_box(const Fragment& f, const SourceIndex& source_index, const std::vector<uint64_t>& len,
-                       std::vector<uint64_t>& box_lo, std::vector<uint64_t>& box_count) {
-    const size_t K = f.axis_to_master.size();
-    box_lo.assign(K, 0);
-    box_count.assign(K, 0);
-    for (size_t k = 0; k < K; ++k) {
-        uint64_t m = axis_len(f, len, k);
-        uint64_t mn = UINT64_MAX, mx = 0;
-        if (!f.part.empty() && f.part[k] && f.part[k]->is_list) {
-            for (uint64_t j = 0; j < m; ++j) mn = std::min(mn, source_index(k, j)), mx = std::max(mx, source_index(k, j));
-        } else {  // monotonic: the ends suffice
-            uint64_t a = source_index(k, 0), b = source_index(k, m - 1);
-            mn = std::min(a, b), mx = std::max(a, b);
-        }
-        box_lo[k] = mn;
-        box_count[k] = mx - mn + 1;
-    }
-}
-
-// The source box's elements gathered into master order: per master dim, the source offset of each index.
-static std::vector<uint8_t> gather_master_order(const Fragment& f, const SourceIndex& source_index,
-                                                const std::vector<uint64_t>& len, const std::vector<uint64_t>& box_lo,
-                                                const std::vector<uint64_t>& box_count, const std::vector<uint8_t>& src,
-                                                size_t ssize, uint64_t n) {
-    const size_t rank = len.size(), K = f.axis_to_master.size();
-    std::vector<uint64_t> sstride(K, 1);
-    for (size_t k = K; k-- > 1;) sstride[k - 1] = sstride[k] * box_count[k];
-    std::vector<std::vector<uint64_t>> contrib(rank);
-    for (size_t d = 0; d < rank; ++d) contrib[d].assign(len[d], 0);
-    uint64_t base = 0;
-    for (size_t k = 0; k < K; ++k) {
-        int d = f.axis_to_master[k];
-        if (d < 0) {
-            base += (source_index(k, 0) - box_lo[k]) * sstride[k];
-            continue;
-        }
-        for (uint64_t j = 0; j < len[static_cast<size_t>(d)]; ++j)
-            contrib[static_cast<size_t>(d)][j] = (source_index(k, j) - box_lo[k]) * sstride[k];
-    }
-    std::vector<uint8_t> gathered(n * ssize);
-    uint8_t* out = gathered.data();
-    if (rank == 0) {
-        copy_element(out, src.data() + base * ssize, ssize);
-        return gathered;
-    }
-    std::vector<uint64_t> i(rank, 0);
-    const auto& inner = contrib[rank - 1];
-    while (true) {
-        uint64_t off = base;
-        for (size_t d = 0; d + 1 < rank; ++d) off += contrib[d][i[d]];
-        for (uint64_t j = 0; j < len[rank - 1]; ++j, out += ssize)
-            copy_element(out, src.data() + (off + inner[j]) * ssize, ssize);
-        size_t d = rank - 1;
-        while (d-- > 0) {
-            if (++i[d] < len[d]) break;
-            i[d] = 0;
-        }
-        if (d == static_cast<size_t>(-1)) break;
-    }
-    return gathered;
-}
-
 void AggregatedSource::read_piece(const Fragment& f, const Resolved& r, const std::vector<uint64_t>& lo,
                                   const std::vector<uint64_t>& len, ByteOrder order, void* dst) const {
     const size_t rank = len.size();
@@ -509,30 +421,25 @@ void AggregatedSource::read_piece(const Fragment& f, const Resolved& r, const st
     std::vector<uint64_t> local(rank);
     for (size_t d = 0; d < rank; ++d) local[d] = lo[d] - f.start[d];
 
-    if (r.plain) {
+    if (r.byte_copy) {
         r.source->read(local, len, order, dst);
         return;
     }
     const SourceIndex source_index{f, local};
-    const size_t K = f.axis_to_master.size();
     const size_t ssize = type_size(r.src_type);
-    std::vector<uint64_t> box_lo, box_count;
-    source_box(f, source_index, len, box_lo, box_count);
-    const uint64_t src_n = ncafs::element_count(box_count);
+    const SourceBox box = source_box(f, source_index, len);
+    const uint64_t src_n = ncafs::element_count(box.count);
     if (box_too_sparse(src_n, n)) {  // a sparse part: read runs of consecutive indices instead of the box
-        size_t k = 0;  // the axis whose box exceeds its elements most (a list may repeat indices)
-        auto excess = [&](size_t q) { return box_count[q] - std::min(box_count[q], axis_len(f, len, q)); };
-        for (size_t q = 1; q < K; ++q)
-            if (excess(q) > excess(k)) k = q;
+        const size_t k = sparsest_axis(f, len, box);
         return read_in_runs(static_cast<size_t>(f.axis_to_master[k]), [&](uint64_t j) { return source_index(k, j); }, lo,
                             len, msize, dst, [&](const auto& sl, const auto& sn, void* sd) { read_piece(f, r, sl, sn, order, sd); });
     }
     std::vector<uint8_t> src(src_n * ssize);
-    r.source->read(box_lo, box_count, ByteOrder::Native, src.data());
+    r.source->read(box.lo, box.count, ByteOrder::Native, src.data());
     std::vector<uint8_t> gathered;
     const uint8_t* ordered = src.data();
     if (!f.transform_is_identity()) {
-        gathered = gather_master_order(f, source_index, len, box_lo, box_count, src, ssize, n);
+        gathered = gather_master_order(f, source_index, len, box, src.data(), ssize);
         ordered = gathered.data();
     }
     // Values: mask -> affine -> cast; masked and out-of-range become the master fill.
@@ -546,16 +453,11 @@ void AggregatedSource::read_fragment_part(size_t i, const std::vector<uint64_t>&
                                           uint8_t* out, std::vector<uint8_t>& piece) const {
     const size_t rank = agg_->shape.size(), msize = type_size(agg_->type);
     const PartitionTable& table = agg_->fragments;  // its box: no Fragment built for a partition resolved before
-    std::vector<uint64_t> lo(rank), len(rank), at(rank);
-    bool whole = true;
-    for (size_t d = 0; d < rank; ++d) {
-        uint64_t a = std::max(req_start[d], table.start(i, d));
-        uint64_t b = std::min(req_start[d] + req_count[d], table.start(i, d) + table.count(i, d));
-        lo[d] = a;
-        len[d] = b - a;
-        at[d] = a - req_start[d];
-        if (len[d] != req_count[d]) whole = false;
-    }
+    std::vector<uint64_t> frag_start, frag_count;
+    fragment_box(table, i, rank, frag_start, frag_count);
+    const PieceOfRequest piece_box = piece_of_request(req_start, req_count, frag_start, frag_count);
+    const std::vector<uint64_t>&lo = piece_box.lo, &len = piece_box.len, &at = piece_box.at;
+    const bool whole = piece_box.whole;
     auto read_from = [&](const Resolved& r, const Fragment& declared) {
         const Fragment& as_read = r.completed ? *r.completed : declared;
         if (whole) {
@@ -646,13 +548,9 @@ std::optional<std::vector<uint8_t>> AggregatedSource::uniform_value(std::span<co
 }
 
 std::optional<size_t> AggregatedSource::fragment_of_element(uint64_t first, std::vector<uint64_t>& index) const {
-    const auto& shape = agg_->shape;
-    index.assign(shape.size(), 0);
-    for (size_t d = shape.size(); d-- > 0;) {
-        if (shape[d] == 0) return std::nullopt;
-        index[d] = first % shape[d];
-        first /= shape[d];
-    }
+    auto at = unravel_index(first, agg_->shape);
+    if (!at) return std::nullopt;
+    index = std::move(*at);
     return grid_.fragment_at(index);
 }
 
@@ -678,17 +576,17 @@ std::optional<std::vector<FileExtent>> AggregatedSource::big_endian_extents(uint
     const PartitionTable& table = agg_->fragments;  // its box: no Fragment built for a partition resolved before
     const FragmentKind kind = table.kind(*fi);
     if (kind != FragmentKind::File && kind != FragmentKind::Self) return std::nullopt;
+    std::vector<uint64_t> box_start, box_count;
+    fragment_box(table, *fi, rank, box_start, box_count);
     bool inside = true;
     for_each_linear_box(shape, first, n, [&](std::span<const uint64_t> s, std::span<const uint64_t> c, uint64_t) {
-        for (size_t d = 0; d < rank; ++d)
-            if (s[d] < table.start(*fi, d) || s[d] + c[d] > table.start(*fi, d) + table.count(*fi, d)) inside = false;
+        if (!box_inside(s, c, box_start, box_count)) inside = false;
     });
     if (!inside) return std::nullopt;
     // Inside the box with source shape == box shape, a master run is a run of the source too.
-    uint64_t src_first = 0;
-    for (size_t d = 0; d < rank; ++d) src_first = src_first * table.count(*fi, d) + (index[d] - table.start(*fi, d));
+    const uint64_t src_first = offset_in_box(index, box_start, box_count);
     return with_fragment(*fi, series, [&](const Resolved& r) -> std::optional<std::vector<FileExtent>> {
-        if (!r.plain) return std::nullopt;
+        if (!r.byte_copy) return std::nullopt;
         return r.source->big_endian_extents(src_first, n);
     });
 }

@@ -7,6 +7,8 @@
 // holds no dataset between reads: the bounded cache alone decides how long
 // a file stays open. Every convention family reads through this class; a
 // family that completes fragments from their files gives a resolver.
+// Which source elements a piece needs, and in what order, is arithmetic
+// alone: aggregation/model/fragment_index.hpp.
 #pragma once
 
 #include <memory>
@@ -73,8 +75,9 @@ public:
     // Returns the logged line when the fragment reads as fill instead
     // (missing_partitions=fill).
     std::optional<std::string> verify_fragment(size_t i) const;
-    // True when fragment i would be read as a plain copy (after verify).
-    bool fragment_is_plain(size_t i) const;
+    // True when fragment i would be read as a byte copy (after verify):
+    // same type, identity transform, nothing to mask, unpack or convert.
+    bool fragment_is_byte_copy(size_t i) const;
 
     // Fragment i as opened (after verify): for a writer of references to
     // its bytes (aggregation/kerchunk_export). Null dataset for a fragment
@@ -84,7 +87,7 @@ public:
         const Variable* variable = nullptr;       // the fragment's variable in dataset
         std::shared_ptr<const OpenFile> file;     // the file dataset reads (null if unknown)
         Fragment fragment;                        // as completed from its file (CF families)
-        bool plain = false;                       // read as a byte copy (fragment_is_plain)
+        bool byte_copy = false;                   // read as a byte copy (fragment_is_byte_copy)
         // Same type, nothing to mask, unpack or convert: only the transform
         // (axes, reversal, part) may keep it from being a byte copy.
         bool values_as_is = false;
