@@ -1,4 +1,5 @@
 #include "aggregation/kerchunk_export/chunk_grid.hpp"
+#include "aggregation/model/shape_text.hpp"
 
 #include <algorithm>
 #include <numeric>
@@ -7,12 +8,6 @@
 namespace ncafs::agg::kerchunk {
 
 namespace {
-
-std::string shape_text(const std::vector<uint64_t>& s) {
-    std::string t = "[";
-    for (size_t i = 0; i < s.size(); ++i) t += (i ? ", " : "") + std::to_string(s[i]);
-    return t + "]";
-}
 
 uint64_t chunk_bytes(const std::vector<uint64_t>& chunk, uint64_t element_size) {
     uint64_t n = element_size;

@@ -6,6 +6,7 @@
 #include "codecs/array_source.hpp"  // OpenFile
 #include "codecs/error.hpp"
 #include "codecs/sniff.hpp"
+#include "aggregation/model/shape_text.hpp"
 
 namespace ncafs::agg::kerchunk {
 
@@ -15,12 +16,6 @@ std::string reference_url(const OpenFile& file) {
 }
 
 namespace {
-
-std::string shape_text(const std::vector<uint64_t>& s) {
-    std::string t = "[";
-    for (size_t i = 0; i < s.size(); ++i) t += (i ? ", " : "") + std::to_string(s[i]);
-    return t + "]";
-}
 
 // The storage in the master's rank: each axis at its master dimension, the
 // master dimensions the variable lacks as one-element chunks (a size-1 axis

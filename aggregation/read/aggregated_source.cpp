@@ -15,6 +15,7 @@
 #include "io/worker_pool.hpp"
 #include "remote/network_scope.hpp"
 #include "remote/remote_store.hpp"
+#include "aggregation/model/shape_text.hpp"
 
 namespace ncafs::agg {
 
@@ -47,12 +48,6 @@ struct AggregatedSource::Resolved {
 };
 
 namespace {
-
-std::string shape_text(const std::vector<uint64_t>& s) {
-    std::string t = "[";
-    for (size_t i = 0; i < s.size(); ++i) t += (i ? ", " : "") + std::to_string(s[i]);
-    return t + "]";
-}
 
 std::vector<double> attribute_values(const Variable& v, const char* name) {
     std::vector<double> out;

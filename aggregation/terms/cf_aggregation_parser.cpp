@@ -15,6 +15,7 @@
 #include "codecs/checked_math.hpp"
 #include "aggregation/terms/term_variables.hpp"
 #include "codecs/error.hpp"
+#include "aggregation/model/shape_text.hpp"
 
 namespace ncafs::agg {
 
@@ -77,12 +78,6 @@ std::string index_text(const std::vector<uint64_t>& idx) {
     std::string t = "[";
     for (size_t i = 0; i < idx.size(); ++i) t += (i ? "," : "") + std::to_string(idx[i]);
     return t + "]";
-}
-
-std::string shape_text(const std::vector<uint64_t>& s) {
-    std::string t = "(";
-    for (size_t i = 0; i < s.size(); ++i) t += (i ? ", " : "") + std::to_string(s[i]);
-    return t + ")";
 }
 
 // "term: var term: var" -> ordered pairs; throws on a dangling term or variable.
@@ -299,8 +294,8 @@ Layout term_layout(const TermArray& t, const std::vector<uint64_t>& nf, bool all
     if (allow_versions && t.shape.size() == nf.size() + 1 && std::equal(nf.begin(), nf.end(), t.shape.begin()))
         return Layout::Versions;
     throw AggregationError(file, where,
-                           "variable " + t.path + " has shape " + shape_text(t.shape) +
-                               " but the array of fragments has shape " + shape_text(nf) +
+                           "variable " + t.path + " has shape " + shape_text(t.shape, '(', ')') +
+                               " but the array of fragments has shape " + shape_text(nf, '(', ')') +
                                (allow_versions ? " (optionally with a trailing versions dimension)" : ""));
 }
 
@@ -469,7 +464,7 @@ void parse_size_rows(CfParse& st) {
     if (sizes.shape.size() == 2) nrows = sizes.shape[0], ncols = sizes.shape[1];
     else if (sizes.shape.size() == 1 && ndim == 1) nrows = 1, ncols = sizes.shape[0];
     else
-        st.fail(st.sizes_where, "variable " + sizes.path + " has shape " + shape_text(sizes.shape) +
+        st.fail(st.sizes_where, "variable " + sizes.path + " has shape " + shape_text(sizes.shape, '(', ')') +
                                     "; expected (number of aggregated dimensions, fragments)");
     if (nrows != ndim)
         st.fail(st.sizes_where, "variable " + sizes.path + " has " + std::to_string(nrows) + " rows but there are " +
@@ -503,7 +498,7 @@ void derive_shape(CfParse& st) {
         if (n != 0 && st.nfrag > st.limits.max_fragments / n)
             st.fail(st.sizes_where, "more than " + std::to_string(st.limits.max_fragments) +
                                         " fragments (limit max_fragments; the array of fragments has shape " +
-                                        shape_text(st.nf) + ")");
+                                        shape_text(st.nf, '(', ')') + ")");
         st.nfrag *= n;
     }
     charge_metadata(st.nfrag, kFragmentCost, "fragments");

@@ -5,16 +5,11 @@
 #include "aggregation/terms/text_attribute.hpp"
 #include "aggregation/model/units_conversion.hpp"
 #include "codecs/error.hpp"
+#include "aggregation/model/shape_text.hpp"
 
 namespace ncafs::agg {
 
 namespace {
-
-std::string shape_text(const std::vector<uint64_t>& s) {
-    std::string t = "(";
-    for (size_t i = 0; i < s.size(); ++i) t += (i ? ", " : "") + std::to_string(s[i]);
-    return t + ")";
-}
 
 bool is_packed(const Aggregate& a) {
     for (const auto& at : a.attributes)
@@ -27,8 +22,8 @@ bool is_packed(const Aggregate& a) {
 std::vector<int> align_fragment_axes(const std::vector<uint64_t>& fragment_shape, const std::vector<uint64_t>& box) {
     if (fragment_shape.size() > box.size())
         throw std::runtime_error("has " + std::to_string(fragment_shape.size()) + " dimensions " +
-                                 shape_text(fragment_shape) + ", more than the " + std::to_string(box.size()) +
-                                 " aggregated dimensions " + shape_text(box));
+                                 shape_text(fragment_shape, '(', ')') + ", more than the " + std::to_string(box.size()) +
+                                 " aggregated dimensions " + shape_text(box, '(', ')'));
     std::vector<int> axis_to_master;
     size_t k = 0;
     for (size_t d = 0; d < box.size(); ++d) {
@@ -36,13 +31,13 @@ std::vector<int> align_fragment_axes(const std::vector<uint64_t>& fragment_shape
             axis_to_master.push_back(static_cast<int>(d));
             ++k;
         } else if (box[d] != 1) {
-            throw std::runtime_error("has shape " + shape_text(fragment_shape) + " but its place in the aggregation is " +
-                                     shape_text(box) + " (only size-1 dimensions may be omitted)");
+            throw std::runtime_error("has shape " + shape_text(fragment_shape, '(', ')') + " but its place in the aggregation is " +
+                                     shape_text(box, '(', ')') + " (only size-1 dimensions may be omitted)");
         }
     }
     if (k != fragment_shape.size())
-        throw std::runtime_error("has shape " + shape_text(fragment_shape) + " but its place in the aggregation is " +
-                                 shape_text(box));
+        throw std::runtime_error("has shape " + shape_text(fragment_shape, '(', ')') + " but its place in the aggregation is " +
+                                 shape_text(box, '(', ')'));
     return axis_to_master;
 }
 
