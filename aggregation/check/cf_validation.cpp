@@ -42,7 +42,7 @@ bool has_cf_aggregation_variables(const Dataset& file) {
 std::vector<std::string> check_tiling(const Aggregate& a) {
     std::vector<std::string> out;
     try {
-        PartitionGrid grid(a);  // throws on overlap
+        FragmentGrid grid(a);  // throws on overlap
     } catch (const Error& e) {
         out.push_back(e.what());
         return out;

@@ -809,7 +809,7 @@ void parse_partition(NcaParse& st, size_t i, JRef pj) {
 
 // Forgets the partitions read so far: each pass starts over.
 void reset_partitions(NcaParse& st, bool context_fixed) {
-    PartitionTable fresh;
+    FragmentTable fresh;
     fresh.set_rank(st.rank());
     fresh.set_where_of([where = st.cx.where](size_t i) { return partition_where(where, i); });
     st.agg.fragments = std::move(fresh);

@@ -8,7 +8,7 @@
 #include <string>
 
 #include "aggregation/model/limits.hpp"
-#include "aggregation/model/partition_model.hpp"
+#include "aggregation/model/aggregate.hpp"
 #include "aggregation/read/path_policy.hpp"
 #include "codecs/dataset.hpp"
 

@@ -12,7 +12,7 @@
 #include <optional>
 #include <vector>
 
-#include "aggregation/model/partition_model.hpp"
+#include "aggregation/model/aggregate.hpp"
 #include "codecs/dataset.hpp"
 
 namespace ncafs::agg {

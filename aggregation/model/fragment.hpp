@@ -1,7 +1,7 @@
 // One partition of an aggregation as a value (docs/conventions/README.md
 // "One model"): a half-open box of master index space mapped onto a variable
 // of some file through a transform. The partition table
-// (partition_table.hpp) stores many of them compactly and builds these on
+// (fragment_table.hpp) stores many of them compactly and builds these on
 // demand.
 #pragma once
 

@@ -11,7 +11,7 @@
 #include <stdexcept>
 #include <string>
 
-#include "aggregation/model/partition_model.hpp"
+#include "aggregation/model/aggregate.hpp"
 #include "codecs/dataset.hpp"
 
 namespace ncafs::agg {

@@ -6,7 +6,7 @@
 #include <optional>
 #include <string>
 
-#include "aggregation/model/partition_model.hpp"
+#include "aggregation/model/aggregate.hpp"
 
 namespace ncafs::agg {
 

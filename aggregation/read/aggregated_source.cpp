@@ -58,7 +58,7 @@ std::vector<double> attribute_values(const Variable& v, const char* name) {
 }
 
 // Fragment i's box in master space, from the table: no Fragment built.
-void fragment_box(const PartitionTable& table, size_t i, size_t rank, std::vector<uint64_t>& start,
+void fragment_box(const FragmentTable& table, size_t i, size_t rank, std::vector<uint64_t>& start,
                   std::vector<uint64_t>& count) {
     start.resize(rank);
     count.resize(rank);
@@ -447,7 +447,7 @@ void AggregatedSource::read_fragment_part(size_t i, const std::vector<uint64_t>&
                                           const std::vector<uint64_t>& req_count, ByteOrder order, SeriesWatch series,
                                           uint8_t* out, std::vector<uint8_t>& piece) const {
     const size_t rank = agg_->shape.size(), msize = type_size(agg_->type);
-    const PartitionTable& table = agg_->fragments;  // its box: no Fragment built for a partition resolved before
+    const FragmentTable& table = agg_->fragments;  // its box: no Fragment built for a partition resolved before
     std::vector<uint64_t> frag_start, frag_count;
     fragment_box(table, i, rank, frag_start, frag_count);
     const PieceOfRequest piece_box = piece_of_request(req_start, req_count, frag_start, frag_count);
@@ -508,7 +508,7 @@ void AggregatedSource::read(std::span<const uint64_t> start, std::span<const uin
 bool AggregatedSource::draws_on_other_files() const {
     // Self fragments count too: they are read like partitions, through the
     // dataset cache, whose opens (with allow_other) serve checked callers only.
-    const PartitionTable& table = agg_->fragments;
+    const FragmentTable& table = agg_->fragments;
     for (size_t i = 0; i < table.size(); ++i)
         if (table.kind(i) == FragmentKind::File || table.kind(i) == FragmentKind::Self) return true;
     return false;
@@ -568,7 +568,7 @@ std::optional<std::vector<FileExtent>> AggregatedSource::big_endian_extents(uint
     std::vector<uint64_t> index;
     auto fi = fragment_of_element(first, index);
     if (!fi) return std::nullopt;
-    const PartitionTable& table = agg_->fragments;  // its box: no Fragment built for a partition resolved before
+    const FragmentTable& table = agg_->fragments;  // its box: no Fragment built for a partition resolved before
     const FragmentKind kind = table.kind(*fi);
     if (kind != FragmentKind::File && kind != FragmentKind::Self) return std::nullopt;
     std::vector<uint64_t> box_start, box_count;

@@ -18,8 +18,8 @@
 
 #include "aggregation/read/dataset_cache.hpp"
 #include "aggregation/model/fragment_resolver.hpp"
-#include "aggregation/model/partition_grid.hpp"
-#include "aggregation/model/partition_model.hpp"
+#include "aggregation/model/fragment_grid.hpp"
+#include "aggregation/model/aggregate.hpp"
 #include "aggregation/read/path_policy.hpp"
 #include "codecs/array_source.hpp"
 #include "io/lru_cache.hpp"
@@ -68,7 +68,7 @@ public:
 
     const Aggregate& aggregate() const { return *agg_; }
     const PathPolicy& paths() const { return *paths_; }
-    const PartitionGrid& grid() const { return grid_; }
+    const FragmentGrid& grid() const { return grid_; }
     // Opens fragment i and checks it against the metadata (allowed root,
     // variable, shape, type); throws SourceError naming the file and reason.
     // Constant and missing fragments: only the resolver's declared check.
@@ -148,7 +148,7 @@ private:
     std::shared_ptr<const PathPolicy> paths_;
     DatasetCache& cache_;
     std::shared_ptr<const FragmentResolver> resolver_;
-    PartitionGrid grid_;
+    FragmentGrid grid_;
     // Resolutions are kept only while their files may still be open: a
     // bounded number (a multiple of the cache's capacity), least recently
     // used dropped, so a read of a million partitions keeps no per-partition

@@ -23,7 +23,7 @@ bool draws_on_remote_objects(const ArraySource& source) {
     // By the table's columns: a whole Fragment per partition (start, count,
     // the `where` text) would cost a million of them for two fields.
     if (const Aggregate* aggregate = aggregate_of(&source)) {
-        const PartitionTable& table = aggregate->fragments;
+        const FragmentTable& table = aggregate->fragments;
         for (size_t i = 0; i < table.size(); ++i)
             if (table.kind(i) == FragmentKind::File && remote::is_remote_url(table.path(i))) return true;
     }
@@ -72,7 +72,7 @@ std::vector<std::string> files_drawn_on(const Dataset& dataset) {
             for (auto& file : reference_files_of(*variable.source)) files.push_back(std::move(file));
         const Aggregate* aggregate = aggregate_of(variable.source.get());
         if (!aggregate) continue;
-        const PartitionTable& table = aggregate->fragments;
+        const FragmentTable& table = aggregate->fragments;
         files.reserve(files.size() + table.size());
         for (size_t i = 0; i < table.size(); ++i)
             if (table.kind(i) == FragmentKind::File) {

@@ -691,7 +691,7 @@ struct LastTransform {
     uint32_t id = 0;
 };
 
-uint32_t transform_of(PartitionTable& table, const Fragment& f, LastTransform& last) {
+uint32_t transform_of(FragmentTable& table, const Fragment& f, LastTransform& last) {
     if (!last.known || last.variable != f.variable || last.constant != f.constant)
         last = {true, f.variable, f.constant, table.transform_id(f)};
     return last.id;
@@ -769,7 +769,7 @@ CfAggregations parse_cf_file(const std::string& path, const Dataset& file, const
         CfAggregate a = parse_one(path, file, v, terms, paths, limits);
         for (const auto& t : a.term_variables)
             if (auto r = root_name(t); !r.empty()) hidden.insert(r);
-        const PartitionTable& table = a.aggregate.fragments;
+        const FragmentTable& table = a.aggregate.fragments;
         for (size_t i = 0; i < table.size(); ++i)
             if (table.kind(i) == FragmentKind::Self) {
                 const Fragment f = table[i];

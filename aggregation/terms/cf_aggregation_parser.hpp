@@ -6,7 +6,7 @@
 // the keyword set of `aggregated_data`, never from Conventions (A10).
 // Metadata only: the aggregation file's own term variables are read (with
 // netcdf-c), no fragment file is opened. Output: the one internal model
-// (partition_model.hpp).
+// (aggregate.hpp).
 #pragma once
 
 #include <cstdint>
@@ -16,7 +16,7 @@
 #include <vector>
 
 #include "aggregation/model/limits.hpp"
-#include "aggregation/model/partition_model.hpp"
+#include "aggregation/model/aggregate.hpp"
 #include "aggregation/read/path_policy.hpp"
 #include "codecs/dataset.hpp"
 

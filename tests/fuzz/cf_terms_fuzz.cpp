@@ -3,7 +3,7 @@
 // file. As when ncafs opens one, its header is read by our CDF reader and,
 // when a variable carries aggregated_dimensions + aggregated_data, the term
 // variables are read by netcdf-c from the file's bytes (TermFile opens them
-// with nc_open_mem); each parsed aggregate is handed to PartitionGrid.
+// with nc_open_mem); each parsed aggregate is handed to FragmentGrid.
 // Expected outcomes: aggregates, or FormatError / SourceError /
 // AggregationError; anything else is a bug.
 #include <cstddef>
@@ -12,7 +12,7 @@
 
 #include "aggregation/model/error.hpp"
 #include "aggregation/terms/cf_aggregation_parser.hpp"
-#include "aggregation/model/partition_grid.hpp"
+#include "aggregation/model/fragment_grid.hpp"
 #include "aggregation/read/path_policy.hpp"
 #include "codecs/error.hpp"
 #include "codecs/open_dataset.hpp"
@@ -21,7 +21,7 @@
 namespace {
 
 // Boxes whose end overflows uint64 are left to the partition grid's own
-// checks (aggregation/model/partition_grid.cpp), not fuzzed here.
+// checks (aggregation/model/fragment_grid.cpp), not fuzzed here.
 bool boxes_fit(const ncafs::agg::Aggregate& a) {
     for (const auto& f : a.fragments)
         for (size_t d = 0; d < f.start.size() && d < f.count.size(); ++d)
@@ -44,7 +44,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         for (const auto& v : d.variables) any |= ncafs::agg::is_cf_aggregation_variable(v);
         if (!any) return 0;
         for (const auto& a : ncafs::agg::parse_cf_file(path, d, paths).aggregates)
-            if (boxes_fit(a.aggregate)) ncafs::agg::PartitionGrid grid(a.aggregate);
+            if (boxes_fit(a.aggregate)) ncafs::agg::FragmentGrid grid(a.aggregate);
     } catch (const ncafs::FormatError&) {
     } catch (const ncafs::SourceError&) {
     } catch (const ncafs::agg::AggregationError&) {

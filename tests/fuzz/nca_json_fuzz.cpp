@@ -3,7 +3,7 @@
 // dimensions time(6) lat(4) lon(3) of an in-memory dataset that also holds
 // a private variable private_tas(lon, time, lat). Each input is
 // parsed as both generations, the `part` grammar is run on it with both
-// rules, and a parsed aggregate is handed to PartitionGrid (what reads use).
+// rules, and a parsed aggregate is handed to FragmentGrid (what reads use).
 // Expected outcomes: an Aggregate, AggregationError, or (parse_part, whose
 // contract says so) std::runtime_error; anything else is a bug.
 #include <cstddef>
@@ -13,7 +13,7 @@
 
 #include "aggregation/model/error.hpp"
 #include "aggregation/json/nca_parser.hpp"
-#include "aggregation/model/partition_grid.hpp"
+#include "aggregation/model/fragment_grid.hpp"
 #include "aggregation/read/path_policy.hpp"
 
 namespace {
@@ -40,7 +40,7 @@ ncafs::Dataset dataset_with_carrier(const std::string& prefix, const std::string
 }
 
 // Boxes whose end overflows uint64 are left to the partition grid's own
-// checks (aggregation/model/partition_grid.cpp), not fuzzed here.
+// checks (aggregation/model/fragment_grid.cpp), not fuzzed here.
 bool boxes_fit(const ncafs::agg::Aggregate& a) {
     for (const auto& f : a.fragments)
         for (size_t d = 0; d < f.start.size() && d < f.count.size(); ++d)
@@ -52,7 +52,7 @@ void parse_as(const std::string& prefix, const std::string& json, const ncafs::a
     const ncafs::Dataset d = dataset_with_carrier(prefix, json);
     try {
         const ncafs::agg::Aggregate a = ncafs::agg::parse_nca_variable(d, d.variables[0], paths);
-        if (boxes_fit(a)) ncafs::agg::PartitionGrid grid(a);
+        if (boxes_fit(a)) ncafs::agg::FragmentGrid grid(a);
     } catch (const ncafs::agg::AggregationError&) {
     }
 }

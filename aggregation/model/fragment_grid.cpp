@@ -1,4 +1,4 @@
-#include "aggregation/model/partition_grid.hpp"
+#include "aggregation/model/fragment_grid.hpp"
 
 #include <algorithm>
 #include <climits>
@@ -12,7 +12,7 @@ namespace {
 constexpr uint64_t kMaxCellsFloor = uint64_t{1} << 22;
 
 std::string box_text(const Aggregate& agg, size_t i) {
-    const PartitionTable& t = agg.fragments;
+    const FragmentTable& t = agg.fragments;
     std::string s;
     for (size_t d = 0; d < t.rank(); ++d)
         s += (d ? " " : "") + agg.dims[d] + "[" + std::to_string(t.start(i, d)) + ":" + std::to_string(t.start(i, d) + t.count(i, d)) + ")";
@@ -32,7 +32,7 @@ void check_boxes(const Aggregate& agg) {
     (void)agg.element_count();  // throws when the master shape overflows 64 bits
     if (agg.fragments.size() > static_cast<size_t>(INT32_MAX))
         throw AggregationError(agg.file, agg.name, "too many fragments (" + std::to_string(agg.fragments.size()) + ")");
-    const PartitionTable& t = agg.fragments;
+    const FragmentTable& t = agg.fragments;
     if (!t.empty() && t.rank() != agg.shape.size())
         throw AggregationError(agg.file, t.where(0), "box rank differs from the master's");
     for (size_t i = 0; i < t.size(); ++i)
@@ -42,7 +42,7 @@ void check_boxes(const Aggregate& agg) {
 }
 }  // namespace
 
-PartitionGrid::PartitionGrid(const Aggregate& agg) : agg_(agg) {
+FragmentGrid::FragmentGrid(const Aggregate& agg) : agg_(agg) {
     check_boxes(agg);
     const size_t rank = agg.shape.size();
     cuts_.resize(rank);
@@ -73,7 +73,7 @@ PartitionGrid::PartitionGrid(const Aggregate& agg) : agg_(agg) {
         table_ok_ = true;
         cells_.assign(ncells, -1);
         for (size_t i = 0; i < agg.fragments.size(); ++i) {
-            const PartitionTable& f = agg.fragments;
+            const FragmentTable& f = agg.fragments;
             std::vector<uint64_t> lo(rank), hi(rank);
             for (size_t d = 0; d < rank; ++d) {
                 const auto& c = cuts_[d];
@@ -108,7 +108,7 @@ PartitionGrid::PartitionGrid(const Aggregate& agg) : agg_(agg) {
     }
 }
 
-bool PartitionGrid::for_each_fragment(std::span<const uint64_t> start, std::span<const uint64_t> count,
+bool FragmentGrid::for_each_fragment(std::span<const uint64_t> start, std::span<const uint64_t> count,
                                       const std::function<void(size_t)>& f) const {
     const size_t rank = agg_.shape.size();
     for (size_t d = 0; d < rank; ++d)
@@ -119,7 +119,7 @@ bool PartitionGrid::for_each_fragment(std::span<const uint64_t> start, std::span
     if (!table_ok_) {
         uint64_t covered = 0;
         for (size_t i = 0; i < agg_.fragments.size(); ++i) {
-            const PartitionTable& fr = agg_.fragments;
+            const FragmentTable& fr = agg_.fragments;
             uint64_t v = 1;
             for (size_t d = 0; d < rank; ++d) {
                 uint64_t lo = std::max(start[d], fr.start(i, d)),
@@ -166,7 +166,7 @@ bool PartitionGrid::for_each_fragment(std::span<const uint64_t> start, std::span
     return uncovered;
 }
 
-std::optional<size_t> PartitionGrid::fragment_at(std::span<const uint64_t> index) const {
+std::optional<size_t> FragmentGrid::fragment_at(std::span<const uint64_t> index) const {
     std::optional<size_t> found;
     std::vector<uint64_t> one(index.size(), 1);
     for_each_fragment(index, one, [&](size_t i) { found = i; });

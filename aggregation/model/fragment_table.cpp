@@ -1,4 +1,4 @@
-#include "aggregation/model/partition_table.hpp"
+#include "aggregation/model/fragment_table.hpp"
 
 #include <cstring>
 #include <stdexcept>
@@ -55,7 +55,7 @@ std::string transform_key(const Fragment& f, bool declared_shape_is_count) {
 
 }  // namespace
 
-void PartitionTable::reserve(size_t n) {
+void FragmentTable::reserve(size_t n) {
     if (rank_known_) (wide_ ? box64_.reserve(n * 2 * rank_) : box32_.reserve(n * 2 * rank_));
     kind_.reserve(n);
     directory_.reserve(n);
@@ -63,19 +63,19 @@ void PartitionTable::reserve(size_t n) {
     transform_.reserve(n);
 }
 
-void PartitionTable::widen() {
+void FragmentTable::widen() {
     box64_.assign(box32_.begin(), box32_.end());
     box32_ = {};
     wide_ = true;
 }
 
-void PartitionTable::put_box_value(size_t k, uint64_t v) {
+void FragmentTable::put_box_value(size_t k, uint64_t v) {
     if (!wide_ && v > UINT32_MAX) widen();
     if (wide_) box64_[k] = v;
     else box32_[k] = static_cast<uint32_t>(v);
 }
 
-void PartitionTable::store_box(size_t row, std::span<const uint64_t> start, std::span<const uint64_t> count) {
+void FragmentTable::store_box(size_t row, std::span<const uint64_t> start, std::span<const uint64_t> count) {
     if (start.size() != count.size()) throw std::invalid_argument("partition box: start and count differ in rank");
     if (start.empty() && count.empty()) return;  // placed later
     if (start.size() != rank_) throw std::invalid_argument("partition box rank differs from the other partitions'");
@@ -85,14 +85,14 @@ void PartitionTable::store_box(size_t row, std::span<const uint64_t> start, std:
     }
 }
 
-uint32_t PartitionTable::intern_directory(std::string_view dir) {
+uint32_t FragmentTable::intern_directory(std::string_view dir) {
     if (!directories_.empty() && directories_[last_directory_] == dir) return last_directory_;  // runs share one
     auto [it, inserted] = directory_ids_.try_emplace(std::string(dir), static_cast<uint32_t>(directories_.size()));
     if (inserted) directories_.emplace_back(dir);
     return last_directory_ = it->second;
 }
 
-uint32_t PartitionTable::intern_transform(const Fragment& f) {
+uint32_t FragmentTable::intern_transform(const Fragment& f) {
     const bool is_count = !f.declared_shape.empty() && f.declared_shape == f.count;
     auto [it, inserted] = transform_ids_.try_emplace(transform_key(f, is_count), static_cast<uint32_t>(transforms_.size()));
     if (inserted) {
@@ -104,7 +104,7 @@ uint32_t PartitionTable::intern_transform(const Fragment& f) {
     return it->second;
 }
 
-void PartitionTable::store_row(size_t row, const Fragment& f, uint32_t transform) {
+void FragmentTable::store_row(size_t row, const Fragment& f, uint32_t transform) {
     kind_[row] = static_cast<uint8_t>(f.kind);
     const size_t slash = f.path.rfind('/');
     const size_t name_at = slash == std::string::npos ? 0 : slash + 1;
@@ -118,15 +118,15 @@ void PartitionTable::store_row(size_t row, const Fragment& f, uint32_t transform
     store_box(row, f.start, f.count);
 }
 
-void PartitionTable::set_rank(size_t rank) {
+void FragmentTable::set_rank(size_t rank) {
     if (rank_known_ && rank != rank_) throw std::invalid_argument("partition table: rank already set");
     if (!empty() && !rank_known_ && rank != 0) throw std::invalid_argument("partition table: rank set after rows");
     rank_ = rank, rank_known_ = true;
 }
 
-void PartitionTable::push_back(const Fragment& f) { push_back(f, intern_transform(f)); }
+void FragmentTable::push_back(const Fragment& f) { push_back(f, intern_transform(f)); }
 
-void PartitionTable::push_back(const Fragment& f, uint32_t transform) {
+void FragmentTable::push_back(const Fragment& f, uint32_t transform) {
     if (!rank_known_ && !f.start.empty()) set_rank(f.start.size());
     const size_t row = size();
     kind_.push_back(0);
@@ -139,7 +139,7 @@ void PartitionTable::push_back(const Fragment& f, uint32_t transform) {
     store_row(row, f, transform);
 }
 
-void PartitionTable::set(size_t row, const Fragment& f) {
+void FragmentTable::set(size_t row, const Fragment& f) {
     if (row >= size()) throw std::out_of_range("partition " + std::to_string(row) + " of " + std::to_string(size()));
     const size_t slash = f.path.rfind('/');
     const std::string_view name = std::string_view(f.path).substr(slash == std::string::npos ? 0 : slash + 1);
@@ -149,11 +149,11 @@ void PartitionTable::set(size_t row, const Fragment& f) {
     store_row(row, f, intern_transform(f));
 }
 
-void PartitionTable::set_box(size_t row, std::span<const uint64_t> start, std::span<const uint64_t> count) {
+void FragmentTable::set_box(size_t row, std::span<const uint64_t> start, std::span<const uint64_t> count) {
     store_box(row, start, count);
 }
 
-void PartitionTable::rewrite_transforms(const std::function<void(Fragment&)>& edit) {
+void FragmentTable::rewrite_transforms(const std::function<void(Fragment&)>& edit) {
     transform_ids_.clear();
     for (size_t k = 0; k < transforms_.size(); ++k) {
         edit(transforms_[k].fields);
@@ -162,23 +162,23 @@ void PartitionTable::rewrite_transforms(const std::function<void(Fragment&)>& ed
     }
 }
 
-std::string PartitionTable::path(size_t row) const {
+std::string FragmentTable::path(size_t row) const {
     const uint64_t begin = row ? name_end_[row - 1] : 0;
     return directories_[directory_[row]] + names_.substr(begin, name_end_[row] - begin);
 }
 
-std::string PartitionTable::where(size_t row) const {
+std::string FragmentTable::where(size_t row) const {
     if (auto it = where_.find(row); it != where_.end()) return it->second;
     return where_of_ ? where_of_(row) : std::string();
 }
 
-uint64_t PartitionTable::element_count(size_t row) const {
+uint64_t FragmentTable::element_count(size_t row) const {
     std::vector<uint64_t> counts(rank_);
     for (size_t d = 0; d < rank_; ++d) counts[d] = count(row, d);
     return ncafs::element_count(counts);  // as Fragment::element_count
 }
 
-Fragment PartitionTable::operator[](size_t row) const {
+Fragment FragmentTable::operator[](size_t row) const {
     const Transform& t = transforms_[transform_[row]];
     Fragment f = t.fields;
     f.kind = kind(row);
@@ -190,12 +190,12 @@ Fragment PartitionTable::operator[](size_t row) const {
     return f;
 }
 
-Fragment PartitionTable::at(size_t row) const {
+Fragment FragmentTable::at(size_t row) const {
     if (row >= size()) throw std::out_of_range("partition " + std::to_string(row) + " of " + std::to_string(size()));
     return (*this)[row];
 }
 
-size_t PartitionTable::memory_bytes() const {
+size_t FragmentTable::memory_bytes() const {
     size_t n = box32_.capacity() * 4 + box64_.capacity() * 8 + kind_.capacity() + directory_.capacity() * 4 +
                name_end_.capacity() * 8 + names_.capacity() + transform_.capacity() * 4;
     for (const auto& d : directories_) n += d.capacity() + 64;

@@ -12,15 +12,15 @@
 #include <span>
 #include <vector>
 
-#include "aggregation/model/partition_model.hpp"
+#include "aggregation/model/aggregate.hpp"
 
 namespace ncafs::agg {
 
-class PartitionGrid {
+class FragmentGrid {
 public:
     // Throws AggregationError when two fragments overlap, a box lies outside
     // the master or the master's element count overflows 64 bits.
-    explicit PartitionGrid(const Aggregate& agg);
+    explicit FragmentGrid(const Aggregate& agg);
 
     // Calls f(i) once for every fragment i whose box meets [start, start+count);
     // returns true when part of the box is covered by no fragment.

@@ -1,8 +1,8 @@
-// PartitionTable: what goes in comes back out (every Fragment field), boxes
+// FragmentTable: what goes in comes back out (every Fragment field), boxes
 // widen from 32 to 64 bits, shared transforms and directories are stored once.
 #include <gtest/gtest.h>
 
-#include "aggregation/model/partition_table.hpp"
+#include "aggregation/model/fragment_table.hpp"
 
 using namespace ncafs::agg;
 
@@ -52,8 +52,8 @@ void expect_same(const Fragment& a, const Fragment& b) {
 
 }  // namespace
 
-TEST(PartitionTable, RoundTripsEveryField) {
-    PartitionTable t;
+TEST(FragmentTable, RoundTripsEveryField) {
+    FragmentTable t;
     t.set_where_of([](size_t i) { return "tas:nca_array Partitions[" + std::to_string(i) + "]"; });
     std::vector<Fragment> in;
     for (uint64_t i = 0; i < 5; ++i) in.push_back(tiny(i));
@@ -86,8 +86,8 @@ TEST(PartitionTable, RoundTripsEveryField) {
     EXPECT_THROW(t.at(5), std::out_of_range);
 }
 
-TEST(PartitionTable, WidensBoxesPast32Bits) {
-    PartitionTable t;
+TEST(FragmentTable, WidensBoxesPast32Bits) {
+    FragmentTable t;
     t.push_back(tiny(0));
     Fragment big = tiny(1);
     big.start = {uint64_t{1} << 40, 5};
@@ -99,8 +99,8 @@ TEST(PartitionTable, WidensBoxesPast32Bits) {
     expect_same(t[2], tiny(2));
 }
 
-TEST(PartitionTable, RejectsMixedRanks) {
-    PartitionTable t;
+TEST(FragmentTable, RejectsMixedRanks) {
+    FragmentTable t;
     t.push_back(tiny(0));
     Fragment f = tiny(1);
     f.start = {1, 0, 0};
@@ -108,8 +108,8 @@ TEST(PartitionTable, RejectsMixedRanks) {
     EXPECT_THROW(t.push_back(f), std::invalid_argument);
 }
 
-TEST(PartitionTable, BoxesPlacedLaterAndSharedTransformsRewritten) {
-    PartitionTable t;
+TEST(FragmentTable, BoxesPlacedLaterAndSharedTransformsRewritten) {
+    FragmentTable t;
     t.set_rank(2);
     for (uint64_t i = 0; i < 3; ++i) {
         Fragment f = tiny(i);
@@ -133,8 +133,8 @@ TEST(PartitionTable, BoxesPlacedLaterAndSharedTransformsRewritten) {
 
 // A million-partition table must stay under 60 bytes a partition: here the
 // bytes per partition of 100,000 partitions that differ only in box and file.
-TEST(PartitionTable, CompactForManyPartitions) {
-    PartitionTable t;
+TEST(FragmentTable, CompactForManyPartitions) {
+    FragmentTable t;
     t.set_where_of([](size_t i) { return "tas:nca_array Partitions[" + std::to_string(i) + "]"; });
     const size_t n = 100'000;
     t.reserve(n);
@@ -146,8 +146,8 @@ TEST(PartitionTable, CompactForManyPartitions) {
 
 // push_back(f, transform_id): partitions given an interned transform read
 // back exactly as those pushed one by one, and share its one stored copy.
-TEST(PartitionTable, PushBackWithTransformIdMatchesPlainPushBack) {
-    PartitionTable plain, shared;
+TEST(FragmentTable, PushBackWithTransformIdMatchesPlainPushBack) {
+    FragmentTable plain, shared;
     for (auto* t : {&plain, &shared})
         t->set_where_of([](size_t i) { return "tas:nca_array Partitions[" + std::to_string(i) + "]"; });
     const uint32_t id = shared.transform_id(tiny(0));

@@ -1,4 +1,4 @@
-#include "aggregation/model/partition_model.hpp"
+#include "aggregation/model/aggregate.hpp"
 
 #include <algorithm>
 

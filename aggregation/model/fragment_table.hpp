@@ -1,5 +1,5 @@
 // The partitions of one aggregated variable, stored column-wise so that a
-// million of them fit in under 60 bytes each (tests/aggregation/partition_table_test.cpp):
+// million of them fit in under 60 bytes each (tests/aggregation/fragment_table_test.cpp):
 // per partition only what differs from its neighbours is kept (its box in
 // 32-bit columns while every value fits, widened to 64 bits otherwise, its
 // kind, its file name in one arena, its directory and its transform in small
@@ -22,7 +22,7 @@
 
 namespace ncafs::agg {
 
-class PartitionTable {
+class FragmentTable {
 public:
     // Rebuilds a partition's `where` from its row number; rows whose where
     // matches it store none of their own (set by the parser before push_back).
@@ -77,14 +77,14 @@ public:
         using difference_type = std::ptrdiff_t;
         using pointer = void;
         using reference = Fragment;
-        iterator(const PartitionTable* t, size_t row) : t_(t), row_(row) {}
+        iterator(const FragmentTable* t, size_t row) : t_(t), row_(row) {}
         Fragment operator*() const { return (*t_)[row_]; }
         iterator& operator++() { return ++row_, *this; }
         bool operator==(const iterator& o) const { return row_ == o.row_; }
         bool operator!=(const iterator& o) const { return row_ != o.row_; }
 
     private:
-        const PartitionTable* t_;
+        const FragmentTable* t_;
         size_t row_;
     };
     iterator begin() const { return {this, 0}; }

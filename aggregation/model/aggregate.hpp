@@ -15,7 +15,7 @@
 #include "codecs/dataset.hpp"
 #include "codecs/types.hpp"
 #include "aggregation/model/fragment.hpp"
-#include "aggregation/model/partition_table.hpp"
+#include "aggregation/model/fragment_table.hpp"
 
 namespace ncafs::agg {
 
@@ -34,7 +34,7 @@ struct Aggregate {
     std::vector<std::string> matrix_dims;
     std::vector<uint64_t> matrix_shape;
 
-    PartitionTable fragments;  // compact; fragments[i] builds one Fragment
+    FragmentTable fragments;  // compact; fragments[i] builds one Fragment
     std::vector<std::string> warnings;  // metadata oddities that did not stop parsing
 
     uint64_t element_count() const;
