@@ -22,6 +22,7 @@ skip_reason_nginx() / skip_reason_s3rver() say why one cannot run (None when
 it can): tests print "SKIPPED: reason" and exit 77.
 """
 import collections
+import fcntl
 import os
 import shutil
 import socket
@@ -195,18 +196,32 @@ def s3rver_bin():
     return os.path.join(npm_dir(), "node_modules", ".bin", "s3rver")
 
 
-def install_s3rver():
-    """npm install --prefix NPM_DIR s3rver@VERSION once; None or why it failed."""
-    if os.access(s3rver_bin(), os.X_OK):
+def npm_install_once(prefix, spec, installed):
+    """npm install --prefix PREFIX SPEC, unless an earlier install finished
+    (its stamp file) and installed() finds it; None or why it failed. One
+    process installs at a time (a lock file in PREFIX): tests running beside
+    wait for it instead of starting a program npm has half unpacked."""
+    stamp = os.path.join(prefix, ".installed-" + spec.replace("/", "_"))
+    if os.path.exists(stamp) and installed():
         return None
     if shutil.which("npm") is None or shutil.which("node") is None:
         return "node and npm are not installed (Debian packages nodejs, npm)"
-    os.makedirs(npm_dir(), exist_ok=True)
-    done = subprocess.run(["npm", "install", "--no-audit", "--no-fund", "--prefix", npm_dir(),
-                           "s3rver@" + S3RVER_VERSION], capture_output=True, text=True, timeout=600)
-    if done.returncode != 0 or not os.access(s3rver_bin(), os.X_OK):
-        return "npm install s3rver@%s failed: %s" % (S3RVER_VERSION, done.stderr.strip()[-500:])
+    os.makedirs(prefix, exist_ok=True)
+    with open(os.path.join(prefix, ".install-lock"), "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if os.path.exists(stamp) and installed():
+            return None
+        done = subprocess.run(["npm", "install", "--no-audit", "--no-fund", "--prefix", prefix, spec],
+                              capture_output=True, text=True, timeout=600)
+        if done.returncode != 0 or not installed():
+            return "npm install %s failed: %s" % (spec, done.stderr.strip()[-500:])
+        open(stamp, "w").close()
     return None
+
+
+def install_s3rver():
+    """The pinned s3rver under NPM_DIR; None or why it could not be installed."""
+    return npm_install_once(npm_dir(), "s3rver@" + S3RVER_VERSION, lambda: os.access(s3rver_bin(), os.X_OK))
 
 
 def skip_reason_s3rver():
@@ -250,9 +265,10 @@ class S3rver:
                                          "--silent", "--no-vhost-buckets"], stdout=self.log, stderr=self.log)
         try:
             wait_listening(self.port, self.process, "s3rver", timeout=60)
-        except RuntimeError:
+        except RuntimeError as e:
             stop_process(self.process)
-            raise
+            self.log.seek(0)
+            raise RuntimeError("%s; its output:\n%s" % (e, self.log.read().decode(errors="replace")[-2000:]))
         self.client = botocore_client(self.url)
         return self
 

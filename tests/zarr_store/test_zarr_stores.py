@@ -50,6 +50,7 @@ sys.path.insert(0, HERE)
 import tiny_partitions as tp  # noqa: E402  (scratch)
 import zarr_v3_shards as shards  # noqa: E402
 from test_mount import SKIP, Mount, check, ncdump_variable, read_netcdf4, run_cases  # noqa: E402
+import servers  # noqa: E402  (tests/remote: npm_install_once)
 from test_reference_sets import daemon_peak_rss, read_fails_eio  # noqa: E402
 
 ZARRITA_VERSION = "0.7.5"  # pinned: the writer whose stores the v3 case reads
@@ -153,16 +154,9 @@ def case_v2(work):
 def install_zarrita():
     """zarrita (pinned) under NCAFS_NPM_DIR/zarrita; its folder, or None with why."""
     prefix = os.path.join(os.environ.get("NCAFS_NPM_DIR") or "/tmp/ncafs-npm", "zarrita")
-    if os.path.isdir(os.path.join(prefix, "node_modules", "zarrita")):
-        return prefix, None
-    if shutil.which("npm") is None or shutil.which("node") is None:
-        return None, "node and npm are not installed (Debian packages nodejs, npm)"
-    os.makedirs(prefix, exist_ok=True)
-    r = subprocess.run(["npm", "install", "--no-audit", "--no-fund", "--prefix", prefix, "zarrita@" + ZARRITA_VERSION],
-                       capture_output=True, text=True, timeout=600)
-    if r.returncode != 0 or not os.path.isdir(os.path.join(prefix, "node_modules", "zarrita")):
-        return None, "npm install zarrita@%s failed: %s" % (ZARRITA_VERSION, r.stderr.strip()[-500:])
-    return prefix, None
+    why = servers.npm_install_once(prefix, "zarrita@" + ZARRITA_VERSION,
+                                   lambda: os.path.isdir(os.path.join(prefix, "node_modules", "zarrita")))
+    return (None, why) if why else (prefix, None)
 
 
 def node(prefix, script, *args):
