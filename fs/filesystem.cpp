@@ -406,47 +406,46 @@ void fail_later_reads(Filesystem& fs, const FileHandle& h) {
                                             "this open fails (EIO), later opens use direct I/O");
 }
 
-// A change of pins or checks while a read of a view ran (reply_view).
+// A change of pins or checks while a read of a view ran (view_reply).
 struct GrantWentStale {};
 
-// Answers a read of a view (fs/view_read.hpp) and turns a failure into
-// EIO and one log line. caches_only (a FUSE worker reading a view that
-// draws on remote objects): false, nothing answered, when a request would
-// be needed.
-bool reply_view(fuse_req_t req, Filesystem& fs, const FileHandle& h, size_t size, off_t offset, bool splice,
-                bool caches_only = false) {
-    // With allow_other: bytes go out only if no check or pin changed while
-    // they were read (a file met then may be one the caller was not checked for).
-    const uint64_t judged = h.view_epoch();
+// Where the bytes of a read of h go (fs/view_read.hpp). With allow_other
+// they go out only if no check or pin changed while they were read (a file
+// met then may be one the caller was not checked for).
+ViewReply view_reply(fuse_req_t req, Filesystem& fs, const FileHandle& h, bool splice) {
     ViewReply reply;
     reply.req = req;
     reply.splice = splice;
     // A view drawing on remote objects computes exactly the bytes asked; the objects' blocks are cached below.
     reply.blocks = h.remote ? nullptr : &fs.block_cache();
     reply.readahead = &h.readahead;
-    reply.before_reply = [&] {
+    reply.before_reply = [&h, judged = h.view_epoch()] {
         if (h.grant && FilePins::shared().generation() != judged) throw GrantWentStale();
     };
-    ReadContext ctx;
-    ctx.network = !caches_only;
+    return reply;
+}
+
+// Settles a read of a view that reply_view_read did not answer: a failure
+// becomes EIO and one log line. False, nothing answered, when the read
+// needs a server (a FUSE worker reads a view that draws on remote objects
+// from the caches only).
+bool settled(fuse_req_t req, Filesystem& fs, const FileHandle& h, const ViewReadResult& result) {
+    if (result.outcome == ViewReadResult::NeedsNetwork) return false;
+    if (result.outcome == ViewReadResult::Answered) return true;
     try {
-        return reply_view_read(h.current_view(), static_cast<uint64_t>(offset), size, ctx, reply);
+        std::rethrow_exception(result.failure);
     } catch (const GrantWentStale&) {
         log_rate_limited(LogLevel::Warning, "read of " + h.real_path + ": a file it draws on changed during the read: "
                                             "EIO rather than bytes no check covered");
-        fail_later_reads(fs, h);
-        fuse_reply_err(req, EIO);
     } catch (const SourceError& e) {
         // One line per view and failing file a minute, whatever the reason's details.
         log_rate_limited(LogLevel::Error, "read of " + h.real_path + " failed: " + e.what(),
                          "read of " + h.real_path + " failed: " + e.file());
-        fail_later_reads(fs, h);  // before the reply: after it, a release may free h
-        fuse_reply_err(req, EIO);
     } catch (const std::exception& e) {
         log_rate_limited(LogLevel::Error, "read of " + h.real_path + " failed: " + e.what());
-        fail_later_reads(fs, h);  // before the reply: after it, a release may free h
-        fuse_reply_err(req, EIO);
     }
+    fail_later_reads(fs, h);  // before the reply: after it, a release may free h
+    fuse_reply_err(req, EIO);
     return true;
 }
 
@@ -487,15 +486,21 @@ void op_read(fuse_req_t req, fuse_ino_t, size_t size, off_t offset, fuse_file_in
         // A partition may now be another file than the one the caller was judged on.
         if (h.grant)
             if (int refused = judge_again_if_stale(fs, h)) return (void)fuse_reply_err(req, refused);
+        const auto at = static_cast<uint64_t>(offset);
         if (h.remote) {
             // Cached bytes at once; a read that needs a server waits on a thread that may.
-            if (reply_view(req, fs, h, size, offset, false, true)) return;
-            auto job = [req, &fs, held = ref, size, offset] {
-                guarded(req, "read", [&] { reply_view(req, fs, *held, size, offset, false); });
+            const ReadContext caches_only{.network = false};
+            const ViewReply reply = view_reply(req, fs, h, false);
+            if (settled(req, fs, h, reply_view_read(h.current_view(), at, size, caches_only, reply))) return;
+            auto job = [req, &fs, held = ref, size, at] {
+                guarded(req, "read", [&] {
+                    settled(req, fs, *held,
+                            reply_view_read(held->current_view(), at, size, {}, view_reply(req, fs, *held, false)));
+                });
             };
             if (fs.remote_workers().submit(std::move(job), [req] { fuse_reply_err(req, EIO); })) return;
         }
-        reply_view(req, fs, h, size, offset, splice);
+        settled(req, fs, h, reply_view_read(h.current_view(), at, size, {}, view_reply(req, fs, h, splice)));
     });
 }
 
