@@ -239,51 +239,72 @@ bool direct_io_for_missing_partition(Filesystem& fs, const Entry& entry) {
     return true;
 }
 
-// The open of a resolved entry; replies as its last step.
-void open_entry(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi, Entry entry, bool remote) {
+// The real file of an open, into handle.fd (entry.st: the identity of
+// what was opened, the name may name another file by now). An errno,
+// logged, when refused.
+int open_real_file(Filesystem& fs, FileHandle& handle, Entry& entry) {
+    // Confined to SOURCE, O_NONBLOCK, regular only: the fd read is the file checked.
+    OpenResult opened = fs.catalog().open_real_file(entry);
+    if (!opened.fd) {
+        log_rate_limited(LogLevel::Error, entry.real_path + ": cannot open: " + opened.reason);
+        // Not regular (a FIFO swapped in): EIO; leads out of SOURCE: as if absent.
+        return opened.error == EINVAL ? EIO : opened.error == EXDEV ? ENOENT : opened.error;
+    }
+    // With allow_other: the very file the caller was checked for (io/file_pins.hpp).
+    if (handle.grant)
+        if (std::string refused = FilePins::shared().refusal(entry.real_path, opened.fd.get()); !refused.empty()) {
+            log_rate_limited(LogLevel::Warning, entry.real_path + ": " + refused);
+            return EIO;
+        }
+    struct stat st {};
+    if (::fstat(opened.fd.get(), &st) == 0) entry.st = st;
+    handle.fd = opened.fd.release();
+    return 0;
+}
+
+// What became of the view object of an open. NeedsNetwork: nothing made,
+// a request to a server would be needed and the open may not send it (the
+// remote layer's NetworkNeeded ends here). Failed: logged.
+enum class ViewOpen { Made, NeedsNetwork, Failed };
+
+ViewOpen open_view(Filesystem& fs, FileHandle& handle, const Entry& entry, bool network) {
+    // A fresh open asks the servers again for objects last asked more than
+    // DatasetCache::kRemoteRevalidate ago: a replaced object is read in its new version.
+    if (handle.remote) fs.catalog().dataset_cache().paths_may_have_changed();
+    try {
+        // With allow_other: a view object of the generation its opener was judged at (ViewKey::epoch).
+        const uint64_t epoch = handle.grant ? handle.grant->pins_generation.load() : 0;
+        handle.set_view(fs.catalog().open_view(entry, epoch), epoch);
+        if (handle.grant) handle.entry = entry;
+        return ViewOpen::Made;
+    } catch (const agg::NetworkNeeded&) {
+        if (network) throw;  // requests were allowed: not a question of the caches
+        return ViewOpen::NeedsNetwork;
+    } catch (const std::exception& e) {
+        log_rate_limited(LogLevel::Error, entry.real_path + ": cannot open the view: " + e.what(),
+                         entry.real_path + ": cannot open the view");
+        return ViewOpen::Failed;
+    }
+}
+
+// The open of a resolved entry; replies as its last step. `network` false
+// (a FUSE worker opening a view on remote objects): from the caches only,
+// and false, nothing answered, when a request would be needed.
+bool open_entry(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi, Entry entry, bool remote, bool network = true) {
     auto& fs = fs_of(req);
+    agg::NetworkScope requests(network);  // for the code below VirtualFile, which reads it on the thread
     auto handle = std::make_shared<FileHandle>();
-    if (int refused = fs.caller_may_open(req, ino, entry, handle->grant)) return (void)fuse_reply_err(req, refused);
+    if (int refused = fs.caller_may_open(req, ino, entry, handle->grant)) return fuse_reply_err(req, refused), true;
     bool partitions_changed = fs.refresh_partitions(ino, entry);
     handle->kind = entry.kind;
     handle->real_path = entry.real_path;
     handle->remote = remote;
     handle->ino = ino;
     if (entry.kind == EntryKind::RealFile) {
-        // Confined to SOURCE, O_NONBLOCK, regular only: the fd read is the file checked.
-        OpenResult opened = fs.catalog().open_real_file(entry);
-        if (!opened.fd) {
-            log_rate_limited(LogLevel::Error, entry.real_path + ": cannot open: " + opened.reason);
-            // Not regular (a FIFO swapped in): EIO; leads out of SOURCE: as if absent.
-            int e = opened.error == EINVAL ? EIO : opened.error == EXDEV ? ENOENT : opened.error;
-            return (void)fuse_reply_err(req, e);
-        }
-        // With allow_other: the very file the caller was checked for (io/file_pins.hpp).
-        if (handle->grant)
-            if (std::string refused = FilePins::shared().refusal(entry.real_path, opened.fd.get()); !refused.empty()) {
-                log_rate_limited(LogLevel::Warning, entry.real_path + ": " + refused);
-                return (void)fuse_reply_err(req, EIO);
-            }
-        // The identity of what was opened (the name may name another file by now).
-        struct stat st {};
-        if (::fstat(opened.fd.get(), &st) == 0) entry.st = st;
-        handle->fd = opened.fd.release();
-    } else {
-        // A fresh open asks the servers again for objects last asked more than
-        // DatasetCache::kRemoteRevalidate ago: a replaced object is read in its new version.
-        if (remote) fs.catalog().dataset_cache().paths_may_have_changed();
-        try {
-            // With allow_other: a view object of the generation its opener was judged at (ViewKey::epoch).
-            const uint64_t epoch = handle->grant ? handle->grant->pins_generation.load() : 0;
-            handle->set_view(fs.catalog().open_view(entry, epoch), epoch);
-            if (handle->grant) handle->entry = entry;
-        } catch (const agg::NetworkNeeded&) {
-            throw;  // nothing answered yet: op_open hands the open over
-        } catch (const std::exception& e) {
-            log_rate_limited(LogLevel::Error, entry.real_path + ": cannot open the view: " + e.what(),
-                             entry.real_path + ": cannot open the view");
-            return (void)fuse_reply_err(req, EIO);
-        }
+        if (int refused = open_real_file(fs, *handle, entry)) return fuse_reply_err(req, refused), true;
+    } else if (ViewOpen made = open_view(fs, *handle, entry, network); made != ViewOpen::Made) {
+        if (made == ViewOpen::NeedsNetwork) return false;  // nothing answered yet: op_open hands the open over
+        return fuse_reply_err(req, EIO), true;
     }
     // A partition is missing or remote: direct I/O, so that each read(2) is one
     // request answered whole or with EIO. Through the page cache a read
@@ -314,8 +335,9 @@ void open_entry(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi, Entry entry,
     fi->direct_io = direct ? 1 : 0;
     auto ref = std::make_unique<HandleRef>(std::move(handle));
     fi->fh = reinterpret_cast<uint64_t>(ref.get());
-    if (fuse_reply_open(req, fi) == 0) return (void)ref.release();
+    if (fuse_reply_open(req, fi) == 0) return (void)ref.release(), true;
     if ((*ref)->holds_pages) fs.pages().release(ino, (*ref)->grant->caller.key());
+    return true;
 }
 
 void op_open(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
@@ -330,11 +352,7 @@ void op_open(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
         // Such a view may need requests to open (never on a FUSE worker): from
         // the caches if it can be, else on a thread that may wait.
         if (fs.catalog().draws_on_remote(*entry)) {
-            try {
-                agg::NetworkScope caches_only(false);
-                return open_entry(req, ino, fi, *entry, true);
-            } catch (const agg::NetworkNeeded&) {
-            }
+            if (open_entry(req, ino, fi, *entry, true, /*network=*/false)) return;
             auto job = [req, ino, info = *fi, e = *entry]() mutable {
                 guarded(req, "open", [&] { open_entry(req, ino, &info, std::move(e), true); });
             };
