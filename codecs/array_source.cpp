@@ -1,6 +1,8 @@
 #include "codecs/array_source.hpp"
 
+#include <span>
 #include <string>
+#include <vector>
 
 #include "codecs/dataset.hpp"
 #include "codecs/error.hpp"
@@ -13,13 +15,41 @@ std::optional<std::vector<FileExtent>> ArraySource::big_endian_extents(uint64_t,
 
 uint64_t ArraySource::element_count() const { return ncafs::element_count(shape()); }
 
+namespace {
+
+// The boxes of a linear run (for_each_linear_box), kept flat: per box its
+// start, its count (rank each) and the elements of the run before it.
+struct LinearBoxes {
+    size_t rank = 0;
+    std::vector<uint64_t> flat;
+    size_t size() const { return flat.size() / (2 * rank + 1); }
+    std::span<const uint64_t> start(size_t i) const { return {flat.data() + i * (2 * rank + 1), rank}; }
+    std::span<const uint64_t> count(size_t i) const { return {flat.data() + i * (2 * rank + 1) + rank, rank}; }
+    uint64_t before(size_t i) const { return flat[i * (2 * rank + 1) + 2 * rank]; }
+};
+
+LinearBoxes linear_boxes(const std::vector<uint64_t>& shape, uint64_t first, uint64_t n) {
+    LinearBoxes boxes{shape.size(), {}};
+    boxes.flat.reserve(3 * (2 * shape.size() + 1));  // most runs are one to three boxes
+    auto keep = [&](std::span<const uint64_t> start, std::span<const uint64_t> count, uint64_t before) {
+        boxes.flat.insert(boxes.flat.end(), start.begin(), start.end());
+        boxes.flat.insert(boxes.flat.end(), count.begin(), count.end());
+        boxes.flat.push_back(before);
+    };
+    for_each_linear_box(shape, first, n, keep);
+    return boxes;
+}
+
+}  // namespace
+
 void ArraySource::read_linear(uint64_t first, uint64_t n, ByteOrder order, void* out) const {
     const size_t esize = type_size(type());
     auto* bytes = static_cast<uint8_t*>(out);
-    for_each_linear_box(shape(), first, n,
-                        [&](std::span<const uint64_t> start, std::span<const uint64_t> count, uint64_t before) {
-                            read(start, count, order, bytes + before * esize);
-                        });
+    // The boxes first, then one read each: the decomposition has returned
+    // before a source reads (a reader following a read finds it shorter).
+    const LinearBoxes boxes = linear_boxes(shape(), first, n);
+    for (size_t i = 0; i < boxes.size(); ++i)
+        read(boxes.start(i), boxes.count(i), order, bytes + boxes.before(i) * esize);
 }
 
 void check_box(const std::vector<uint64_t>& shape, std::span<const uint64_t> start, std::span<const uint64_t> count,

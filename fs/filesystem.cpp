@@ -8,6 +8,7 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <exception>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -90,12 +91,11 @@ std::string child_path(const std::string& parent, const char* name) {
     return parent.empty() ? std::string(name) : parent + "/" + name;
 }
 
-// Runs an operation; any exception becomes EIO (or the system error's code)
-// and one rate-limited log line. The operation must reply as its last step.
-template <typename Op>
-void guarded(fuse_req_t req, const char* what, Op&& op) {
+// Answers an operation that threw `failure`: EIO (or the system error's
+// code) and one rate-limited log line.
+void reply_failure(fuse_req_t req, const char* what, std::exception_ptr failure) {
     try {
-        op();
+        std::rethrow_exception(failure);
     } catch (const std::system_error& e) {
         log_rate_limited(LogLevel::Error, std::string(what) + ": " + e.what());
         fuse_reply_err(req, e.code().value() ? e.code().value() : EIO);
@@ -105,6 +105,17 @@ void guarded(fuse_req_t req, const char* what, Op&& op) {
     } catch (...) {
         log_rate_limited(LogLevel::Error, std::string(what) + ": unknown error");
         fuse_reply_err(req, EIO);
+    }
+}
+
+// Runs an operation; any exception is answered by reply_failure. The
+// operation must reply as its last step.
+template <typename Op>
+void guarded(fuse_req_t req, const char* what, Op&& op) {
+    try {
+        op();
+    } catch (...) {
+        reply_failure(req, what, std::current_exception());
     }
 }
 
@@ -239,51 +250,72 @@ bool direct_io_for_missing_partition(Filesystem& fs, const Entry& entry) {
     return true;
 }
 
-// The open of a resolved entry; replies as its last step.
-void open_entry(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi, Entry entry, bool remote) {
+// The real file of an open, into handle.fd (entry.st: the identity of
+// what was opened, the name may name another file by now). An errno,
+// logged, when refused.
+int open_real_file(Filesystem& fs, FileHandle& handle, Entry& entry) {
+    // Confined to SOURCE, O_NONBLOCK, regular only: the fd read is the file checked.
+    OpenResult opened = fs.catalog().open_real_file(entry);
+    if (!opened.fd) {
+        log_rate_limited(LogLevel::Error, entry.real_path + ": cannot open: " + opened.reason);
+        // Not regular (a FIFO swapped in): EIO; leads out of SOURCE: as if absent.
+        return opened.error == EINVAL ? EIO : opened.error == EXDEV ? ENOENT : opened.error;
+    }
+    // With allow_other: the very file the caller was checked for (io/file_pins.hpp).
+    if (handle.grant)
+        if (std::string refused = FilePins::shared().refusal(entry.real_path, opened.fd.get()); !refused.empty()) {
+            log_rate_limited(LogLevel::Warning, entry.real_path + ": " + refused);
+            return EIO;
+        }
+    struct stat st {};
+    if (::fstat(opened.fd.get(), &st) == 0) entry.st = st;
+    handle.fd = opened.fd.release();
+    return 0;
+}
+
+// What became of the view object of an open. NeedsNetwork: nothing made,
+// a request to a server would be needed and the open may not send it (the
+// remote layer's NetworkNeeded ends here). Failed: logged.
+enum class ViewOpen { Made, NeedsNetwork, Failed };
+
+ViewOpen open_view(Filesystem& fs, FileHandle& handle, const Entry& entry, bool network) {
+    // A fresh open asks the servers again for objects last asked more than
+    // DatasetCache::kRemoteRevalidate ago: a replaced object is read in its new version.
+    if (handle.remote) fs.catalog().dataset_cache().paths_may_have_changed();
+    try {
+        // With allow_other: a view object of the generation its opener was judged at (ViewKey::epoch).
+        const uint64_t epoch = handle.grant ? handle.grant->pins_generation.load() : 0;
+        handle.set_view(fs.catalog().open_view(entry, epoch), epoch);
+        if (handle.grant) handle.entry = entry;
+        return ViewOpen::Made;
+    } catch (const agg::NetworkNeeded&) {
+        if (network) throw;  // requests were allowed: not a question of the caches
+        return ViewOpen::NeedsNetwork;
+    } catch (const std::exception& e) {
+        log_rate_limited(LogLevel::Error, entry.real_path + ": cannot open the view: " + e.what(),
+                         entry.real_path + ": cannot open the view");
+        return ViewOpen::Failed;
+    }
+}
+
+// The open of a resolved entry; replies as its last step. `network` false
+// (a FUSE worker opening a view on remote objects): from the caches only,
+// and false, nothing answered, when a request would be needed.
+bool open_entry(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi, Entry entry, bool remote, bool network = true) {
     auto& fs = fs_of(req);
+    agg::NetworkScope requests(network);  // for the code below VirtualFile, which reads it on the thread
     auto handle = std::make_shared<FileHandle>();
-    if (int refused = fs.caller_may_open(req, ino, entry, handle->grant)) return (void)fuse_reply_err(req, refused);
+    if (int refused = fs.caller_may_open(req, ino, entry, handle->grant)) return fuse_reply_err(req, refused), true;
     bool partitions_changed = fs.refresh_partitions(ino, entry);
     handle->kind = entry.kind;
     handle->real_path = entry.real_path;
     handle->remote = remote;
     handle->ino = ino;
     if (entry.kind == EntryKind::RealFile) {
-        // Confined to SOURCE, O_NONBLOCK, regular only: the fd read is the file checked.
-        OpenResult opened = fs.catalog().open_real_file(entry);
-        if (!opened.fd) {
-            log_rate_limited(LogLevel::Error, entry.real_path + ": cannot open: " + opened.reason);
-            // Not regular (a FIFO swapped in): EIO; leads out of SOURCE: as if absent.
-            int e = opened.error == EINVAL ? EIO : opened.error == EXDEV ? ENOENT : opened.error;
-            return (void)fuse_reply_err(req, e);
-        }
-        // With allow_other: the very file the caller was checked for (io/file_pins.hpp).
-        if (handle->grant)
-            if (std::string refused = FilePins::shared().refusal(entry.real_path, opened.fd.get()); !refused.empty()) {
-                log_rate_limited(LogLevel::Warning, entry.real_path + ": " + refused);
-                return (void)fuse_reply_err(req, EIO);
-            }
-        // The identity of what was opened (the name may name another file by now).
-        struct stat st {};
-        if (::fstat(opened.fd.get(), &st) == 0) entry.st = st;
-        handle->fd = opened.fd.release();
-    } else {
-        // A fresh open asks the servers again for objects last asked more than
-        // DatasetCache::kRemoteRevalidate ago: a replaced object is read in its new version.
-        if (remote) fs.catalog().dataset_cache().paths_may_have_changed();
-        try {
-            // With allow_other: a view object of the generation its opener was judged at (ViewKey::epoch).
-            const uint64_t epoch = handle->grant ? handle->grant->pins_generation.load() : 0;
-            handle->set_view(fs.catalog().open_view(entry, epoch), epoch);
-            if (handle->grant) handle->entry = entry;
-        } catch (const agg::NetworkNeeded&) {
-            throw;  // nothing answered yet: op_open hands the open over
-        } catch (const std::exception& e) {
-            log_rate_limited(LogLevel::Error, entry.real_path + ": cannot open the view: " + e.what(),
-                             entry.real_path + ": cannot open the view");
-            return (void)fuse_reply_err(req, EIO);
-        }
+        if (int refused = open_real_file(fs, *handle, entry)) return fuse_reply_err(req, refused), true;
+    } else if (ViewOpen made = open_view(fs, *handle, entry, network); made != ViewOpen::Made) {
+        if (made == ViewOpen::NeedsNetwork) return false;  // nothing answered yet: op_open hands the open over
+        return fuse_reply_err(req, EIO), true;
     }
     // A partition is missing or remote: direct I/O, so that each read(2) is one
     // request answered whole or with EIO. Through the page cache a read
@@ -314,8 +346,9 @@ void open_entry(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi, Entry entry,
     fi->direct_io = direct ? 1 : 0;
     auto ref = std::make_unique<HandleRef>(std::move(handle));
     fi->fh = reinterpret_cast<uint64_t>(ref.get());
-    if (fuse_reply_open(req, fi) == 0) return (void)ref.release();
+    if (fuse_reply_open(req, fi) == 0) return (void)ref.release(), true;
     if ((*ref)->holds_pages) fs.pages().release(ino, (*ref)->grant->caller.key());
+    return true;
 }
 
 void op_open(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
@@ -330,11 +363,7 @@ void op_open(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
         // Such a view may need requests to open (never on a FUSE worker): from
         // the caches if it can be, else on a thread that may wait.
         if (fs.catalog().draws_on_remote(*entry)) {
-            try {
-                agg::NetworkScope caches_only(false);
-                return open_entry(req, ino, fi, *entry, true);
-            } catch (const agg::NetworkNeeded&) {
-            }
+            if (open_entry(req, ino, fi, *entry, true, /*network=*/false)) return;
             auto job = [req, ino, info = *fi, e = *entry]() mutable {
                 guarded(req, "open", [&] { open_entry(req, ino, &info, std::move(e), true); });
             };
@@ -406,47 +435,46 @@ void fail_later_reads(Filesystem& fs, const FileHandle& h) {
                                             "this open fails (EIO), later opens use direct I/O");
 }
 
-// A change of pins or checks while a read of a view ran (reply_view).
+// A change of pins or checks while a read of a view ran (view_reply).
 struct GrantWentStale {};
 
-// Answers a read of a view (fs/view_read.hpp) and turns a failure into
-// EIO and one log line. caches_only (a FUSE worker reading a view that
-// draws on remote objects): false, nothing answered, when a request would
-// be needed.
-bool reply_view(fuse_req_t req, Filesystem& fs, const FileHandle& h, size_t size, off_t offset, bool splice,
-                bool caches_only = false) {
-    // With allow_other: bytes go out only if no check or pin changed while
-    // they were read (a file met then may be one the caller was not checked for).
-    const uint64_t judged = h.view_epoch();
+// Where the bytes of a read of h go (fs/view_read.hpp). With allow_other
+// they go out only if no check or pin changed while they were read (a file
+// met then may be one the caller was not checked for).
+ViewReply view_reply(fuse_req_t req, Filesystem& fs, const FileHandle& h, bool splice) {
     ViewReply reply;
     reply.req = req;
     reply.splice = splice;
     // A view drawing on remote objects computes exactly the bytes asked; the objects' blocks are cached below.
     reply.blocks = h.remote ? nullptr : &fs.block_cache();
     reply.readahead = &h.readahead;
-    reply.before_reply = [&] {
+    reply.before_reply = [&h, judged = h.view_epoch()] {
         if (h.grant && FilePins::shared().generation() != judged) throw GrantWentStale();
     };
-    ReadContext ctx;
-    ctx.network = !caches_only;
+    return reply;
+}
+
+// Settles a read of a view that reply_view_read did not answer: a failure
+// becomes EIO and one log line. False, nothing answered, when the read
+// needs a server (a FUSE worker reads a view that draws on remote objects
+// from the caches only).
+bool settled(fuse_req_t req, Filesystem& fs, const FileHandle& h, const ViewReadResult& result) {
+    if (result.outcome == ViewReadResult::NeedsNetwork) return false;
+    if (result.outcome == ViewReadResult::Answered) return true;
     try {
-        return reply_view_read(h.current_view(), static_cast<uint64_t>(offset), size, ctx, reply);
+        std::rethrow_exception(result.failure);
     } catch (const GrantWentStale&) {
         log_rate_limited(LogLevel::Warning, "read of " + h.real_path + ": a file it draws on changed during the read: "
                                             "EIO rather than bytes no check covered");
-        fail_later_reads(fs, h);
-        fuse_reply_err(req, EIO);
     } catch (const SourceError& e) {
         // One line per view and failing file a minute, whatever the reason's details.
         log_rate_limited(LogLevel::Error, "read of " + h.real_path + " failed: " + e.what(),
                          "read of " + h.real_path + " failed: " + e.file());
-        fail_later_reads(fs, h);  // before the reply: after it, a release may free h
-        fuse_reply_err(req, EIO);
     } catch (const std::exception& e) {
         log_rate_limited(LogLevel::Error, "read of " + h.real_path + " failed: " + e.what());
-        fail_later_reads(fs, h);  // before the reply: after it, a release may free h
-        fuse_reply_err(req, EIO);
     }
+    fail_later_reads(fs, h);  // before the reply: after it, a release may free h
+    fuse_reply_err(req, EIO);
     return true;
 }
 
@@ -476,9 +504,11 @@ int judge_again_if_stale(Filesystem& fs, const FileHandle& h) {
     return 0;
 }
 
+// Guarded as every operation, by a try of its own rather than guarded():
+// the read's route is one function shorter (docs/design.md).
 void op_read(fuse_req_t req, fuse_ino_t, size_t size, off_t offset, fuse_file_info* fi) {
     auto& fs = fs_of(req);
-    guarded(req, "read", [&] {
+    try {
         const HandleRef& ref = handle_of(fi);
         const FileHandle& h = *ref;
         bool splice = fs.catalog().options().splice;
@@ -487,16 +517,24 @@ void op_read(fuse_req_t req, fuse_ino_t, size_t size, off_t offset, fuse_file_in
         // A partition may now be another file than the one the caller was judged on.
         if (h.grant)
             if (int refused = judge_again_if_stale(fs, h)) return (void)fuse_reply_err(req, refused);
+        const auto at = static_cast<uint64_t>(offset);
         if (h.remote) {
             // Cached bytes at once; a read that needs a server waits on a thread that may.
-            if (reply_view(req, fs, h, size, offset, false, true)) return;
-            auto job = [req, &fs, held = ref, size, offset] {
-                guarded(req, "read", [&] { reply_view(req, fs, *held, size, offset, false); });
+            const ReadContext caches_only{.network = false};
+            const ViewReply reply = view_reply(req, fs, h, false);
+            if (settled(req, fs, h, reply_view_read(h.current_view(), at, size, caches_only, reply))) return;
+            auto job = [req, &fs, held = ref, size, at] {
+                guarded(req, "read", [&] {
+                    settled(req, fs, *held,
+                            reply_view_read(held->current_view(), at, size, {}, view_reply(req, fs, *held, false)));
+                });
             };
             if (fs.remote_workers().submit(std::move(job), [req] { fuse_reply_err(req, EIO); })) return;
         }
-        reply_view(req, fs, h, size, offset, splice);
-    });
+        settled(req, fs, h, reply_view_read(h.current_view(), at, size, {}, view_reply(req, fs, h, splice)));
+    } catch (...) {
+        reply_failure(req, "read", std::current_exception());
+    }
 }
 
 void op_release(fuse_req_t req, fuse_ino_t, fuse_file_info* fi) {

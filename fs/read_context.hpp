@@ -17,7 +17,7 @@ class FileBudget;  // fs/piece_windows.hpp
 
 struct ReadContext {
     // False on a FUSE worker reading a view on remote objects: the read is
-    // answered from the caches or not at all (reply_view_read returns false).
+    // answered from the caches or not at all (reply_view_read: NeedsNetwork).
     bool network = true;
     // Runs of partitions realized side by side on the kept pool (a remote
     // partition is a round trip each).

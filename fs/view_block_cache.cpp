@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstring>
 #include <future>
+#include <optional>
 
 #include "codecs/array_source.hpp"
 #include "codecs/error.hpp"
@@ -11,21 +12,17 @@
 
 namespace ncafs::fs {
 
-ViewBlockCache::Span ViewBlockCache::block(const std::shared_ptr<const VirtualFile>& vf, uint64_t index, uint64_t until,
-                                   const ReadContext& ctx) {
+std::optional<ViewBlockCache::Span> ViewBlockCache::cached_or_claim(const std::shared_ptr<const VirtualFile>& vf,
+                                                                    uint64_t index, uint64_t until, Run& run) {
     Pending pending;
     {
         MutexLock lock(mutex_);
         if (auto hit = blocks_.get(BlockKey{vf, index})) return Span{*hit, index * kComputedBlockSize};
         if (auto it = computing_.find(BlockKey{vf, index}); it != computing_.end()) pending = it->second;
+        else run = claim_locked(vf, index, until);
     }
     if (pending.bytes.valid()) return Span{pending.bytes.get(), pending.run_start};  // rethrows the first reader's error
-    Run run;
-    {
-        MutexLock lock(mutex_);
-        run = claim_locked(vf, index, until);
-    }
-    return fill(run, ctx);
+    return std::nullopt;
 }
 
 ViewBlockCache::Run ViewBlockCache::claim_locked(const std::shared_ptr<const VirtualFile>& vf, uint64_t index, uint64_t until) {
@@ -47,14 +44,20 @@ void ViewBlockCache::unclaim_locked(const Run& run) {
             computing_.erase(it);
 }
 
-ViewBlockCache::Span ViewBlockCache::fill(Run& r, const ReadContext& ctx) {
+ViewBlockCache::Span ViewBlockCache::fill(Run& r, const ReadContext& ctx, Known computed) {
     const VirtualFile& vf = *r.vf;
-    const uint64_t start = r.index * kComputedBlockSize;
+    const uint64_t start = r.index * kComputedBlockSize, end = std::min(r.end * kComputedBlockSize, vf.size());
     Bytes run;
-    try {
-        auto bytes = std::make_shared<std::vector<uint8_t>>(
-            static_cast<size_t>(std::min(r.end * kComputedBlockSize, vf.size()) - start));
-        read_view(vf, start, *bytes, ctx);  // outside the lock: other readers go on
+    try {  // outside the lock: other readers go on
+        auto bytes = std::make_shared<std::vector<uint8_t>>(static_cast<size_t>(end - start));
+        // The reader's own bytes were realized by it and hold no extent:
+        // computed as they are; the rest of the run (at most a block either
+        // side, or all of a run ahead) is planned and realized here.
+        const uint64_t from = std::clamp(computed.begin, start, end), to = std::clamp(computed.end, from, end);
+        auto part = [&](uint64_t a, uint64_t b) { return std::span<uint8_t>(*bytes).subspan(a - start, b - a); };
+        if (from > start) read_view(vf, plan_read(vf, start, from - start), part(start, from), ctx);
+        if (to > from) read_computed(vf, from, part(from, to), ctx);
+        if (end > to) read_view(vf, plan_read(vf, to, end - to), part(to, end), ctx);
         run = std::move(bytes);
     } catch (...) {
         r.promise.set_exception(std::current_exception());
@@ -101,7 +104,7 @@ void ViewBlockCache::compute_ahead(const std::shared_ptr<const VirtualFile>& vf,
     ahead.forward_reader = true;  // this is the decoding ahead: the sources need not
     auto job = [this, run, ended, ahead] {
         try {
-            fill(*run, ahead);
+            fill(*run, ahead, Known{});  // bytes no reader realized yet
         } catch (...) {
             // Its readers fall back to reading the bytes they asked for (reply_copied).
         }
@@ -140,7 +143,7 @@ void ViewBlockCache::forget(const VirtualFile* vf) {
 }
 
 void ViewBlockCache::read(const std::shared_ptr<const VirtualFile>& vf, uint64_t offset, std::span<uint8_t> out,
-                      uint64_t readahead, const ReadContext& ctx) {
+                          uint64_t readahead, const ReadContext& ctx, bool realized_computed) {
     if (offset > vf->size() || out.size() > vf->size() - offset)
         throw UsageError("cached read outside the virtual file");
     const uint64_t end = offset + out.size();
@@ -149,10 +152,12 @@ void ViewBlockCache::read(const std::shared_ptr<const VirtualFile>& vf, uint64_t
     size_t done = 0;
     while (done < out.size()) {
         uint64_t position = offset + done;
-        Span span = block(vf, position / kComputedBlockSize, end, here);
-        size_t within = static_cast<size_t>(position - span.start);
-        size_t n = std::min(out.size() - done, span.bytes->size() - within);
-        std::memcpy(out.data() + done, span.bytes->data() + within, n);
+        Run run;
+        std::optional<Span> span = cached_or_claim(vf, position / kComputedBlockSize, end, run);
+        if (!span) span = fill(run, here, realized_computed ? Known{offset, end} : Known{});  // a miss
+        size_t within = static_cast<size_t>(position - span->start);
+        size_t n = std::min(out.size() - done, span->bytes->size() - within);
+        std::memcpy(out.data() + done, span->bytes->data() + within, n);
         done += n;
     }
     if (readahead > 0 && end < vf->size()) compute_ahead(vf, end, end + readahead, ctx);

@@ -1,5 +1,6 @@
 // ViewBlockCache: computed view bytes (the views whose reads are not file
-// extents) kept in 64 KiB blocks; read_view (view_read.hpp) fills a miss.
+// extents) kept in 64 KiB blocks; a miss is computed by read_computed and
+// read_view (view_read.hpp).
 #pragma once
 
 #include <cstdint>
@@ -8,6 +9,7 @@
 #include <future>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <span>
 #include <unordered_map>
 #include <vector>
@@ -45,8 +47,11 @@ public:
     // computed ahead on a pool thread (unless cached or being computed).
     // The blocks are computed with ctx (marked a forward reader when they
     // are computed ahead: the sources need not decode ahead themselves).
+    // realized_computed: the caller planned and realized the range and found
+    // no file extent in it (fs/view_read.hpp): a miss computes those bytes
+    // as they are instead of planning and realizing them a second time.
     void read(const std::shared_ptr<const VirtualFile>& vf, uint64_t offset, std::span<uint8_t> out,
-              uint64_t readahead = 0, const ReadContext& ctx = {});
+              uint64_t readahead = 0, const ReadContext& ctx = {}, bool realized_computed = false);
     // Waits until no run is being computed ahead (tests).
     void wait_for_ahead();
     // Drops every block (a file behind some view changed).
@@ -73,9 +78,6 @@ private:
         Bytes bytes;
         uint64_t start = 0;
     };
-    // The bytes holding block `index`: cached, being computed, or computed
-    // now together with the missing blocks after it up to view offset `until`.
-    Span block(const std::shared_ptr<const VirtualFile>& vf, uint64_t index, uint64_t until, const ReadContext& ctx);
     // A run of blocks [index, end) claimed for computing: readers of its
     // blocks wait for `promise` instead of computing them.
     struct Run {
@@ -83,12 +85,23 @@ private:
         uint64_t index = 0, end = 0, generation = 0, ticket = 0;
         std::promise<Bytes> promise;
     };
+    // The bytes holding block `index` when cached or being computed (waits
+    // for those); else nullopt, and the missing blocks from it up to view
+    // offset `until` are claimed in `run` for the caller to fill.
+    std::optional<Span> cached_or_claim(const std::shared_ptr<const VirtualFile>& vf, uint64_t index, uint64_t until,
+                                        Run& run);
     // Claims the missing blocks from index up to view offset `until`
     // (stopping before one cached or being computed).
     Run claim_locked(const std::shared_ptr<const VirtualFile>& vf, uint64_t index, uint64_t until)
         NCAFS_REQUIRES(mutex_);
-    // Computes a claimed run, keeps its blocks and fulfils its promise.
-    Span fill(Run& run, const ReadContext& ctx);
+    // View bytes [begin, end) known to hold no file extent.
+    struct Known {
+        uint64_t begin = 0, end = 0;
+    };
+    // Computes a claimed run, keeps its blocks and fulfils its promise. The
+    // run's bytes within `computed` are computed by the view as they are;
+    // the rest is planned and realized (read_view).
+    Span fill(Run& run, const ReadContext& ctx, Known computed);
     void unclaim_locked(const Run& run) NCAFS_REQUIRES(mutex_);
     // Claims and computes on a pool thread the first missing run in
     // [from, until), when it starts before from + half of the span.

@@ -82,15 +82,14 @@ void read_pieces(const VirtualFile& vf, const std::vector<ViewPiece>& pieces, ui
     read_remote_ranges(remote, ctx);  // while `pieces` holds the files remote points into
 }
 
-// Reads the plan into out. `realized`: its pieces realized already (the
-// splice's attempt), read as they are; else realized here, all at once when
-// few files (so that each file's run is one pread, one version of it,
-// checked after reading), in windows when many. A failure is tried once
-// more, realized afresh: partitions are read through descriptors kept open
-// between reads and checked after reading, and one that changed is marked,
-// so that the second try opens its path again and reads the version there now.
-void read_planned(const VirtualFile& vf, const ReadPlan& plan, std::optional<LeasedPieces> realized,
-                  std::span<uint8_t> out, const ReadContext& ctx) {
+}  // namespace
+
+// A failure is tried once more, realized afresh: partitions are read
+// through descriptors kept open between reads and checked after reading,
+// and one that changed is marked, so that the second try opens its path
+// again and reads the version there now.
+void read_view(const VirtualFile& vf, const ReadPlan& plan, std::span<uint8_t> out, const ReadContext& ctx,
+               std::optional<LeasedPieces> realized) {
     if (out.size() != plan.length) throw UsageError("read_view: the buffer does not match the plan");
     if (out.empty()) return;
     ContextOnThread here(ctx);
@@ -115,6 +114,22 @@ void read_planned(const VirtualFile& vf, const ReadPlan& plan, std::optional<Lea
         }
     }
 }
+
+void read_computed(const VirtualFile& vf, uint64_t offset, std::span<uint8_t> out, const ReadContext& ctx) {
+    ContextOnThread here(ctx);
+    try {
+        vf.read(offset, out);
+    } catch (const SourceError&) {
+        vf.read(offset, out);  // as read_view: a partition that changed is read again
+    }
+}
+
+void read_view(const VirtualFile& vf, uint64_t offset, std::span<uint8_t> out, const ReadContext& ctx) {
+    if (out.empty()) return;
+    read_view(vf, plan_read(vf, offset, out.size()), out, ctx);
+}
+
+namespace {
 
 // Leases on the files of every extent (read_lease.hpp), taken before each
 // file is checked to be unchanged since it was opened (the layout its
@@ -221,20 +236,21 @@ void reply_copied(const std::shared_ptr<const VirtualFile>& view, const ReadPlan
     buffer.resize(plan.length);
     const std::span<uint8_t> out(buffer.data(), plan.length);
     if (any_extent || vf.caches_its_bytes()) {  // the latter: no second copy in the block cache
-        read_planned(vf, plan, std::move(realized), out, ctx);
+        read_view(vf, plan, out, ctx, std::move(realized));
     } else {
         try {
             // A view drawing on remote objects computes exactly the bytes asked
             // (no block cache): a MiB around them may need a server that fails
             // (or trickles) which these bytes do not need.
             if (reply.blocks) {
-                realized.reset();  // the block cache reads runs of whole blocks, each planned by itself
-                reply.blocks->read(view, plan.offset, out, reply.readahead->after(plan.offset, plan.length), ctx);
+                realized.reset();  // found computed: a miss computes these bytes as they are
+                reply.blocks->read(view, plan.offset, out, reply.readahead->after(plan.offset, plan.length), ctx,
+                                   /*realized_computed=*/true);
             } else {
-                read_planned(vf, plan, std::move(realized), out, ctx);
+                read_view(vf, plan, out, ctx, std::move(realized));
             }
         } catch (const std::exception&) {
-            read_planned(vf, plan, std::nullopt, out, ctx);  // only the bytes asked for decide
+            read_view(vf, plan, out, ctx);  // only the bytes asked for decide
         }
     }
     reply.before_reply();
@@ -243,21 +259,12 @@ void reply_copied(const std::shared_ptr<const VirtualFile>& view, const ReadPlan
 
 }  // namespace
 
-void read_view(const VirtualFile& vf, const ReadPlan& plan, std::span<uint8_t> out, const ReadContext& ctx) {
-    read_planned(vf, plan, std::nullopt, out, ctx);
-}
-
-void read_view(const VirtualFile& vf, uint64_t offset, std::span<uint8_t> out, const ReadContext& ctx) {
-    if (out.empty()) return;
-    read_view(vf, plan_read(vf, offset, out.size()), out, ctx);
-}
-
-bool reply_view_read(const std::shared_ptr<const VirtualFile>& view, uint64_t offset, size_t size,
-                     const ReadContext& ctx, const ViewReply& reply) {
+ViewReadResult reply_view_read(const std::shared_ptr<const VirtualFile>& view, uint64_t offset, size_t size,
+                               const ReadContext& ctx, const ViewReply& reply) {
     const VirtualFile& vf = *view;
-    if (offset >= vf.size()) return fuse_reply_buf(reply.req, nullptr, 0), true;
-    const size_t n = static_cast<size_t>(std::min<uint64_t>(size, vf.size() - offset));
     try {
+        if (offset >= vf.size()) return fuse_reply_buf(reply.req, nullptr, 0), ViewReadResult{};
+        const size_t n = static_cast<size_t>(std::min<uint64_t>(size, vf.size() - offset));
         ContextOnThread here(ctx);
         // Planned and realized once: the splice, the copy, its retry and the
         // fallback share the plan; the copy reads what the splice realized.
@@ -271,18 +278,21 @@ bool reply_view_read(const std::shared_ptr<const VirtualFile>& view, uint64_t of
         if (reply.splice && realized && any_extent)
             if (auto leases = splice_leases(realized->pieces)) {
                 reply_spliced(vf, realized->pieces, offset, n, reply);  // under the leases
-                return true;
+                return {};
             }
         if (!any_extent && vf.caches_its_bytes()) {
             realized.reset();  // held bytes are the view's own
-            if (reply_held(vf, offset, n, reply)) return true;
+            if (reply_held(vf, offset, n, reply)) return {};
         }
         reply_copied(view, plan, std::move(realized), any_extent, ctx, reply);
     } catch (const remote::NetworkNeeded&) {
-        if (ctx.network) throw;
-        return false;  // from the caches only, and they did not hold it: nothing answered
+        // From the caches only, and they did not hold it: nothing answered.
+        if (!ctx.network) return {ViewReadResult::NeedsNetwork, nullptr};
+        return {ViewReadResult::Failed, std::current_exception()};
+    } catch (...) {
+        return {ViewReadResult::Failed, std::current_exception()};
     }
-    return true;
+    return {};
 }
 
 }  // namespace ncafs::fs

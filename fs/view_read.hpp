@@ -14,6 +14,7 @@
 #include <fuse_lowlevel.h>
 
 #include <cstdint>
+#include <exception>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -35,11 +36,21 @@ ReadPlan plan_read(const VirtualFile& vf, uint64_t offset, uint64_t length);
 
 // Fills out (plan.length bytes) with the planned range of vf. Throws
 // SourceError (naming the file) when a byte cannot be produced; never
-// returns fewer bytes. A failure is tried once more with the same plan: a
-// partition that changed is marked by the first try, and the second opens
-// its path again and reads the version there now.
-void read_view(const VirtualFile& vf, const ReadPlan& plan, std::span<uint8_t> out, const ReadContext& ctx = {});
-// The same, planned here: bytes [offset, offset + out.size()) of vf.
+// returns fewer bytes. `realized`: the plan's pieces realized already (by
+// the caller, who looked for extents to splice), read as they are; else
+// realized here, all at once when few files (so that each file's run is
+// one pread, one version of it, checked after reading), in windows when
+// many. A failure is tried once more with the same plan: a partition that
+// changed is marked by the first try, and the second opens its path again
+// and reads the version there now.
+void read_view(const VirtualFile& vf, const ReadPlan& plan, std::span<uint8_t> out, const ReadContext& ctx = {},
+               std::optional<LeasedPieces> realized = std::nullopt);
+// Fills out with bytes [offset, offset + out.size()) of vf that its
+// caller realized and found to hold no file extent: computed by the view
+// (VirtualFile::read), not planned again. Tried once more after a
+// SourceError, like read_view.
+void read_computed(const VirtualFile& vf, uint64_t offset, std::span<uint8_t> out, const ReadContext& ctx);
+// The same as read_view above, planned here: bytes [offset, offset + out.size()) of vf.
 void read_view(const VirtualFile& vf, uint64_t offset, std::span<uint8_t> out, const ReadContext& ctx = {});
 
 // Where the reply of a view read goes, and what it may use on the way.
@@ -51,11 +62,20 @@ struct ViewReply {
     std::function<void()> before_reply;  // throws when the bytes may no longer go out
 };
 
+// What became of a read of a view. Answered: the reply is sent.
+// NeedsNetwork: nothing answered; ctx.network was false and a request to
+// a server would be needed (the caller hands the read to a thread that may
+// send it). Failed: nothing answered; `failure` is what the read met
+// (SourceError, ...), for the caller to turn into its reply.
+struct ViewReadResult {
+    enum Outcome { Answered, NeedsNetwork, Failed };
+    Outcome outcome = Answered;
+    std::exception_ptr failure;
+};
+
 // Answers the read of [offset, offset + size) of *view (clipped to its
-// size) with reply.req. Throws what the read met (SourceError, ...),
-// nothing answered then. False, nothing answered, when !ctx.network and a
-// request to a server would be needed.
-bool reply_view_read(const std::shared_ptr<const VirtualFile>& view, uint64_t offset, size_t size,
-                     const ReadContext& ctx, const ViewReply& reply);
+// size) with reply.req, or says why not.
+ViewReadResult reply_view_read(const std::shared_ptr<const VirtualFile>& view, uint64_t offset, size_t size,
+                               const ReadContext& ctx, const ViewReply& reply);
 
 }  // namespace ncafs::fs

@@ -24,16 +24,6 @@ void CdfVariableSource::check_unchanged(const void* read, size_t n, ReadAgain&& 
     }
 }
 
-template <class Read>
-void CdfVariableSource::read_checked(void* out, size_t n, Read&& read) const {
-    try {
-        file_->read_checked(out, n, read);
-    } catch (const SourceError&) {
-        check_unchanged(nullptr, 0, [](void*) {});  // a file that shrank: say so (and mark it changed)
-        throw;
-    }
-}
-
 void CdfVariableSource::read(std::span<const uint64_t> start, std::span<const uint64_t> count, ByteOrder order,
                              void* out) const {
     const VariableLayout& vl = var();
@@ -49,7 +39,13 @@ void CdfVariableSource::read(std::span<const uint64_t> start, std::span<const ui
     // during the reads is caught there, before any byte is served.
     // After reading: the bytes all come from the version opened, untorn
     // (and, for a file changed lately, the version its layout describes).
-    read_checked(out, total * vl.element_size, [&](void* to) { read_runs(start, count, static_cast<uint8_t*>(to)); });
+    try {
+        file_->read_checked(out, total * vl.element_size,
+                            [&](void* to) { read_runs(start, count, static_cast<uint8_t*>(to)); });
+    } catch (const SourceError&) {
+        check_unchanged(nullptr, 0, [](void*) {});  // a file that shrank: say so (and mark it changed)
+        throw;
+    }
     if (order == ByteOrder::Native) swap_from_big_endian(vl.type, out, total);
 }
 

@@ -31,9 +31,6 @@ private:
     // OpenFile::check_after_read, its error naming the variable (defined and used in the .cpp).
     template <class ReadAgain>
     void check_unchanged(const void* read, size_t n, ReadAgain&& read_again) const;
-    // read(out) as OpenFile::read_checked does it, a failure worded by check_unchanged.
-    template <class Read>
-    void read_checked(void* out, size_t n, Read&& read) const;
     // The preads of a box (one per contiguous run), big-endian into dst;
     // with `whole` (the file's bytes), copies from it instead.
     void read_runs(std::span<const uint64_t> start, std::span<const uint64_t> count, uint8_t* dst,

@@ -1,15 +1,18 @@
 // What a read of a computed view computes (fs/view_read.hpp, fs/view_block_cache.hpp ViewBlockCache,
 // fs/readahead.hpp): a point read little more than its request, a
 // sequential reader runs computed ahead of it on the pool, every byte once
-// and as the view defines it, with concurrent readers too; a run computed
+// and as the view defines it, with concurrent readers too; a miss plans
+// only the bytes its reader did not realize already; a run computed
 // ahead that fails leaves the bytes asked for to decide.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdint>
 #include <memory>
 #include <random>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "codecs/error.hpp"
@@ -139,6 +142,47 @@ TEST(ViewBlockCache, ARunComputedAheadThatFailsLeavesTheRequestToDecide) {
     expect_bytes(out, out.size());
     EXPECT_THROW(cache.read(file, 640 << 10, out, 0), SourceError);  // the failing bytes: the error, never zeros
     EXPECT_THROW(cache.read(file, 576 << 10, out, 0), SourceError);
+}
+
+// A computed file that records the ranges planned (pieces) and computed
+// (read); read by one thread at a time (no readahead: no pool thread).
+class PlanningFile final : public VirtualFile {
+public:
+    explicit PlanningFile(uint64_t size) : size_(size) {}
+    uint64_t size() const override { return size_; }
+    void read(uint64_t offset, std::span<uint8_t> out) const override {
+        for (size_t i = 0; i < out.size(); ++i) out[i] = byte_at(offset + i);
+        computed.emplace_back(offset, out.size());
+    }
+    std::vector<ViewPiece> pieces(uint64_t offset, uint64_t length) const override {
+        planned.emplace_back(offset, length);
+        return VirtualFile::pieces(offset, length);
+    }
+    mutable std::vector<std::pair<uint64_t, uint64_t>> planned, computed;  // (offset, length)
+
+private:
+    uint64_t size_;
+};
+
+TEST(ViewBlockCache, AMissPlansOnlyTheBytesItsReaderDidNotRealize) {
+    const uint64_t block = ViewBlockCache::kComputedBlockSize;
+    auto file = std::make_shared<PlanningFile>(4 * kMiB);
+    ViewBlockCache cache(32 * kMiB);
+    std::vector<uint8_t> out(100000);
+    const uint64_t offset = block + 4464;  // inside block 1; the request ends inside block 2
+    const uint64_t end = offset + out.size();
+    cache.read(file, offset, out, 0, {}, /*realized_computed=*/true);
+    expect_bytes(out, offset);
+    // The run of blocks 1 and 2: the request's bytes computed as they are, in one call,
+    // and only the bytes of the run around them planned (and realized).
+    const std::vector<std::pair<uint64_t, uint64_t>> planned{{block, offset - block}, {end, 3 * block - end}};
+    EXPECT_EQ(file->planned, planned);
+    EXPECT_NE(std::find(file->computed.begin(), file->computed.end(), std::pair{offset, uint64_t{out.size()}}),
+              file->computed.end());
+    // A reader that realized nothing has the whole run planned.
+    file->planned.clear();
+    cache.read(file, 8 * block + 10, out, 0);
+    EXPECT_EQ(file->planned, (std::vector<std::pair<uint64_t, uint64_t>>{{8 * block, 2 * block}}));
 }
 
 TEST(ViewBlockCache, ConcurrentReadersGetTheirBytes) {
