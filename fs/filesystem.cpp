@@ -521,17 +521,20 @@ void op_read(fuse_req_t req, fuse_ino_t, size_t size, off_t offset, fuse_file_in
         if (h.remote) {
             // Cached bytes at once; a read that needs a server waits on a thread that may.
             const ReadContext caches_only{.network = false};
+            // Each view_reply before its current_view(): the epoch judged is
+            // then never newer than the view read (a view set between fails safe).
             const ViewReply reply = view_reply(req, fs, h, false);
             if (settled(req, fs, h, reply_view_read(h.current_view(), at, size, caches_only, reply))) return;
             auto job = [req, &fs, held = ref, size, at] {
                 guarded(req, "read", [&] {
-                    settled(req, fs, *held,
-                            reply_view_read(held->current_view(), at, size, {}, view_reply(req, fs, *held, false)));
+                    const ViewReply later = view_reply(req, fs, *held, false);
+                    settled(req, fs, *held, reply_view_read(held->current_view(), at, size, {}, later));
                 });
             };
             if (fs.remote_workers().submit(std::move(job), [req] { fuse_reply_err(req, EIO); })) return;
         }
-        settled(req, fs, h, reply_view_read(h.current_view(), at, size, {}, view_reply(req, fs, h, splice)));
+        const ViewReply reply = view_reply(req, fs, h, splice);
+        settled(req, fs, h, reply_view_read(h.current_view(), at, size, {}, reply));
     } catch (...) {
         reply_failure(req, "read", std::current_exception());
     }

@@ -13,13 +13,14 @@
 namespace ncafs::fs {
 
 std::optional<ViewBlockCache::Span> ViewBlockCache::cached_or_claim(const std::shared_ptr<const VirtualFile>& vf,
-                                                                    uint64_t index, uint64_t until, Run& run) {
+                                                                    uint64_t index, uint64_t until,
+                                                                    std::optional<Run>& run) {
     Pending pending;
     {
         MutexLock lock(mutex_);
         if (auto hit = blocks_.get(BlockKey{vf, index})) return Span{*hit, index * kComputedBlockSize};
         if (auto it = computing_.find(BlockKey{vf, index}); it != computing_.end()) pending = it->second;
-        else run = claim_locked(vf, index, until);
+        else run.emplace(claim_locked(vf, index, until));
     }
     if (pending.bytes.valid()) return Span{pending.bytes.get(), pending.run_start};  // rethrows the first reader's error
     return std::nullopt;
@@ -152,9 +153,9 @@ void ViewBlockCache::read(const std::shared_ptr<const VirtualFile>& vf, uint64_t
     size_t done = 0;
     while (done < out.size()) {
         uint64_t position = offset + done;
-        Run run;
+        std::optional<Run> run;  // made on a miss only: its promise allocates
         std::optional<Span> span = cached_or_claim(vf, position / kComputedBlockSize, end, run);
-        if (!span) span = fill(run, here, realized_computed ? Known{offset, end} : Known{});  // a miss
+        if (!span) span = fill(*run, here, realized_computed ? Known{offset, end} : Known{});  // a miss
         size_t within = static_cast<size_t>(position - span->start);
         size_t n = std::min(out.size() - done, span->bytes->size() - within);
         std::memcpy(out.data() + done, span->bytes->data() + within, n);

@@ -89,7 +89,7 @@ private:
     // for those); else nullopt, and the missing blocks from it up to view
     // offset `until` are claimed in `run` for the caller to fill.
     std::optional<Span> cached_or_claim(const std::shared_ptr<const VirtualFile>& vf, uint64_t index, uint64_t until,
-                                        Run& run);
+                                        std::optional<Run>& run);
     // Claims the missing blocks from index up to view offset `until`
     // (stopping before one cached or being computed).
     Run claim_locked(const std::shared_ptr<const VirtualFile>& vf, uint64_t index, uint64_t until)
