@@ -11,6 +11,7 @@
 #include "aggregation/model/sparse_part_read.hpp"
 #include "aggregation/read/parallel_pieces.hpp"
 #include "codecs/error.hpp"
+#include "codecs/memory_source.hpp"
 #include "codecs/sniff.hpp"
 #include "io/worker_pool.hpp"
 #include "remote/network_scope.hpp"
@@ -115,9 +116,10 @@ std::shared_ptr<const AggregatedSource::Resolved> AggregatedSource::fill_instead
 }
 
 AggregatedSource::AggregatedSource(std::shared_ptr<const Aggregate> aggregate, std::shared_ptr<const PathPolicy> paths,
-                                   DatasetCache& cache, std::shared_ptr<const FragmentResolver> resolver)
-    : agg_(std::move(aggregate)), paths_(std::move(paths)), cache_(cache), resolver_(std::move(resolver)), grid_(*agg_),
-      resolved_(std::max<size_t>(1024, 4 * cache.capacity())) {}
+                                   DatasetCache& cache, std::shared_ptr<const FragmentResolver> resolver,
+                                   std::shared_ptr<const SiblingSources> siblings)
+    : agg_(std::move(aggregate)), paths_(std::move(paths)), cache_(cache), resolver_(std::move(resolver)),
+      siblings_(std::move(siblings)), grid_(*agg_), resolved_(std::max<size_t>(1024, 4 * cache.capacity())) {}
 
 AggregatedSource::~AggregatedSource() = default;
 
@@ -139,16 +141,50 @@ std::shared_ptr<const AggregatedSource::Resolved> AggregatedSource::resolve(size
                                                                            bool reopen, bool* reused) const {
     check_declared(i);
     if (reused) *reused = false;
-    if (!reopen) {
-        MutexLock lock(mutex_);
-        if (auto r = still_open(i, keep)) {
-            if (reused) *reused = true;
-            return r;
-        }
+    if (reopen) {
+        if (f) return resolve_opened(i, *f, keep);
+        return resolve_opened(i, agg_->fragments[i], keep);
     }
+    std::promise<void> opening;
+    if (auto r = reuse_or_claim(i, keep, opening)) {
+        if (reused) *reused = true;
+        return r;
+    }
+    struct Claim {  // given up however the open ends
+        const AggregatedSource* source;
+        size_t i;
+        std::promise<void>& opening;
+        ~Claim() { source->opened_or_failed(i, opening); }
+    } claim{this, i, opening};
     if (f) return resolve_opened(i, *f, keep);
     const Fragment declared = agg_->fragments[i];  // built only when the partition is opened
     return resolve_opened(i, declared, keep);
+}
+
+std::shared_ptr<const AggregatedSource::Resolved> AggregatedSource::reuse_or_claim(
+    size_t i, std::shared_ptr<const Dataset>& keep, std::promise<void>& opening) const {
+    for (;;) {
+        std::shared_future<void> other;
+        {
+            MutexLock lock(mutex_);
+            if (auto r = still_open(i, keep)) return r;
+            auto it = opening_.find(i);
+            if (it == opening_.end()) {
+                opening_.emplace(i, opening.get_future().share());
+                return nullptr;
+            }
+            other = it->second;
+        }
+        other.wait();  // then its resolution, or (it failed) a claim of this thread's own
+    }
+}
+
+void AggregatedSource::opened_or_failed(size_t i, std::promise<void>& opening) const {
+    {
+        MutexLock lock(mutex_);
+        opening_.erase(i);
+    }
+    opening.set_value();
 }
 
 std::shared_ptr<const AggregatedSource::Resolved> AggregatedSource::still_open(
@@ -192,6 +228,20 @@ std::shared_ptr<const AggregatedSource::Resolved> AggregatedSource::resolve_open
             return before;
         }
     }
+    auto r = resolution_of(f, opened, generation);
+    {
+        MutexLock lock(mutex_);
+        keep_resolved(i, r);
+    }
+    keep = ds;
+    share_opened(i, f, opened, generation);
+    return r;
+}
+
+std::shared_ptr<AggregatedSource::Resolved> AggregatedSource::resolution_of(const Fragment& f,
+                                                                           const DatasetCache::Opened& opened,
+                                                                           uint64_t generation) const {
+    const std::shared_ptr<const Dataset>& ds = opened.dataset;
     auto r = std::make_shared<Resolved>();
     r->declared = std::make_shared<const Fragment>(f);
     r->dataset = ds;
@@ -208,10 +258,33 @@ std::shared_ptr<const AggregatedSource::Resolved> AggregatedSource::resolve_open
         r->completed = std::move(completed);
     }
     conform(r->completed ? *r->completed : f, ds, r.get());
-    MutexLock lock(mutex_);
-    keep_resolved(i, r);
-    keep = ds;
     return r;
+}
+
+void AggregatedSource::share_opened(size_t i, const Fragment& f, const DatasetCache::Opened& opened,
+                                    uint64_t generation) const {
+    // A remote object's version is asked again by time, not by generation: not kept.
+    if (!siblings_ || !opened.file || remote::is_remote_url(f.path) || agg_->fragments.element_count(i) != 1) return;
+    for (const auto& sibling : siblings_->others(this)) sibling->read_along(i, f, opened, generation);
+}
+
+void AggregatedSource::read_along(size_t i, const Fragment& opener, const DatasetCache::Opened& opened,
+                                  uint64_t generation) const {
+    const FragmentTable& table = agg_->fragments;
+    if (i >= table.size() || table.kind(i) != FragmentKind::File) return;
+    const uint64_t bytes = table.element_count(i) * type_size(agg_->type);
+    if (bytes > KeptFragmentValues::kMaxBytes || kept_.has(i, generation) || table.path(i) != opener.path) return;
+    try {
+        const Fragment f = table[i];
+        if (f.group != opener.group) return;
+        check_declared(i);
+        auto r = resolution_of(f, opened, generation);
+        std::vector<uint8_t> values(static_cast<size_t>(bytes));
+        read_piece(r->completed ? *r->completed : f, *r, f.start, f.count, ByteOrder::Native, values.data());
+        kept_.keep(i, generation, values);
+    } catch (const std::exception&) {
+        // Its own read opens the file and meets the failure there.
+    }
 }
 
 std::shared_ptr<const AggregatedSource::Resolved> AggregatedSource::resolved(size_t i) const {
@@ -251,6 +324,7 @@ void AggregatedSource::note_read_of(size_t i) const {
 void AggregatedSource::open_ahead(size_t i) const {
     const FragmentKind kind = agg_->fragments.kind(i);
     if (kind != FragmentKind::File && kind != FragmentKind::Self) return;
+    if (kept_.has(i, cache_.generation())) return;  // its read needs no file
     remote::NetworkScope network(true);  // a thread of its own: it may wait for a server
     try {
         std::shared_ptr<const Dataset> keep;
@@ -453,26 +527,52 @@ void AggregatedSource::read_fragment_part(size_t i, const std::vector<uint64_t>&
     const PieceOfRequest piece_box = piece_of_request(req_start, req_count, frag_start, frag_count);
     const std::vector<uint64_t>&lo = piece_box.lo, &len = piece_box.len, &at = piece_box.at;
     const bool whole = piece_box.whole;
-    auto read_from = [&](const Resolved& r, const Fragment& declared) {
-        const Fragment& as_read = r.completed ? *r.completed : declared;
+    // The piece, read into the pointer given, placed into out.
+    auto place = [&](auto&& read_into) {
         if (whole) {
-            read_piece(as_read, r, lo, len, order, out);
+            read_into(out);
         } else if (std::equal(len.begin() + 1, len.end(), req_count.begin() + 1)) {
             // Only the slowest dim is cut: the piece is one run of `out`, read in place.
-            read_piece(as_read, r, lo, len, order, out + at[0] * (ncafs::element_count(len) / len[0]) * msize);
+            read_into(out + at[0] * (ncafs::element_count(len) / len[0]) * msize);
         } else {
             piece.resize(ncafs::element_count(len) * msize);
-            read_piece(as_read, r, lo, len, order, piece.data());
+            read_into(piece.data());
             scatter_box(piece.data(), len, at, req_count, msize, out);
         }
     };
     const FragmentKind kind = table.kind(i);
-    if (kind == FragmentKind::File || kind == FragmentKind::Self) {
-        with_fragment(i, series, [&](const Resolved& r) { read_from(r, *r.declared); });
+    // The piece out of the whole fragment's values (in memory).
+    auto place_from = [&](std::vector<uint8_t> values) {
+        const MemorySource whole_fragment(agg_->type, frag_count, std::move(values), agg_->name);
+        std::vector<uint64_t> local(rank);
+        for (size_t d = 0; d < rank; ++d) local[d] = lo[d] - frag_start[d];
+        place([&](uint8_t* dst) { whole_fragment.read(local, len, order, dst); });
+    };
+    const uint64_t fragment_bytes = ncafs::element_count(frag_count) * msize;
+    std::vector<uint8_t> kept;
+    if (kind == FragmentKind::File && kept_.find(i, cache_.generation(), kept)) {
+        // Read along with a sibling's fragment of the same file, or its
+        // other part read before: no open.
+        if (series == SeriesWatch::On) note_read_of(i);
+        place_from(std::move(kept));
+    } else if (kind == FragmentKind::File || kind == FragmentKind::Self) {
+        with_fragment(i, series, [&](const Resolved& r) {
+            const Fragment& as_read = r.completed ? *r.completed : *r.declared;
+            if (len == frag_count || kind != FragmentKind::File || fragment_bytes > KeptFragmentValues::kMaxBytes)
+                return place([&](uint8_t* dst) { read_piece(as_read, r, lo, len, order, dst); });
+            // A small fragment cut by the request (a computed block's edge
+            // cuts a row): kept whole, as the request holding its other part
+            // may come after its file closed.
+            std::vector<uint8_t> values(static_cast<size_t>(fragment_bytes));
+            read_piece(as_read, r, frag_start, frag_count, ByteOrder::Native, values.data());
+            kept_.keep(i, r.generation, values);
+            place_from(std::move(values));
+        });
     } else {
         check_declared(i);
         static const Resolved none{};
-        read_from(none, table[i]);
+        const Fragment declared = table[i];
+        place([&](uint8_t* dst) { read_piece(declared, none, lo, len, order, dst); });
     }
 }
 
@@ -555,6 +655,7 @@ bool AggregatedSource::extents_would_open(uint64_t first) const {
     if (!fi) return false;
     const FragmentKind kind = agg_->fragments.kind(*fi);
     if (kind != FragmentKind::File && kind != FragmentKind::Self) return false;
+    if (kept_.has(*fi, cache_.generation())) return false;  // read along with a sibling's
     MutexLock lock(mutex_);
     auto r = resolved(*fi);
     return !r || r->dataset.expired() || r->generation != cache_.generation();
@@ -571,6 +672,7 @@ std::optional<std::vector<FileExtent>> AggregatedSource::big_endian_extents(uint
     const FragmentTable& table = agg_->fragments;  // its box: no Fragment built for a partition resolved before
     const FragmentKind kind = table.kind(*fi);
     if (kind != FragmentKind::File && kind != FragmentKind::Self) return std::nullopt;
+    if (kept_.has(*fi, cache_.generation())) return std::nullopt;  // computed from the values kept: no open
     std::vector<uint64_t> box_start, box_count;
     fragment_box(table, *fi, rank, box_start, box_count);
     bool inside = true;

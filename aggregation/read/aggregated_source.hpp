@@ -11,16 +11,20 @@
 // alone: aggregation/model/fragment_index.hpp.
 #pragma once
 
+#include <future>
 #include <memory>
 #include <optional>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "aggregation/read/dataset_cache.hpp"
 #include "aggregation/model/fragment_resolver.hpp"
 #include "aggregation/model/fragment_grid.hpp"
 #include "aggregation/model/aggregate.hpp"
+#include "aggregation/read/kept_fragment_values.hpp"
 #include "aggregation/read/path_policy.hpp"
+#include "aggregation/read/sibling_sources.hpp"
 #include "codecs/array_source.hpp"
 #include "io/lru_cache.hpp"
 #include "io/mutex.hpp"
@@ -30,9 +34,12 @@ namespace ncafs::agg {
 class AggregatedSource final : public ArraySource, public std::enable_shared_from_this<AggregatedSource> {
 public:
     // Throws AggregationError when fragments overlap. `resolver` (may be
-    // null) completes each fragment from its opened file.
+    // null) completes each fragment from its opened file. `siblings` (may
+    // be null): the other aggregated variables of the same file, to which a
+    // fragment of one value hands the file it opened (sibling_sources.hpp).
     AggregatedSource(std::shared_ptr<const Aggregate> aggregate, std::shared_ptr<const PathPolicy> paths,
-                     DatasetCache& cache, std::shared_ptr<const FragmentResolver> resolver = nullptr);
+                     DatasetCache& cache, std::shared_ptr<const FragmentResolver> resolver = nullptr,
+                     std::shared_ptr<const SiblingSources> siblings = nullptr);
     ~AggregatedSource() override;
 
     NcType type() const override { return agg_->type; }
@@ -107,14 +114,34 @@ private:
     // Reuses the resolution made before while its file is still open
     // (*reused set), unless `reopen`: then the path is opened again.
     // f: fragment i as declared (agg_->fragments[i]) when the caller built
-    // it; null: built here only when the partition is opened.
+    // it; null: built here only when the partition is opened. Two threads
+    // resolving fragment i at once (a read and the series' open ahead) open
+    // it once: the second waits for the first.
     std::shared_ptr<const Resolved> resolve(size_t i, const Fragment* f, std::shared_ptr<const Dataset>& keep, bool reopen,
                                             bool* reused = nullptr) const;
+    // The resolution of fragment i kept from before (still_open), or null
+    // with fragment i claimed as being opened by this thread (`opening`
+    // fulfilled when done); waits while another thread opens it.
+    std::shared_ptr<const Resolved> reuse_or_claim(size_t i, std::shared_ptr<const Dataset>& keep,
+                                                   std::promise<void>& opening) const;
+    // Ends the claim of reuse_or_claim.
+    void opened_or_failed(size_t i, std::promise<void>& opening) const;
     // The resolution of fragment i kept from before, when its dataset is
     // still open and its file unchanged (keep receives the dataset); else null.
     std::shared_ptr<const Resolved> still_open(size_t i, std::shared_ptr<const Dataset>& keep) const
         NCAFS_REQUIRES(mutex_);
     std::shared_ptr<const Resolved> resolve_opened(size_t i, const Fragment& f, std::shared_ptr<const Dataset>& keep) const;
+    // Fragment f checked and conformed against its opened file (no open here).
+    std::shared_ptr<Resolved> resolution_of(const Fragment& f, const DatasetCache::Opened& opened,
+                                            uint64_t generation) const;
+    // After fragment i (of one value, in a local file) was opened: the
+    // siblings read their own small fragment i from that file, when it is
+    // the same file (read_along).
+    void share_opened(size_t i, const Fragment& f, const DatasetCache::Opened& opened, uint64_t generation) const;
+    // Keeps the values of fragment i (kept_) read from `opened`, the file a
+    // sibling opened for its own fragment i (`opener`), when fragment i lies
+    // in that file and is small; failures are left to the read.
+    void read_along(size_t i, const Fragment& opener, const DatasetCache::Opened& opened, uint64_t generation) const;
     // use(resolved fragment i); when a reused resolution fails (its file
     // changed since it was opened), once more after reopening the path.
     template <class Use>
@@ -148,7 +175,10 @@ private:
     std::shared_ptr<const PathPolicy> paths_;
     DatasetCache& cache_;
     std::shared_ptr<const FragmentResolver> resolver_;
+    std::shared_ptr<const SiblingSources> siblings_;
     FragmentGrid grid_;
+    // Small fragments read along with a sibling's (read_along), until read.
+    mutable KeptFragmentValues kept_;
     // Resolutions are kept only while their files may still be open: a
     // bounded number (a multiple of the cache's capacity), least recently
     // used dropped, so a read of a million partitions keeps no per-partition
@@ -175,6 +205,8 @@ private:
     // Guards resolved_ only. Lock order: before DatasetCache::mutex_ (keep_resolved asks its capacity).
     mutable Mutex mutex_;
     mutable LruCache<size_t, std::shared_ptr<const Resolved>> resolved_ NCAFS_GUARDED_BY(mutex_);
+    // Fragments being opened (reuse_or_claim), the future of each open.
+    mutable std::unordered_map<size_t, std::shared_future<void>> opening_ NCAFS_GUARDED_BY(mutex_);
 };
 
 }  // namespace ncafs::agg
