@@ -145,7 +145,7 @@ std::shared_ptr<const AggregatedSource::Resolved> AggregatedSource::resolve(size
         if (f) return resolve_opened(i, *f, keep);
         return resolve_opened(i, agg_->fragments[i], keep);
     }
-    std::promise<void> opening;
+    std::optional<std::promise<void>> opening;  // made only when this thread opens
     if (auto r = reuse_or_claim(i, keep, opening)) {
         if (reused) *reused = true;
         return r;
@@ -155,14 +155,14 @@ std::shared_ptr<const AggregatedSource::Resolved> AggregatedSource::resolve(size
         size_t i;
         std::promise<void>& opening;
         ~Claim() { source->opened_or_failed(i, opening); }
-    } claim{this, i, opening};
+    } claim{this, i, *opening};
     if (f) return resolve_opened(i, *f, keep);
     const Fragment declared = agg_->fragments[i];  // built only when the partition is opened
     return resolve_opened(i, declared, keep);
 }
 
 std::shared_ptr<const AggregatedSource::Resolved> AggregatedSource::reuse_or_claim(
-    size_t i, std::shared_ptr<const Dataset>& keep, std::promise<void>& opening) const {
+    size_t i, std::shared_ptr<const Dataset>& keep, std::optional<std::promise<void>>& opening) const {
     for (;;) {
         std::shared_future<void> other;
         {
@@ -170,7 +170,7 @@ std::shared_ptr<const AggregatedSource::Resolved> AggregatedSource::reuse_or_cla
             if (auto r = still_open(i, keep)) return r;
             auto it = opening_.find(i);
             if (it == opening_.end()) {
-                opening_.emplace(i, opening.get_future().share());
+                opening_.emplace(i, opening.emplace().get_future().share());
                 return nullptr;
             }
             other = it->second;
@@ -543,6 +543,12 @@ void AggregatedSource::read_fragment_part(size_t i, const std::vector<uint64_t>&
     const FragmentKind kind = table.kind(i);
     // The piece out of the whole fragment's values (in memory).
     auto place_from = [&](std::vector<uint8_t> values) {
+        if (len == frag_count) {  // all of it: as it is
+            return place([&](uint8_t* dst) {
+                std::memcpy(dst, values.data(), values.size());
+                if (order == ByteOrder::Big) swap_to_big_endian(agg_->type, dst, ncafs::element_count(len));
+            });
+        }
         const MemorySource whole_fragment(agg_->type, frag_count, std::move(values), agg_->name);
         std::vector<uint64_t> local(rank);
         for (size_t d = 0; d < rank; ++d) local[d] = lo[d] - frag_start[d];

@@ -120,10 +120,10 @@ private:
     std::shared_ptr<const Resolved> resolve(size_t i, const Fragment* f, std::shared_ptr<const Dataset>& keep, bool reopen,
                                             bool* reused = nullptr) const;
     // The resolution of fragment i kept from before (still_open), or null
-    // with fragment i claimed as being opened by this thread (`opening`
+    // with fragment i claimed as being opened by this thread (`opening` made,
     // fulfilled when done); waits while another thread opens it.
     std::shared_ptr<const Resolved> reuse_or_claim(size_t i, std::shared_ptr<const Dataset>& keep,
-                                                   std::promise<void>& opening) const;
+                                                   std::optional<std::promise<void>>& opening) const;
     // Ends the claim of reuse_or_claim.
     void opened_or_failed(size_t i, std::promise<void>& opening) const;
     // The resolution of fragment i kept from before, when its dataset is

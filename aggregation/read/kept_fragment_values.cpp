@@ -5,25 +5,41 @@
 namespace ncafs::agg {
 
 void KeptFragmentValues::keep(size_t fragment, uint64_t generation, std::span<const uint8_t> values) {
-    if (values.size() > kMaxBytes) return;
-    Entry entry{generation, static_cast<uint8_t>(values.size()), {}};
-    std::copy(values.begin(), values.end(), entry.bytes.begin());
+    if (values.empty() || values.size() > kMaxBytes) return;
+    const size_t slot = fragment % kPageFragments;
     MutexLock lock(mutex_);
-    entries_.put(fragment, entry);
+    auto page = pages_.get(fragment / kPageFragments).value_or(nullptr);
+    if (page && page->generation == generation && page->fragment_bytes != values.size()) return;  // kept as they are
+    if (!page || page->generation != generation) {
+        page = std::make_shared<Page>();
+        page->generation = generation;
+        page->fragment_bytes = values.size();
+        page->bytes.resize(kPageFragments * values.size());
+        page->kept.resize(kPageFragments);
+        pages_.put(fragment / kPageFragments, page);  // weighed now: its size never changes
+    }
+    std::copy(values.begin(), values.end(), page->bytes.begin() + static_cast<ptrdiff_t>(slot * values.size()));
+    page->kept[slot] = true;
+}
+
+std::shared_ptr<KeptFragmentValues::Page> KeptFragmentValues::page_holding(size_t fragment, uint64_t generation) {
+    auto page = pages_.get(fragment / kPageFragments).value_or(nullptr);
+    if (!page || page->generation != generation || !page->kept[fragment % kPageFragments]) return nullptr;
+    return page;
 }
 
 bool KeptFragmentValues::find(size_t fragment, uint64_t generation, std::vector<uint8_t>& out) {
     MutexLock lock(mutex_);
-    auto hit = entries_.get(fragment);
-    if (!hit || hit->generation != generation) return false;
-    out.assign(hit->bytes.begin(), hit->bytes.begin() + hit->size);
+    auto page = page_holding(fragment, generation);
+    if (!page) return false;
+    auto first = page->bytes.begin() + static_cast<ptrdiff_t>((fragment % kPageFragments) * page->fragment_bytes);
+    out.assign(first, first + static_cast<ptrdiff_t>(page->fragment_bytes));
     return true;
 }
 
 bool KeptFragmentValues::has(size_t fragment, uint64_t generation) {
     MutexLock lock(mutex_);
-    auto hit = entries_.get(fragment);
-    return hit && hit->generation == generation;
+    return page_holding(fragment, generation) != nullptr;
 }
 
 }  // namespace ncafs::agg

@@ -2,17 +2,17 @@
 // their file open (aggregation/read/sibling_sources.hpp), or read whole when
 // a request wanted only part of them (a computed block's edge cuts a row),
 // kept until the variable's next read asks for them: one open of the file
-// serves both.
-// Bounded (kCapacity fragments of at most kMaxBytes each, held inline, least
-// recently used dropped: about 110 bytes an entry); an entry serves only
-// under the DatasetCache generation it was read in (a partition renamed
-// over, replaced or rewritten bumps it, as it drops the computed blocks of
-// the views). Thread-safe.
+// serves both. Kept in pages of kPageFragments consecutive fragments (their
+// values back to back: a partition of 2x2 floats costs 16 bytes and a bit),
+// least recently used pages dropped beyond kBudgetBytes. A page serves only
+// under the DatasetCache generation its values were read in (a partition
+// renamed over, replaced or rewritten bumps it, as it drops the computed
+// blocks of the views). Thread-safe.
 #pragma once
 
-#include <array>
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <vector>
 
@@ -25,26 +25,34 @@ class KeptFragmentValues {
 public:
     // Fragments of at most this many bytes (in the master type) are kept.
     static constexpr size_t kMaxBytes = 32;
-    // Two 64 KiB blocks of one-value (8-byte) fragments: what a view's
-    // first computed block, and the block where the next variable begins,
-    // hold of a coordinate of one value a fragment.
-    static constexpr size_t kCapacity = 16384;
+    static constexpr size_t kPageFragments = 4096;
+    // The values one variable keeps, at most: a `cat` of a view reads a
+    // coordinate of one value a fragment first (every partition opened for
+    // it), then the data variables: 262,144 partitions of 16 bytes.
+    static constexpr size_t kBudgetBytes = size_t{4} << 20;
 
     // Keeps fragment's values (its whole box, C order, master type, native
-    // byte order); more than kMaxBytes are not kept.
+    // byte order); none of more than kMaxBytes, nor of another size than
+    // the fragments kept in its page under the same generation.
     void keep(size_t fragment, uint64_t generation, std::span<const uint8_t> values);
     // The values kept for fragment under generation into out; false when none are.
     bool find(size_t fragment, uint64_t generation, std::vector<uint8_t>& out);
     bool has(size_t fragment, uint64_t generation);
 
 private:
-    struct Entry {
+    struct Page {
         uint64_t generation = 0;
-        uint8_t size = 0;
-        std::array<uint8_t, kMaxBytes> bytes{};
+        size_t fragment_bytes = 0;   // of every fragment kept in the page
+        std::vector<uint8_t> bytes;  // kPageFragments * fragment_bytes
+        std::vector<bool> kept;      // kPageFragments
     };
+    struct PageWeight {
+        size_t operator()(const std::shared_ptr<Page>& page) const { return page->bytes.size(); }
+    };
+    // The page of fragment under generation, when it holds it; else null.
+    std::shared_ptr<Page> page_holding(size_t fragment, uint64_t generation) NCAFS_REQUIRES(mutex_);
     Mutex mutex_;
-    LruCache<size_t, Entry> entries_ NCAFS_GUARDED_BY(mutex_){kCapacity};
+    LruCache<size_t, std::shared_ptr<Page>, std::hash<size_t>, PageWeight> pages_ NCAFS_GUARDED_BY(mutex_){kBudgetBytes};
 };
 
 }  // namespace ncafs::agg
