@@ -66,6 +66,13 @@ void fragment_box(const FragmentTable& table, size_t i, size_t rank, std::vector
     for (size_t d = 0; d < rank; ++d) start[d] = table.start(i, d), count[d] = table.count(i, d);
 }
 
+// Whether values read from fragment f's file may be kept past its open
+// (KeptFragmentValues): a local file, whose changes the DatasetCache
+// generation tells; a remote object's version is asked again by time.
+bool values_may_be_kept(const Fragment& f, const std::shared_ptr<const OpenFile>& file) {
+    return f.kind == FragmentKind::File && file && !file->remote_bytes() && !remote::is_remote_url(f.path);
+}
+
 // Why the dataset left out a variable of that name (an HDF5 external link, a
 // Zarr array with hostile metadata...); nullopt when it has it or says nothing.
 std::optional<std::string> left_out_reason(const Dataset& ds, const std::string& name) {
@@ -145,46 +152,37 @@ std::shared_ptr<const AggregatedSource::Resolved> AggregatedSource::resolve(size
         if (f) return resolve_opened(i, *f, keep);
         return resolve_opened(i, agg_->fragments[i], keep);
     }
-    std::optional<std::promise<void>> opening;  // made only when this thread opens
-    if (auto r = reuse_or_claim(i, keep, opening)) {
+    if (auto r = reuse_or_claim(i, keep)) {
         if (reused) *reused = true;
         return r;
     }
     struct Claim {  // given up however the open ends
         const AggregatedSource* source;
         size_t i;
-        std::promise<void>& opening;
-        ~Claim() { source->opened_or_failed(i, opening); }
-    } claim{this, i, *opening};
+        ~Claim() { source->opened_or_failed(i); }
+    } claim{this, i};
     if (f) return resolve_opened(i, *f, keep);
     const Fragment declared = agg_->fragments[i];  // built only when the partition is opened
     return resolve_opened(i, declared, keep);
 }
 
 std::shared_ptr<const AggregatedSource::Resolved> AggregatedSource::reuse_or_claim(
-    size_t i, std::shared_ptr<const Dataset>& keep, std::optional<std::promise<void>>& opening) const {
+    size_t i, std::shared_ptr<const Dataset>& keep) const {
+    MutexLock lock(mutex_);
     for (;;) {
-        std::shared_future<void> other;
-        {
-            MutexLock lock(mutex_);
-            if (auto r = still_open(i, keep)) return r;
-            auto it = opening_.find(i);
-            if (it == opening_.end()) {
-                opening_.emplace(i, opening.emplace().get_future().share());
-                return nullptr;
-            }
-            other = it->second;
-        }
-        other.wait();  // then its resolution, or (it failed) a claim of this thread's own
+        if (auto r = still_open(i, keep)) return r;
+        if (opening_.insert(i).second) return nullptr;
+        // Then its resolution, or (it failed) a claim of this thread's own.
+        ++waiting_for_open_;
+        lock.wait(opened_);
+        --waiting_for_open_;
     }
 }
 
-void AggregatedSource::opened_or_failed(size_t i, std::promise<void>& opening) const {
-    {
-        MutexLock lock(mutex_);
-        opening_.erase(i);
-    }
-    opening.set_value();
+void AggregatedSource::opened_or_failed(size_t i) const {
+    MutexLock lock(mutex_);
+    opening_.erase(i);
+    if (waiting_for_open_ > 0) opened_.notify_all();
 }
 
 std::shared_ptr<const AggregatedSource::Resolved> AggregatedSource::still_open(
@@ -263,8 +261,7 @@ std::shared_ptr<AggregatedSource::Resolved> AggregatedSource::resolution_of(cons
 
 void AggregatedSource::share_opened(size_t i, const Fragment& f, const DatasetCache::Opened& opened,
                                     uint64_t generation) const {
-    // A remote object's version is asked again by time, not by generation: not kept.
-    if (!siblings_ || !opened.file || remote::is_remote_url(f.path) || agg_->fragments.element_count(i) != 1) return;
+    if (!siblings_ || !values_may_be_kept(f, opened.file) || agg_->fragments.element_count(i) != 1) return;
     for (const auto& sibling : siblings_->others(this)) sibling->read_along(i, f, opened, generation);
 }
 
@@ -564,7 +561,8 @@ void AggregatedSource::read_fragment_part(size_t i, const std::vector<uint64_t>&
     } else if (kind == FragmentKind::File || kind == FragmentKind::Self) {
         with_fragment(i, series, [&](const Resolved& r) {
             const Fragment& as_read = r.completed ? *r.completed : *r.declared;
-            if (len == frag_count || kind != FragmentKind::File || fragment_bytes > KeptFragmentValues::kMaxBytes)
+            if (len == frag_count || fragment_bytes > KeptFragmentValues::kMaxBytes ||
+                !values_may_be_kept(as_read, r.file.lock()))
                 return place([&](uint8_t* dst) { read_piece(as_read, r, lo, len, order, dst); });
             // A small fragment cut by the request (a computed block's edge
             // cuts a row): kept whole, as the request holding its other part

@@ -5,17 +5,20 @@
 // read as the master's fill. Fragments are opened lazily, through the
 // dataset cache, at their first read; constructing opens nothing. The source
 // holds no dataset between reads: the bounded cache alone decides how long
-// a file stays open. Every convention family reads through this class; a
-// family that completes fragments from their files gives a resolver.
+// a file stays open; only the values of small fragments read along with
+// another fragment of their file are kept (kept_fragment_values.hpp), so
+// that no file is opened twice for them. Every convention family reads
+// through this class; a family that completes fragments from their files
+// gives a resolver.
 // Which source elements a piece needs, and in what order, is arithmetic
 // alone: aggregation/model/fragment_index.hpp.
 #pragma once
 
-#include <future>
+#include <condition_variable>
 #include <memory>
 #include <optional>
 #include <string>
-#include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "aggregation/read/dataset_cache.hpp"
@@ -120,12 +123,11 @@ private:
     std::shared_ptr<const Resolved> resolve(size_t i, const Fragment* f, std::shared_ptr<const Dataset>& keep, bool reopen,
                                             bool* reused = nullptr) const;
     // The resolution of fragment i kept from before (still_open), or null
-    // with fragment i claimed as being opened by this thread (`opening` made,
-    // fulfilled when done); waits while another thread opens it.
-    std::shared_ptr<const Resolved> reuse_or_claim(size_t i, std::shared_ptr<const Dataset>& keep,
-                                                   std::optional<std::promise<void>>& opening) const;
+    // with fragment i claimed as being opened by this thread; waits while
+    // another thread opens it.
+    std::shared_ptr<const Resolved> reuse_or_claim(size_t i, std::shared_ptr<const Dataset>& keep) const;
     // Ends the claim of reuse_or_claim.
-    void opened_or_failed(size_t i, std::promise<void>& opening) const;
+    void opened_or_failed(size_t i) const;
     // The resolution of fragment i kept from before, when its dataset is
     // still open and its file unchanged (keep receives the dataset); else null.
     std::shared_ptr<const Resolved> still_open(size_t i, std::shared_ptr<const Dataset>& keep) const
@@ -205,8 +207,10 @@ private:
     // Guards resolved_ only. Lock order: before DatasetCache::mutex_ (keep_resolved asks its capacity).
     mutable Mutex mutex_;
     mutable LruCache<size_t, std::shared_ptr<const Resolved>> resolved_ NCAFS_GUARDED_BY(mutex_);
-    // Fragments being opened (reuse_or_claim), the future of each open.
-    mutable std::unordered_map<size_t, std::shared_future<void>> opening_ NCAFS_GUARDED_BY(mutex_);
+    // Fragments being opened (reuse_or_claim), and the threads waiting for one.
+    mutable std::unordered_set<size_t> opening_ NCAFS_GUARDED_BY(mutex_);
+    mutable size_t waiting_for_open_ NCAFS_GUARDED_BY(mutex_) = 0;
+    mutable std::condition_variable opened_;
 };
 
 }  // namespace ncafs::agg
