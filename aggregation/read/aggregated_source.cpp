@@ -227,6 +227,7 @@ std::shared_ptr<const AggregatedSource::Resolved> AggregatedSource::resolve_open
         }
     }
     auto r = resolution_of(f, opened, generation);
+    r->declared = std::make_shared<const Fragment>(f);
     {
         MutexLock lock(mutex_);
         keep_resolved(i, r);
@@ -241,7 +242,6 @@ std::shared_ptr<AggregatedSource::Resolved> AggregatedSource::resolution_of(cons
                                                                            uint64_t generation) const {
     const std::shared_ptr<const Dataset>& ds = opened.dataset;
     auto r = std::make_shared<Resolved>();
-    r->declared = std::make_shared<const Fragment>(f);
     r->dataset = ds;
     r->file = opened.file;
     r->generation = generation;

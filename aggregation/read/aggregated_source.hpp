@@ -133,7 +133,8 @@ private:
     std::shared_ptr<const Resolved> still_open(size_t i, std::shared_ptr<const Dataset>& keep) const
         NCAFS_REQUIRES(mutex_);
     std::shared_ptr<const Resolved> resolve_opened(size_t i, const Fragment& f, std::shared_ptr<const Dataset>& keep) const;
-    // Fragment f checked and conformed against its opened file (no open here).
+    // Fragment f checked and conformed against its opened file (no open
+    // here); `declared` left for the caller to set.
     std::shared_ptr<Resolved> resolution_of(const Fragment& f, const DatasetCache::Opened& opened,
                                             uint64_t generation) const;
     // After fragment i (of one value, in a local file) was opened: the
