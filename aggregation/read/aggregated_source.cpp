@@ -156,14 +156,17 @@ std::shared_ptr<const AggregatedSource::Resolved> AggregatedSource::resolve(size
         if (reused) *reused = true;
         return r;
     }
-    struct Claim {  // given up however the open ends
+    struct Claim {  // given up however the open ends (resolve_opened ends it when it keeps the resolution)
         const AggregatedSource* source;
         size_t i;
-        ~Claim() { source->opened_or_failed(i); }
+        bool held = true;
+        ~Claim() {
+            if (held) source->opened_or_failed(i);
+        }
     } claim{this, i};
-    if (f) return resolve_opened(i, *f, keep);
+    if (f) return resolve_opened(i, *f, keep, &claim.held);
     const Fragment declared = agg_->fragments[i];  // built only when the partition is opened
-    return resolve_opened(i, declared, keep);
+    return resolve_opened(i, declared, keep, &claim.held);
 }
 
 std::shared_ptr<const AggregatedSource::Resolved> AggregatedSource::reuse_or_claim(
@@ -181,6 +184,10 @@ std::shared_ptr<const AggregatedSource::Resolved> AggregatedSource::reuse_or_cla
 
 void AggregatedSource::opened_or_failed(size_t i) const {
     MutexLock lock(mutex_);
+    end_claim(i);
+}
+
+void AggregatedSource::end_claim(size_t i) const {
     opening_.erase(i);
     if (waiting_for_open_ > 0) opened_.notify_all();
 }
@@ -200,7 +207,7 @@ std::shared_ptr<const AggregatedSource::Resolved> AggregatedSource::still_open(
 }
 
 std::shared_ptr<const AggregatedSource::Resolved> AggregatedSource::resolve_opened(
-    size_t i, const Fragment& f, std::shared_ptr<const Dataset>& keep) const {
+    size_t i, const Fragment& f, std::shared_ptr<const Dataset>& keep, bool* claim) const {
     const uint64_t generation = cache_.generation();  // before the open: a change meanwhile reopens again
     DatasetCache::Opened opened;
     try {
@@ -218,7 +225,7 @@ std::shared_ptr<const AggregatedSource::Resolved> AggregatedSource::resolve_open
         throw;
     }
     const std::shared_ptr<const Dataset>& ds = opened.dataset;
-    {
+    if (!claim) {  // claimed: no other thread resolved it meanwhile
         MutexLock lock(mutex_);
         auto before = resolved(i);
         if (before && before->dataset.lock() == ds && before->generation == generation) {
@@ -231,6 +238,7 @@ std::shared_ptr<const AggregatedSource::Resolved> AggregatedSource::resolve_open
     {
         MutexLock lock(mutex_);
         keep_resolved(i, r);
+        if (claim) end_claim(i), *claim = false;  // in the same hold of the lock
     }
     keep = ds;
     share_opened(i, f, opened, generation);

@@ -128,11 +128,15 @@ private:
     std::shared_ptr<const Resolved> reuse_or_claim(size_t i, std::shared_ptr<const Dataset>& keep) const;
     // Ends the claim of reuse_or_claim.
     void opened_or_failed(size_t i) const;
+    void end_claim(size_t i) const NCAFS_REQUIRES(mutex_);
     // The resolution of fragment i kept from before, when its dataset is
     // still open and its file unchanged (keep receives the dataset); else null.
     std::shared_ptr<const Resolved> still_open(size_t i, std::shared_ptr<const Dataset>& keep) const
         NCAFS_REQUIRES(mutex_);
-    std::shared_ptr<const Resolved> resolve_opened(size_t i, const Fragment& f, std::shared_ptr<const Dataset>& keep) const;
+    // claim: fragment i claimed by this thread (reuse_or_claim; set false
+    // once ended here), or null (a reopen).
+    std::shared_ptr<const Resolved> resolve_opened(size_t i, const Fragment& f, std::shared_ptr<const Dataset>& keep,
+                                                   bool* claim = nullptr) const;
     // Fragment f checked and conformed against its opened file (no open
     // here); `declared` left for the caller to set.
     std::shared_ptr<Resolved> resolution_of(const Fragment& f, const DatasetCache::Opened& opened,
