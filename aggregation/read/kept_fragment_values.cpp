@@ -17,6 +17,7 @@ void KeptFragmentValues::keep(size_t fragment, uint64_t generation, std::span<co
         page->bytes.resize(kPageFragments * values.size());
         page->kept.resize(kPageFragments);
         pages_.put(fragment / kPageFragments, page);  // weighed now: its size never changes
+        pages_held_.store(pages_.size(), std::memory_order_relaxed);
     }
     std::copy(values.begin(), values.end(), page->bytes.begin() + static_cast<ptrdiff_t>(slot * values.size()));
     page->kept[slot] = true;
@@ -29,6 +30,7 @@ std::shared_ptr<KeptFragmentValues::Page> KeptFragmentValues::page_holding(size_
 }
 
 bool KeptFragmentValues::find(size_t fragment, uint64_t generation, std::vector<uint8_t>& out) {
+    if (pages_held_.load(std::memory_order_relaxed) == 0) return false;
     MutexLock lock(mutex_);
     auto page = page_holding(fragment, generation);
     if (!page) return false;
@@ -38,6 +40,7 @@ bool KeptFragmentValues::find(size_t fragment, uint64_t generation, std::vector<
 }
 
 bool KeptFragmentValues::has(size_t fragment, uint64_t generation) {
+    if (pages_held_.load(std::memory_order_relaxed) == 0) return false;
     MutexLock lock(mutex_);
     return page_holding(fragment, generation) != nullptr;
 }

@@ -10,6 +10,7 @@
 // blocks of the views). Thread-safe.
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -53,6 +54,9 @@ private:
     std::shared_ptr<Page> page_holding(size_t fragment, uint64_t generation) NCAFS_REQUIRES(mutex_);
     Mutex mutex_;
     LruCache<size_t, std::shared_ptr<Page>, std::hash<size_t>, PageWeight> pages_ NCAFS_GUARDED_BY(mutex_){kBudgetBytes};
+    // pages_.size(), read without the lock: a variable that keeps nothing
+    // (most) asks for every fragment it reads.
+    std::atomic<size_t> pages_held_{0};
 };
 
 }  // namespace ncafs::agg
