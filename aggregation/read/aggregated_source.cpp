@@ -333,7 +333,13 @@ void AggregatedSource::open_ahead(size_t i) const {
     remote::NetworkScope network(true);  // a thread of its own: it may wait for a server
     try {
         std::shared_ptr<const Dataset> keep;
-        resolve(i, nullptr, keep, false);
+        auto r = resolve(i, nullptr, keep, false);
+        // A small fragment's values too: a series seen in reads far apart
+        // (the first, cut rows of runs computed side by side) opens so far
+        // ahead that its file may close before the read.
+        std::vector<uint64_t> start, count;
+        fragment_box(agg_->fragments, i, agg_->shape.size(), start, count);
+        keep_whole(i, *r, start, count);
     } catch (...) {
         // The read of this fragment meets the same failure and reports it.
     }
@@ -559,7 +565,6 @@ void AggregatedSource::read_fragment_part(size_t i, const std::vector<uint64_t>&
         for (size_t d = 0; d < rank; ++d) local[d] = lo[d] - frag_start[d];
         place([&](uint8_t* dst) { whole_fragment.read(local, len, order, dst); });
     };
-    const uint64_t fragment_bytes = ncafs::element_count(frag_count) * msize;
     std::vector<uint8_t> kept;
     if (kind == FragmentKind::File && kept_.find(i, cache_.generation(), kept)) {
         // Read along with a sibling's fragment of the same file, or its
@@ -568,17 +573,13 @@ void AggregatedSource::read_fragment_part(size_t i, const std::vector<uint64_t>&
         place_from(std::move(kept));
     } else if (kind == FragmentKind::File || kind == FragmentKind::Self) {
         with_fragment(i, series, [&](const Resolved& r) {
-            const Fragment& as_read = r.completed ? *r.completed : *r.declared;
-            if (len == frag_count || fragment_bytes > KeptFragmentValues::kMaxBytes ||
-                !values_may_be_kept(as_read, r.file.lock()))
-                return place([&](uint8_t* dst) { read_piece(as_read, r, lo, len, order, dst); });
             // A small fragment cut by the request (a computed block's edge
             // cuts a row): kept whole, as the request holding its other part
             // may come after its file closed.
-            std::vector<uint8_t> values(static_cast<size_t>(fragment_bytes));
-            read_piece(as_read, r, frag_start, frag_count, ByteOrder::Native, values.data());
-            kept_.keep(i, r.generation, values);
-            place_from(std::move(values));
+            if (len != frag_count)
+                if (auto values = keep_whole(i, r, frag_start, frag_count)) return place_from(std::move(*values));
+            const Fragment& as_read = r.completed ? *r.completed : *r.declared;
+            place([&](uint8_t* dst) { read_piece(as_read, r, lo, len, order, dst); });
         });
     } else {
         check_declared(i);
@@ -694,10 +695,25 @@ std::optional<std::vector<FileExtent>> AggregatedSource::big_endian_extents(uint
     if (!inside) return std::nullopt;
     // Inside the box with source shape == box shape, a master run is a run of the source too.
     const uint64_t src_first = offset_in_box(index, box_start, box_count);
+    const bool cut = src_first != 0 || n != ncafs::element_count(box_count);
     return with_fragment(*fi, series, [&](const Resolved& r) -> std::optional<std::vector<FileExtent>> {
+        // Its other part may be read by another request, after its file closed.
+        if (cut) keep_whole(*fi, r, box_start, box_count);
         if (!r.byte_copy) return std::nullopt;
         return r.source->big_endian_extents(src_first, n);
     });
+}
+
+std::optional<std::vector<uint8_t>> AggregatedSource::keep_whole(size_t i, const Resolved& r,
+                                                                 const std::vector<uint64_t>& start,
+                                                                 const std::vector<uint64_t>& count) const {
+    const Fragment& as_read = r.completed ? *r.completed : *r.declared;
+    const uint64_t bytes = ncafs::element_count(count) * type_size(agg_->type);
+    if (bytes > KeptFragmentValues::kMaxBytes || !values_may_be_kept(as_read, r.file.lock())) return std::nullopt;
+    std::vector<uint8_t> values(static_cast<size_t>(bytes));
+    read_piece(as_read, r, start, count, ByteOrder::Native, values.data());
+    kept_.keep(i, r.generation, values);
+    return values;
 }
 
 }  // namespace ncafs::agg

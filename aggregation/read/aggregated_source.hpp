@@ -173,6 +173,10 @@ private:
     // (`piece`: scratch for a part that is not the whole box).
     void read_fragment_part(size_t i, const std::vector<uint64_t>& req_start, const std::vector<uint64_t>& req_count,
                             ByteOrder order, SeriesWatch series, uint8_t* out, std::vector<uint8_t>& piece) const;
+    // The values of fragment i (box start/count), resolved as r, read whole
+    // and kept (kept_) when it is small and in a local file; else nullopt.
+    std::optional<std::vector<uint8_t>> keep_whole(size_t i, const Resolved& r, const std::vector<uint64_t>& start,
+                                                   const std::vector<uint64_t>& count) const;
     // In `order` from the fragment's source itself: a classic partition read
     // big-endian is not swapped at all.
     void read_piece(const Fragment& f, const Resolved& r, const std::vector<uint64_t>& lo,
