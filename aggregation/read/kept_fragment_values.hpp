@@ -1,8 +1,8 @@
 // The values of small fragments read while another variable's fragment had
 // their file open (aggregation/read/sibling_sources.hpp), or read whole when
-// a request wanted only part of them (a computed block's edge cuts a row),
-// kept until the variable's next read asks for them: one open of the file
-// serves both. Kept in pages of kPageFragments consecutive fragments (their
+// a request wanted only part of them (a computed block's edge cuts a row)
+// or when opened ahead for a series, kept until the variable's next read
+// asks for them: one open of the file serves both. Kept in pages of kPageFragments consecutive fragments (their
 // values back to back: a partition of 2x2 floats costs 16 bytes and a bit),
 // least recently used pages dropped beyond kBudgetBytes. A page serves only
 // under the DatasetCache generation its values were read in (a partition
