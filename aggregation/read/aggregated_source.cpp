@@ -148,7 +148,16 @@ std::shared_ptr<const AggregatedSource::Resolved> AggregatedSource::resolve(size
                                                                            bool reopen, bool* reused) const {
     check_declared(i);
     if (reused) *reused = false;
-    if (reopen) {
+    if (!reopen) {
+        MutexLock lock(mutex_);
+        if (auto r = still_open(i, keep)) {
+            if (reused) *reused = true;
+            return r;
+        }
+    }
+    // A remote object is not waited for: a slow server holds each read to
+    // its own deadline, and a failed open is not tried again in turn.
+    if (reopen || remote::is_remote_url(f ? f->path : agg_->fragments.path(i))) {
         if (f) return resolve_opened(i, *f, keep);
         return resolve_opened(i, agg_->fragments[i], keep);
     }

@@ -118,8 +118,8 @@ private:
     // (*reused set), unless `reopen`: then the path is opened again.
     // f: fragment i as declared (agg_->fragments[i]) when the caller built
     // it; null: built here only when the partition is opened. Two threads
-    // resolving fragment i at once (a read and the series' open ahead) open
-    // it once: the second waits for the first.
+    // resolving fragment i of a local file at once (a read and the series'
+    // open ahead) open it once: the second waits for the first.
     std::shared_ptr<const Resolved> resolve(size_t i, const Fragment* f, std::shared_ptr<const Dataset>& keep, bool reopen,
                                             bool* reused = nullptr) const;
     // The resolution of fragment i kept from before (still_open), or null
