@@ -155,12 +155,11 @@ std::shared_ptr<const AggregatedSource::Resolved> AggregatedSource::resolve(size
             return r;
         }
     }
+    std::optional<Fragment> built;  // fragment i as declared, built only when the partition is opened
+    const Fragment& declared = f ? *f : built.emplace(agg_->fragments[i]);
     // A remote object is not waited for: a slow server holds each read to
     // its own deadline, and a failed open is not tried again in turn.
-    if (reopen || remote::is_remote_url(f ? f->path : agg_->fragments.path(i))) {
-        if (f) return resolve_opened(i, *f, keep);
-        return resolve_opened(i, agg_->fragments[i], keep);
-    }
+    if (reopen || remote::is_remote_url(declared.path)) return resolve_opened(i, declared, keep);
     if (auto r = reuse_or_claim(i, keep)) {
         if (reused) *reused = true;
         return r;
@@ -173,8 +172,6 @@ std::shared_ptr<const AggregatedSource::Resolved> AggregatedSource::resolve(size
             if (held) source->opened_or_failed(i);
         }
     } claim{this, i};
-    if (f) return resolve_opened(i, *f, keep, &claim.held);
-    const Fragment declared = agg_->fragments[i];  // built only when the partition is opened
     return resolve_opened(i, declared, keep, &claim.held);
 }
 
