@@ -11,6 +11,7 @@
 #include "aggregation/model/sparse_part_read.hpp"
 #include "aggregation/read/parallel_pieces.hpp"
 #include "codecs/error.hpp"
+#include "codecs/memory_source.hpp"
 #include "codecs/sniff.hpp"
 #include "io/worker_pool.hpp"
 #include "remote/network_scope.hpp"
@@ -65,6 +66,13 @@ void fragment_box(const FragmentTable& table, size_t i, size_t rank, std::vector
     for (size_t d = 0; d < rank; ++d) start[d] = table.start(i, d), count[d] = table.count(i, d);
 }
 
+// Whether values read from fragment f's file may be kept past its open
+// (KeptFragmentValues): a local file, whose changes the DatasetCache
+// generation tells; a remote object's version is asked again by time.
+bool values_may_be_kept(const Fragment& f, const std::shared_ptr<const OpenFile>& file) {
+    return f.kind == FragmentKind::File && file && !file->remote_bytes() && !remote::is_remote_url(f.path);
+}
+
 // Why the dataset left out a variable of that name (an HDF5 external link, a
 // Zarr array with hostile metadata...); nullopt when it has it or says nothing.
 std::optional<std::string> left_out_reason(const Dataset& ds, const std::string& name) {
@@ -115,9 +123,10 @@ std::shared_ptr<const AggregatedSource::Resolved> AggregatedSource::fill_instead
 }
 
 AggregatedSource::AggregatedSource(std::shared_ptr<const Aggregate> aggregate, std::shared_ptr<const PathPolicy> paths,
-                                   DatasetCache& cache, std::shared_ptr<const FragmentResolver> resolver)
-    : agg_(std::move(aggregate)), paths_(std::move(paths)), cache_(cache), resolver_(std::move(resolver)), grid_(*agg_),
-      resolved_(std::max<size_t>(1024, 4 * cache.capacity())) {}
+                                   DatasetCache& cache, std::shared_ptr<const FragmentResolver> resolver,
+                                   std::shared_ptr<const SiblingSources> siblings)
+    : agg_(std::move(aggregate)), paths_(std::move(paths)), cache_(cache), resolver_(std::move(resolver)),
+      siblings_(std::move(siblings)), grid_(*agg_), resolved_(std::max<size_t>(1024, 4 * cache.capacity())) {}
 
 AggregatedSource::~AggregatedSource() = default;
 
@@ -146,9 +155,47 @@ std::shared_ptr<const AggregatedSource::Resolved> AggregatedSource::resolve(size
             return r;
         }
     }
-    if (f) return resolve_opened(i, *f, keep);
-    const Fragment declared = agg_->fragments[i];  // built only when the partition is opened
-    return resolve_opened(i, declared, keep);
+    std::optional<Fragment> built;  // fragment i as declared, built only when the partition is opened
+    const Fragment& declared = f ? *f : built.emplace(agg_->fragments[i]);
+    // A remote object is not waited for: a slow server holds each read to
+    // its own deadline, and a failed open is not tried again in turn.
+    if (reopen || remote::is_remote_url(declared.path)) return resolve_opened(i, declared, keep);
+    if (auto r = reuse_or_claim(i, keep)) {
+        if (reused) *reused = true;
+        return r;
+    }
+    struct Claim {  // given up however the open ends (resolve_opened ends it when it keeps the resolution)
+        const AggregatedSource* source;
+        size_t i;
+        bool held = true;
+        ~Claim() {
+            if (held) source->opened_or_failed(i);
+        }
+    } claim{this, i};
+    return resolve_opened(i, declared, keep, &claim.held);
+}
+
+std::shared_ptr<const AggregatedSource::Resolved> AggregatedSource::reuse_or_claim(
+    size_t i, std::shared_ptr<const Dataset>& keep) const {
+    MutexLock lock(mutex_);
+    for (;;) {
+        if (auto r = still_open(i, keep)) return r;
+        if (opening_.insert(i).second) return nullptr;
+        // Then its resolution, or (it failed) a claim of this thread's own.
+        ++waiting_for_open_;
+        lock.wait(opened_);
+        --waiting_for_open_;
+    }
+}
+
+void AggregatedSource::opened_or_failed(size_t i) const {
+    MutexLock lock(mutex_);
+    end_claim(i);
+}
+
+void AggregatedSource::end_claim(size_t i) const {
+    opening_.erase(i);
+    if (waiting_for_open_ > 0) opened_.notify_all();
 }
 
 std::shared_ptr<const AggregatedSource::Resolved> AggregatedSource::still_open(
@@ -166,7 +213,7 @@ std::shared_ptr<const AggregatedSource::Resolved> AggregatedSource::still_open(
 }
 
 std::shared_ptr<const AggregatedSource::Resolved> AggregatedSource::resolve_opened(
-    size_t i, const Fragment& f, std::shared_ptr<const Dataset>& keep) const {
+    size_t i, const Fragment& f, std::shared_ptr<const Dataset>& keep, bool* claim) const {
     const uint64_t generation = cache_.generation();  // before the open: a change meanwhile reopens again
     DatasetCache::Opened opened;
     try {
@@ -184,7 +231,7 @@ std::shared_ptr<const AggregatedSource::Resolved> AggregatedSource::resolve_open
         throw;
     }
     const std::shared_ptr<const Dataset>& ds = opened.dataset;
-    {
+    if (!claim) {  // claimed: no other thread resolved it meanwhile
         MutexLock lock(mutex_);
         auto before = resolved(i);
         if (before && before->dataset.lock() == ds && before->generation == generation) {
@@ -192,8 +239,23 @@ std::shared_ptr<const AggregatedSource::Resolved> AggregatedSource::resolve_open
             return before;
         }
     }
-    auto r = std::make_shared<Resolved>();
+    auto r = resolution_of(f, opened, generation);
     r->declared = std::make_shared<const Fragment>(f);
+    {
+        MutexLock lock(mutex_);
+        keep_resolved(i, r);
+        if (claim) end_claim(i), *claim = false;  // in the same hold of the lock
+    }
+    keep = ds;
+    share_opened(i, f, opened, generation);
+    return r;
+}
+
+std::shared_ptr<AggregatedSource::Resolved> AggregatedSource::resolution_of(const Fragment& f,
+                                                                           const DatasetCache::Opened& opened,
+                                                                           uint64_t generation) const {
+    const std::shared_ptr<const Dataset>& ds = opened.dataset;
+    auto r = std::make_shared<Resolved>();
     r->dataset = ds;
     r->file = opened.file;
     r->generation = generation;
@@ -208,10 +270,32 @@ std::shared_ptr<const AggregatedSource::Resolved> AggregatedSource::resolve_open
         r->completed = std::move(completed);
     }
     conform(r->completed ? *r->completed : f, ds, r.get());
-    MutexLock lock(mutex_);
-    keep_resolved(i, r);
-    keep = ds;
     return r;
+}
+
+void AggregatedSource::share_opened(size_t i, const Fragment& f, const DatasetCache::Opened& opened,
+                                    uint64_t generation) const {
+    if (!siblings_ || !values_may_be_kept(f, opened.file) || agg_->fragments.element_count(i) != 1) return;
+    for (const auto& sibling : siblings_->others(this)) sibling->read_along(i, f, opened, generation);
+}
+
+void AggregatedSource::read_along(size_t i, const Fragment& opener, const DatasetCache::Opened& opened,
+                                  uint64_t generation) const {
+    const FragmentTable& table = agg_->fragments;
+    if (i >= table.size() || table.kind(i) != FragmentKind::File) return;
+    const uint64_t bytes = table.element_count(i) * type_size(agg_->type);
+    if (bytes > KeptFragmentValues::kMaxBytes || kept_.has(i, generation) || table.path(i) != opener.path) return;
+    try {
+        const Fragment f = table[i];
+        if (f.group != opener.group) return;
+        check_declared(i);
+        auto r = resolution_of(f, opened, generation);
+        std::vector<uint8_t> values(static_cast<size_t>(bytes));
+        read_piece(r->completed ? *r->completed : f, *r, f.start, f.count, ByteOrder::Native, values.data());
+        kept_.keep(i, generation, values);
+    } catch (const std::exception&) {
+        // Its own read opens the file and meets the failure there.
+    }
 }
 
 std::shared_ptr<const AggregatedSource::Resolved> AggregatedSource::resolved(size_t i) const {
@@ -251,10 +335,17 @@ void AggregatedSource::note_read_of(size_t i) const {
 void AggregatedSource::open_ahead(size_t i) const {
     const FragmentKind kind = agg_->fragments.kind(i);
     if (kind != FragmentKind::File && kind != FragmentKind::Self) return;
+    if (kept_.has(i, cache_.generation())) return;  // its read needs no file
     remote::NetworkScope network(true);  // a thread of its own: it may wait for a server
     try {
         std::shared_ptr<const Dataset> keep;
-        resolve(i, nullptr, keep, false);
+        auto r = resolve(i, nullptr, keep, false);
+        // A small fragment's values too: a series seen in reads far apart
+        // (the first, cut rows of runs computed side by side) opens so far
+        // ahead that its file may close before the read.
+        std::vector<uint64_t> start, count;
+        fragment_box(agg_->fragments, i, agg_->shape.size(), start, count);
+        keep_whole(i, *r, start, count);
     } catch (...) {
         // The read of this fragment meets the same failure and reports it.
     }
@@ -453,26 +544,54 @@ void AggregatedSource::read_fragment_part(size_t i, const std::vector<uint64_t>&
     const PieceOfRequest piece_box = piece_of_request(req_start, req_count, frag_start, frag_count);
     const std::vector<uint64_t>&lo = piece_box.lo, &len = piece_box.len, &at = piece_box.at;
     const bool whole = piece_box.whole;
-    auto read_from = [&](const Resolved& r, const Fragment& declared) {
-        const Fragment& as_read = r.completed ? *r.completed : declared;
+    // The piece, read into the pointer given, placed into out.
+    auto place = [&](auto&& read_into) {
         if (whole) {
-            read_piece(as_read, r, lo, len, order, out);
+            read_into(out);
         } else if (std::equal(len.begin() + 1, len.end(), req_count.begin() + 1)) {
             // Only the slowest dim is cut: the piece is one run of `out`, read in place.
-            read_piece(as_read, r, lo, len, order, out + at[0] * (ncafs::element_count(len) / len[0]) * msize);
+            read_into(out + at[0] * (ncafs::element_count(len) / len[0]) * msize);
         } else {
             piece.resize(ncafs::element_count(len) * msize);
-            read_piece(as_read, r, lo, len, order, piece.data());
+            read_into(piece.data());
             scatter_box(piece.data(), len, at, req_count, msize, out);
         }
     };
     const FragmentKind kind = table.kind(i);
-    if (kind == FragmentKind::File || kind == FragmentKind::Self) {
-        with_fragment(i, series, [&](const Resolved& r) { read_from(r, *r.declared); });
+    // The piece out of the whole fragment's values (in memory).
+    auto place_from = [&](std::vector<uint8_t> values) {
+        if (len == frag_count) {  // all of it: as it is
+            return place([&](uint8_t* dst) {
+                std::memcpy(dst, values.data(), values.size());
+                if (order == ByteOrder::Big) swap_to_big_endian(agg_->type, dst, ncafs::element_count(len));
+            });
+        }
+        const MemorySource whole_fragment(agg_->type, frag_count, std::move(values), agg_->name);
+        std::vector<uint64_t> local(rank);
+        for (size_t d = 0; d < rank; ++d) local[d] = lo[d] - frag_start[d];
+        place([&](uint8_t* dst) { whole_fragment.read(local, len, order, dst); });
+    };
+    std::vector<uint8_t> kept;
+    if (kind == FragmentKind::File && kept_.find(i, cache_.generation(), kept)) {
+        // Read along with a sibling's fragment of the same file, or its
+        // other part read before: no open.
+        if (series == SeriesWatch::On) note_read_of(i);
+        place_from(std::move(kept));
+    } else if (kind == FragmentKind::File || kind == FragmentKind::Self) {
+        with_fragment(i, series, [&](const Resolved& r) {
+            // A small fragment cut by the request (a computed block's edge
+            // cuts a row): kept whole, as the request holding its other part
+            // may come after its file closed.
+            if (len != frag_count)
+                if (auto values = keep_whole(i, r, frag_start, frag_count)) return place_from(std::move(*values));
+            const Fragment& as_read = r.completed ? *r.completed : *r.declared;
+            place([&](uint8_t* dst) { read_piece(as_read, r, lo, len, order, dst); });
+        });
     } else {
         check_declared(i);
         static const Resolved none{};
-        read_from(none, table[i]);
+        const Fragment declared = table[i];
+        place([&](uint8_t* dst) { read_piece(declared, none, lo, len, order, dst); });
     }
 }
 
@@ -555,6 +674,7 @@ bool AggregatedSource::extents_would_open(uint64_t first) const {
     if (!fi) return false;
     const FragmentKind kind = agg_->fragments.kind(*fi);
     if (kind != FragmentKind::File && kind != FragmentKind::Self) return false;
+    if (kept_.has(*fi, cache_.generation())) return false;  // read along with a sibling's
     MutexLock lock(mutex_);
     auto r = resolved(*fi);
     return !r || r->dataset.expired() || r->generation != cache_.generation();
@@ -571,6 +691,7 @@ std::optional<std::vector<FileExtent>> AggregatedSource::big_endian_extents(uint
     const FragmentTable& table = agg_->fragments;  // its box: no Fragment built for a partition resolved before
     const FragmentKind kind = table.kind(*fi);
     if (kind != FragmentKind::File && kind != FragmentKind::Self) return std::nullopt;
+    if (kept_.has(*fi, cache_.generation())) return std::nullopt;  // computed from the values kept: no open
     std::vector<uint64_t> box_start, box_count;
     fragment_box(table, *fi, rank, box_start, box_count);
     bool inside = true;
@@ -580,10 +701,25 @@ std::optional<std::vector<FileExtent>> AggregatedSource::big_endian_extents(uint
     if (!inside) return std::nullopt;
     // Inside the box with source shape == box shape, a master run is a run of the source too.
     const uint64_t src_first = offset_in_box(index, box_start, box_count);
+    const bool cut = src_first != 0 || n != ncafs::element_count(box_count);
     return with_fragment(*fi, series, [&](const Resolved& r) -> std::optional<std::vector<FileExtent>> {
+        // Its other part may be read by another request, after its file closed.
+        if (cut) keep_whole(*fi, r, box_start, box_count);
         if (!r.byte_copy) return std::nullopt;
         return r.source->big_endian_extents(src_first, n);
     });
+}
+
+std::optional<std::vector<uint8_t>> AggregatedSource::keep_whole(size_t i, const Resolved& r,
+                                                                 const std::vector<uint64_t>& start,
+                                                                 const std::vector<uint64_t>& count) const {
+    const Fragment& as_read = r.completed ? *r.completed : *r.declared;
+    const uint64_t bytes = ncafs::element_count(count) * type_size(agg_->type);
+    if (bytes > KeptFragmentValues::kMaxBytes || !values_may_be_kept(as_read, r.file.lock())) return std::nullopt;
+    std::vector<uint8_t> values(static_cast<size_t>(bytes));
+    read_piece(as_read, r, start, count, ByteOrder::Native, values.data());
+    kept_.keep(i, r.generation, values);
+    return values;
 }
 
 }  // namespace ncafs::agg

@@ -5,22 +5,29 @@
 // read as the master's fill. Fragments are opened lazily, through the
 // dataset cache, at their first read; constructing opens nothing. The source
 // holds no dataset between reads: the bounded cache alone decides how long
-// a file stays open. Every convention family reads through this class; a
-// family that completes fragments from their files gives a resolver.
+// a file stays open; only the values of small fragments read along with
+// another fragment of their file are kept (kept_fragment_values.hpp), so
+// that no file is opened twice for them. Every convention family reads
+// through this class; a family that completes fragments from their files
+// gives a resolver.
 // Which source elements a piece needs, and in what order, is arithmetic
 // alone: aggregation/model/fragment_index.hpp.
 #pragma once
 
+#include <condition_variable>
 #include <memory>
 #include <optional>
 #include <string>
+#include <unordered_set>
 #include <vector>
 
 #include "aggregation/read/dataset_cache.hpp"
 #include "aggregation/model/fragment_resolver.hpp"
 #include "aggregation/model/fragment_grid.hpp"
 #include "aggregation/model/aggregate.hpp"
+#include "aggregation/read/kept_fragment_values.hpp"
 #include "aggregation/read/path_policy.hpp"
+#include "aggregation/read/sibling_sources.hpp"
 #include "codecs/array_source.hpp"
 #include "io/lru_cache.hpp"
 #include "io/mutex.hpp"
@@ -30,9 +37,12 @@ namespace ncafs::agg {
 class AggregatedSource final : public ArraySource, public std::enable_shared_from_this<AggregatedSource> {
 public:
     // Throws AggregationError when fragments overlap. `resolver` (may be
-    // null) completes each fragment from its opened file.
+    // null) completes each fragment from its opened file. `siblings` (may
+    // be null): the other aggregated variables of the same file, to which a
+    // fragment of one value hands the file it opened (sibling_sources.hpp).
     AggregatedSource(std::shared_ptr<const Aggregate> aggregate, std::shared_ptr<const PathPolicy> paths,
-                     DatasetCache& cache, std::shared_ptr<const FragmentResolver> resolver = nullptr);
+                     DatasetCache& cache, std::shared_ptr<const FragmentResolver> resolver = nullptr,
+                     std::shared_ptr<const SiblingSources> siblings = nullptr);
     ~AggregatedSource() override;
 
     NcType type() const override { return agg_->type; }
@@ -107,14 +117,38 @@ private:
     // Reuses the resolution made before while its file is still open
     // (*reused set), unless `reopen`: then the path is opened again.
     // f: fragment i as declared (agg_->fragments[i]) when the caller built
-    // it; null: built here only when the partition is opened.
+    // it; null: built here only when the partition is opened. Two threads
+    // resolving fragment i of a local file at once (a read and the series'
+    // open ahead) open it once: the second waits for the first.
     std::shared_ptr<const Resolved> resolve(size_t i, const Fragment* f, std::shared_ptr<const Dataset>& keep, bool reopen,
                                             bool* reused = nullptr) const;
+    // The resolution of fragment i kept from before (still_open), or null
+    // with fragment i claimed as being opened by this thread; waits while
+    // another thread opens it.
+    std::shared_ptr<const Resolved> reuse_or_claim(size_t i, std::shared_ptr<const Dataset>& keep) const;
+    // Ends the claim of reuse_or_claim.
+    void opened_or_failed(size_t i) const;
+    void end_claim(size_t i) const NCAFS_REQUIRES(mutex_);
     // The resolution of fragment i kept from before, when its dataset is
     // still open and its file unchanged (keep receives the dataset); else null.
     std::shared_ptr<const Resolved> still_open(size_t i, std::shared_ptr<const Dataset>& keep) const
         NCAFS_REQUIRES(mutex_);
-    std::shared_ptr<const Resolved> resolve_opened(size_t i, const Fragment& f, std::shared_ptr<const Dataset>& keep) const;
+    // claim: fragment i claimed by this thread (reuse_or_claim; set false
+    // once ended here), or null (a reopen).
+    std::shared_ptr<const Resolved> resolve_opened(size_t i, const Fragment& f, std::shared_ptr<const Dataset>& keep,
+                                                   bool* claim = nullptr) const;
+    // Fragment f checked and conformed against its opened file (no open
+    // here); `declared` left for the caller to set.
+    std::shared_ptr<Resolved> resolution_of(const Fragment& f, const DatasetCache::Opened& opened,
+                                            uint64_t generation) const;
+    // After fragment i (of one value, in a local file) was opened: the
+    // siblings read their own small fragment i from that file, when it is
+    // the same file (read_along).
+    void share_opened(size_t i, const Fragment& f, const DatasetCache::Opened& opened, uint64_t generation) const;
+    // Keeps the values of fragment i (kept_) read from `opened`, the file a
+    // sibling opened for its own fragment i (`opener`), when fragment i lies
+    // in that file and is small; failures are left to the read.
+    void read_along(size_t i, const Fragment& opener, const DatasetCache::Opened& opened, uint64_t generation) const;
     // use(resolved fragment i); when a reused resolution fails (its file
     // changed since it was opened), once more after reopening the path.
     template <class Use>
@@ -139,6 +173,10 @@ private:
     // (`piece`: scratch for a part that is not the whole box).
     void read_fragment_part(size_t i, const std::vector<uint64_t>& req_start, const std::vector<uint64_t>& req_count,
                             ByteOrder order, SeriesWatch series, uint8_t* out, std::vector<uint8_t>& piece) const;
+    // The values of fragment i (box start/count), resolved as r, read whole
+    // and kept (kept_) when it is small and in a local file; else nullopt.
+    std::optional<std::vector<uint8_t>> keep_whole(size_t i, const Resolved& r, const std::vector<uint64_t>& start,
+                                                   const std::vector<uint64_t>& count) const;
     // In `order` from the fragment's source itself: a classic partition read
     // big-endian is not swapped at all.
     void read_piece(const Fragment& f, const Resolved& r, const std::vector<uint64_t>& lo,
@@ -148,7 +186,10 @@ private:
     std::shared_ptr<const PathPolicy> paths_;
     DatasetCache& cache_;
     std::shared_ptr<const FragmentResolver> resolver_;
+    std::shared_ptr<const SiblingSources> siblings_;
     FragmentGrid grid_;
+    // Small fragments read along with a sibling's (read_along), until read.
+    mutable KeptFragmentValues kept_;
     // Resolutions are kept only while their files may still be open: a
     // bounded number (a multiple of the cache's capacity), least recently
     // used dropped, so a read of a million partitions keeps no per-partition
@@ -175,6 +216,10 @@ private:
     // Guards resolved_ only. Lock order: before DatasetCache::mutex_ (keep_resolved asks its capacity).
     mutable Mutex mutex_;
     mutable LruCache<size_t, std::shared_ptr<const Resolved>> resolved_ NCAFS_GUARDED_BY(mutex_);
+    // Fragments being opened (reuse_or_claim), and the threads waiting for one.
+    mutable std::unordered_set<size_t> opening_ NCAFS_GUARDED_BY(mutex_);
+    mutable size_t waiting_for_open_ NCAFS_GUARDED_BY(mutex_) = 0;
+    mutable std::condition_variable opened_;
 };
 
 }  // namespace ncafs::agg

@@ -18,6 +18,7 @@
 #include "aggregation/read/dataset_cache.hpp"
 #include "aggregation/json/nca_parser.hpp"
 #include "aggregation/read/path_policy.hpp"
+#include "aggregation/read/sibling_sources.hpp"
 #include "aggregation/reference_set/reference_dataset.hpp"
 #include "codecs/cdf/header_reader.hpp"
 #include "codecs/error.hpp"
@@ -111,6 +112,7 @@ struct Loading {
     std::map<std::string, size_t> cf_index;
     std::set<std::string> cf_hidden_vars, cf_hidden_dims;
     std::vector<size_t> new_id;  // file dimension id -> presented id (SIZE_MAX: hidden)
+    std::shared_ptr<SiblingSources> siblings = std::make_shared<SiblingSources>();  // the aggregated variables
 };
 
 // G3-G5 aggregation variables, if any, parsed together (they share term variables).
@@ -233,7 +235,8 @@ void present_variables(Loading& ld, DatasetCache& cache) {
     for (size_t i = 0; i < ld.visible.size(); ++i) {
         const Variable& v = *ld.visible[i];
         if (auto it = ld.cf_index.find(v.name); it != ld.cf_index.end()) {
-            auto source = make_cf_source(std::move(ld.cf.aggregates[it->second]), ld.paths, cache);
+            auto source = make_cf_source(std::move(ld.cf.aggregates[it->second]), ld.paths, cache, ld.siblings);
+            ld.siblings->add(source);
             ld.out.cf_sources.push_back(source);
             ld.presented->variables.push_back(aggregated_variable(ld, source->aggregate(), source));
             continue;
@@ -246,7 +249,8 @@ void present_variables(Loading& ld, DatasetCache& cache) {
         }
         auto agg = std::make_shared<const Aggregate>(std::move(ld.aggregates[next_master++]));
         for (const auto& w : agg->warnings) ld.out.warnings.push_back(ld.paths->aggregation_file() + ": " + w);
-        auto source = std::make_shared<const AggregatedSource>(agg, ld.paths, cache);
+        auto source = std::make_shared<const AggregatedSource>(agg, ld.paths, cache, nullptr, ld.siblings);
+        ld.siblings->add(source);
         ld.out.sources.push_back(source);
         ld.presented->variables.push_back(aggregated_variable(ld, *agg, source));
     }

@@ -87,7 +87,7 @@ std::shared_ptr<const AggregatedSource> make_cf_source(const CfAggregate& aggreg
 }
 
 std::shared_ptr<const AggregatedSource> make_cf_source(CfAggregate&& aggregate, std::shared_ptr<const PathPolicy> paths,
-                                                       DatasetCache& cache) {
+                                                       DatasetCache& cache, std::shared_ptr<const SiblingSources> siblings) {
     auto cf = std::make_shared<CfAggregate>(std::move(aggregate));
     // "/temp1" is a root variable; "/aggregation/temp1" lies in a group,
     // opened as a dataset of its own.
@@ -102,7 +102,7 @@ std::shared_ptr<const AggregatedSource> make_cf_source(CfAggregate&& aggregate, 
     std::shared_ptr<const CfAggregate> shared = cf;
     std::shared_ptr<const Aggregate> model(shared, &shared->aggregate);  // shares ownership of cf
     return std::make_shared<const AggregatedSource>(model, std::move(paths), cache,
-                                                    std::make_shared<const CfFragmentResolver>(shared));
+                                                    std::make_shared<const CfFragmentResolver>(shared), std::move(siblings));
 }
 
 }  // namespace ncafs::agg

@@ -42,8 +42,10 @@ std::shared_ptr<const AggregatedSource> make_cf_source(const CfAggregate& aggreg
                                                        std::shared_ptr<const PathPolicy> paths, DatasetCache& cache);
 // The same, taking the aggregate over: no copy of its partition table (a
 // million fragments: ~60 MB a copy).
+// `siblings`: the file's other aggregated variables (read/sibling_sources.hpp).
 std::shared_ptr<const AggregatedSource> make_cf_source(CfAggregate&& aggregate, std::shared_ptr<const PathPolicy> paths,
-                                                       DatasetCache& cache);
+                                                       DatasetCache& cache,
+                                                       std::shared_ptr<const SiblingSources> siblings = nullptr);
 
 // Greedy alignment of a fragment's axes to its box (docs/conventions/cf-1.13.md):
 // walk both lists; equal sizes pair; a box size of 1 with no partner is a

@@ -2,13 +2,19 @@
 """Reads of aggregations of many tiny classic partitions through real mounts
 (docs/performance.md "Many partitions").
 
-Run as: test_many_partitions.py CASE   (CASE: syscalls, numrecs, replaced)
+Run as: test_many_partitions.py CASE   (CASE: syscalls, cf_series, numrecs, replaced)
   syscalls  strace -c -f attached to the daemon counts the system calls of a
             fresh read of a 2,000-partition aggregation (cat) and of a second
             O_DIRECT read while every partition is still open: per-partition
             bounds on openat/openat2/newfstatat/readlink/pread64/access
             (counts, not times); the bytes read, and netCDF4-python's values,
             equal the generator's formulas.
+  cf_series an ncks point series (tas[:,0,0]) of a CF-1.13 aggregation of
+            10,000 one-step partitions (`ncafs aggregate`), whose `time` is
+            aggregated too (one value a partition: the view's first block
+            and the one where tas begins hold `time` values), strace'd for
+            openat2: every partition opened once; the values equal the
+            formulas. Then a `cat` of the view on a fresh mount: once too.
   numrecs   partitions that share a header layout except numrecs (1, 3, 2
             records): the view's values equal netCDF4-python's of the
             partitions, NCO ncrcat's concatenation and the formulas.
@@ -27,7 +33,8 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import make_many_partitions  # noqa: E402
-from test_mount import Mount, check, read_netcdf4, run_cases, SKIP  # noqa: E402
+import tiny_partitions as tp  # noqa: E402
+from test_mount import NCAFS, Mount, check, read_netcdf4, run_cases, SKIP  # noqa: E402
 
 
 def strace_counts(path):
@@ -50,16 +57,18 @@ def ptrace_scope():
 
 
 class Traced:
-    """strace -c -f attached to every thread of pid while the block runs."""
+    """strace -c -f attached to every thread of pid while the block runs
+    (with `calls`: strace -f -e trace=CALLS, every call written to out)."""
 
-    def __init__(self, pid, out):
-        self.pid, self.out = pid, out
+    def __init__(self, pid, out, calls=None):
+        self.pid, self.out, self.calls = pid, out, calls
 
     def __enter__(self):
         if shutil.which("strace") is None:
             print("SKIPPED: strace is not installed (packaging/install-deps.sh installs it): no system-call counts")
             sys.exit(SKIP)
-        self.tracer = subprocess.Popen(["strace", "-c", "-f", "-p", str(self.pid), "-o", self.out],
+        what = ["-e", "trace=" + self.calls] if self.calls else ["-c"]
+        self.tracer = subprocess.Popen(["strace"] + what + ["-f", "-p", str(self.pid), "-o", self.out],
                                        stderr=subprocess.PIPE, text=True)
         deadline = time.time() + 60
         while not self.all_traced():
@@ -83,7 +92,7 @@ class Traced:
     def __exit__(self, *exc):
         self.tracer.send_signal(signal.SIGINT)
         self.tracer.wait(timeout=60)
-        self.counts = strace_counts(self.out)
+        self.counts = {} if self.calls else strace_counts(self.out)
         return False
 
 
@@ -147,6 +156,51 @@ def case_syscalls(work):
     check(per_partition(a, n, "newfstatat", "fstat", "statx") <= 1.1, "stats per partition, again: %s" % a)
     check(per_partition(a, n, "pread64") <= 1.1, "preads per partition, again: %s" % a)
     check(per_partition(a, n, "access", "faccessat", "faccessat2") <= 0.05, "access(2) again: %s" % a)
+
+
+def opens_per_partition(trace):
+    """{partition file name: openat2 calls} from an strace -e trace=openat2 output."""
+    counts = {}
+    with open(trace) as f:
+        for name in re.findall(r'openat2\(\d+, "[^"]*?(part_\d+\.nc)"', f.read()):
+            counts[name] = counts.get(name, 0) + 1
+    return counts
+
+
+def check_opened_once(trace, n, what):
+    counts = opens_per_partition(trace)
+    again = sorted(name for name, c in counts.items() if c > 1)
+    print("%s: %d partitions opened, %d more than once (%s)" % (what, len(counts), len(again), " ".join(again[:5])))
+    check(len(counts) == n, "%s opened %d of the %d partitions" % (what, len(counts), n))
+    check(not again, "%s opened %d partitions more than once, e.g. %s" % (what, len(again), again[:5]))
+
+
+def case_cf_series(work):
+    """Before, the series opened the first 8,161 partitions twice (the view's
+    first 64 KiB block, read at ncks's open, holds their `time` values;
+    their tas was read later, long after the dataset cache closed them) and
+    the last ones whose `time` lies in the block where tas begins."""
+    n = 10_000
+    src = os.path.join(work, "src")
+    names = tp.write_partitions(os.path.join(src, "parts"), n)
+    tp.write_cf(NCAFS, os.path.join(src, "agg.nc"), names)
+    os.environ["NCAFS_TEST_SETTLE_MS"] = "0"  # as in case_syscalls: one read of each file
+    with Mount(src, "open_files=128") as m:
+        view = m.path("agg.nc")
+        os.stat(view)  # the aggregation parsed; no partition opened
+        with Traced(m.process.pid, os.path.join(work, "series.txt"), "openat2"):
+            subprocess.run(["ncks", "-O", "-H", "-C", "-v", "tas", "-d", "lat,0", "-d", "lon,0", view],
+                           stdout=subprocess.DEVNULL, check=True)
+        series = read_netcdf4(view, "tas")[:, 0, 0]
+    check_opened_once(os.path.join(work, "series.txt"), n, "the point series")
+    check(np.array_equal(series, np.array([tp.expected_tas(i)[0] for i in range(n)], dtype="f4")),
+          "the point series differs from the partitions' values")
+    with Mount(src, "open_files=128") as m:
+        view = m.path("agg.nc")
+        os.stat(view)
+        with Traced(m.process.pid, os.path.join(work, "cat.txt"), "openat2"):
+            subprocess.run(["cat", view], stdout=subprocess.DEVNULL, check=True)
+    check_opened_once(os.path.join(work, "cat.txt"), n, "cat")
 
 
 def case_replaced(work):
@@ -215,7 +269,7 @@ def case_numrecs(work):
                 check(np.array_equal(ds.variables["v"][t], want[t]), "record %d" % t)
 
 
-CASES = {"syscalls": case_syscalls, "numrecs": case_numrecs, "replaced": case_replaced}
+CASES = {"syscalls": case_syscalls, "cf_series": case_cf_series, "numrecs": case_numrecs, "replaced": case_replaced}
 
 if __name__ == "__main__":
     sys.exit(run_cases(CASES, "ncafs-many-"))
