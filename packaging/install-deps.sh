@@ -28,6 +28,7 @@ packages=(
   python3-zstandard  # tests/reference_set: zstd frames written independently of numcodecs
   libssl-dev  # remote/: HMAC-SHA-256 names of the disk cache; tests/vds: SHA-1 of decoded VDS arrays
   strace  # tests/e2e/test_many_partitions.py: system calls per partition of a read
+  gdb  # tests/bench/read_route_stacks.py: the read route's stacks (docs/design.md)
   # packaging: .deb, man page checks, systemd unit checks
   dpkg-dev groff-base systemd
   # the package under a real systemd (tests/packaging/nspawn_systemd.py: a
