@@ -305,14 +305,22 @@ bool open_entry(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi, Entry entry,
     auto& fs = fs_of(req);
     agg::NetworkScope requests(network);  // for the code below VirtualFile, which reads it on the thread
     auto handle = std::make_shared<FileHandle>();
-    if (int refused = fs.caller_may_open(req, ino, entry, handle->grant)) return fuse_reply_err(req, refused), true;
-    bool partitions_changed = fs.refresh_partitions(ino, entry);
+    int refused = 0;
+    bool partitions_changed = false;
+    try {  // both may list the view's partitions, which a remote view may need a request for
+        refused = fs.caller_may_open(req, ino, entry, handle->grant);
+        if (!refused) partitions_changed = fs.refresh_partitions(ino, entry);
+    } catch (const agg::NetworkNeeded&) {
+        if (network) throw;
+        return false;  // nothing answered yet: op_open hands the open over
+    }
+    if (refused) return fuse_reply_err(req, refused), true;
     handle->kind = entry.kind;
     handle->real_path = entry.real_path;
     handle->remote = remote;
     handle->ino = ino;
     if (entry.kind == EntryKind::RealFile) {
-        if (int refused = open_real_file(fs, *handle, entry)) return fuse_reply_err(req, refused), true;
+        if ((refused = open_real_file(fs, *handle, entry))) return fuse_reply_err(req, refused), true;
     } else if (ViewOpen made = open_view(fs, *handle, entry, network); made != ViewOpen::Made) {
         if (made == ViewOpen::NeedsNetwork) return false;  // nothing answered yet: op_open hands the open over
         return fuse_reply_err(req, EIO), true;
