@@ -69,7 +69,9 @@ public:
 
     void read(uint64_t offset, std::span<uint8_t> out) const override {
         check_range(offset, out.size());
-        walk(offset, out.size(), [&](const Segment& s) {
+        const uint64_t end = offset + out.size();
+        for (uint64_t pos = offset; pos < end;) {
+            const Segment s = segment_at(pos, end);
             uint8_t* dst = out.data() + (s.pos - offset);
             switch (s.kind) {
                 case Segment::Header: std::memcpy(dst, header_bytes_.data() + s.at, s.length); break;
@@ -77,7 +79,8 @@ public:
                 case Segment::Pad: fill_pad(s, dst); break;
                 case Segment::Data: read_data(s.var, s.at, dst, s.length); break;
             }
-        });
+            pos += s.length;
+        }
     }
 
     std::vector<ViewPiece> pieces(uint64_t offset, uint64_t length) const override {
@@ -90,8 +93,13 @@ public:
             else
                 out.push_back({pos, n, std::nullopt, std::nullopt});
         };
-        walk(offset, length, [&](const Segment& s) {
-            if (s.kind != Segment::Data || !vars_[s.var].pass_through) return computed(s.pos, s.length);
+        for (uint64_t pos = offset; pos < offset + length;) {
+            const Segment s = segment_at(pos, offset + length);
+            pos += s.length;
+            if (s.kind != Segment::Data || !vars_[s.var].pass_through) {
+                computed(s.pos, s.length);
+                continue;
+            }
             const ViewVariable& w = vars_[s.var];
             const uint64_t esize = layout_.variables[s.var].element_size;
             const uint64_t head = std::min(s.length, (esize - s.at % esize) % esize);
@@ -101,7 +109,7 @@ public:
                 out.push_back({s.pos + head, full * esize, std::nullopt,
                                SourceRun{w.source.get(), (s.at + head) / esize, full}});
             computed(s.pos + head + full * esize, s.length - head - full * esize);
-        });
+        }
         return out;
     }
 
@@ -112,67 +120,40 @@ private:
                              std::to_string(length) + ") outside the file of " + std::to_string(size()) + " bytes");
     }
 
-    // Splits [offset, offset+length) into segments by arithmetic on the layout.
-    template <typename F>
-    void walk(uint64_t offset, uint64_t length, F&& f) const {
-        uint64_t pos = offset;
-        const uint64_t end = offset + length;
+    // The segment of the view that starts at pos, ending at `end` at the
+    // latest: arithmetic on the layout. Returns before any byte is read, so
+    // a read goes from read() straight to the segment's data.
+    Segment segment_at(uint64_t pos, uint64_t end) const {
         const uint64_t fixed_end = records_.empty() ? layout_.file_size : layout_.begin_rec;
-        while (pos < end) {
-            if (pos < layout_.header_size) {
-                uint64_t n = std::min(end, layout_.header_size) - pos;
-                f(Segment{Segment::Header, pos, n, 0, pos});
-                pos += n;
-                continue;
-            }
-            if (pos < fixed_end) {
-                auto it = std::upper_bound(fixed_begins_.begin(), fixed_begins_.end(), pos);
-                uint64_t next = it == fixed_begins_.end() ? fixed_end : *it;
-                if (it == fixed_begins_.begin()) {
-                    uint64_t n = std::min(end, next) - pos;
-                    f(Segment{Segment::Zero, pos, n});
-                    pos += n;
-                    continue;
-                }
-                size_t k = fixed_[static_cast<size_t>(it - fixed_begins_.begin()) - 1];
-                pos += emit_slab(k, pos, pos - layout_.variables[k].begin, 0, std::min(end, next), f);
-                continue;
-            }
-            const uint64_t rel = pos - layout_.begin_rec;
-            const uint64_t record = rel / layout_.record_size;
-            const uint64_t within = rel % layout_.record_size;
-            const uint64_t record_end = std::min(end, pos - within + layout_.record_size);
-            auto it = std::upper_bound(record_offsets_.begin(), record_offsets_.end(), within);
-            uint64_t next = it == record_offsets_.end() ? record_end : std::min(record_end, pos - within + *it);
-            if (it == record_offsets_.begin()) {
-                uint64_t n = next - pos;
-                f(Segment{Segment::Zero, pos, n});
-                pos += n;
-                continue;
-            }
-            size_t idx = static_cast<size_t>(it - record_offsets_.begin()) - 1;
-            size_t k = records_[idx];
-            pos += emit_slab(k, pos, within - record_offsets_[idx], record, next, f);
+        if (pos < layout_.header_size) return Segment{Segment::Header, pos, std::min(end, layout_.header_size) - pos, 0, pos};
+        if (pos < fixed_end) {
+            auto it = std::upper_bound(fixed_begins_.begin(), fixed_begins_.end(), pos);
+            uint64_t next = it == fixed_begins_.end() ? fixed_end : *it;
+            if (it == fixed_begins_.begin()) return Segment{Segment::Zero, pos, std::min(end, next) - pos};
+            size_t k = fixed_[static_cast<size_t>(it - fixed_begins_.begin()) - 1];
+            return slab_segment(k, pos, pos - layout_.variables[k].begin, 0, std::min(end, next));
         }
+        const uint64_t rel = pos - layout_.begin_rec;
+        const uint64_t record = rel / layout_.record_size;
+        const uint64_t within = rel % layout_.record_size;
+        const uint64_t record_end = std::min(end, pos - within + layout_.record_size);
+        auto it = std::upper_bound(record_offsets_.begin(), record_offsets_.end(), within);
+        uint64_t next = it == record_offsets_.end() ? record_end : std::min(record_end, pos - within + *it);
+        if (it == record_offsets_.begin()) return Segment{Segment::Zero, pos, next - pos};
+        size_t idx = static_cast<size_t>(it - record_offsets_.begin()) - 1;
+        return slab_segment(records_[idx], pos, within - record_offsets_[idx], record, next);
     }
 
-    // Emits the segment of variable k's slab (record `record`) starting at
-    // byte `in_slab`, not beyond `limit`; returns its length.
-    template <typename F>
-    uint64_t emit_slab(size_t k, uint64_t pos, uint64_t in_slab, uint64_t record, uint64_t limit, F&& f) const {
+    // The segment of variable k's slab (record `record`) starting at byte
+    // `in_slab`, not beyond `limit`.
+    Segment slab_segment(size_t k, uint64_t pos, uint64_t in_slab, uint64_t record, uint64_t limit) const {
         const VariableLayout& vl = layout_.variables[k];
-        uint64_t n;
-        if (in_slab < vl.data_bytes) {
-            n = std::min(limit - pos, vl.data_bytes - in_slab);
-            f(Segment{Segment::Data, pos, n, k, record * vl.data_bytes + in_slab});
-        } else if (in_slab < vl.slab_bytes) {
-            n = std::min(limit - pos, vl.slab_bytes - in_slab);
-            f(Segment{Segment::Pad, pos, n, k, in_slab});
-        } else {
-            n = limit - pos;
-            f(Segment{Segment::Zero, pos, n});
-        }
-        return n;
+        if (in_slab < vl.data_bytes)
+            return Segment{Segment::Data, pos, std::min(limit - pos, vl.data_bytes - in_slab), k,
+                           record * vl.data_bytes + in_slab};
+        if (in_slab < vl.slab_bytes)
+            return Segment{Segment::Pad, pos, std::min(limit - pos, vl.slab_bytes - in_slab), k, in_slab};
+        return Segment{Segment::Zero, pos, limit - pos};
     }
 
     void fill_pad(const Segment& s, uint8_t* dst) const {
