@@ -57,7 +57,14 @@ ViewBlockCache::Span ViewBlockCache::fill(Run& r, const ReadContext& ctx, Known 
         const uint64_t from = std::clamp(computed.begin, start, end), to = std::clamp(computed.end, from, end);
         auto part = [&](uint64_t a, uint64_t b) { return std::span<uint8_t>(*bytes).subspan(a - start, b - a); };
         if (from > start) read_view(vf, plan_read(vf, start, from - start), part(start, from), ctx);
-        if (to > from) read_computed(vf, from, part(from, to), ctx);
+        if (to > from) {
+            ContextOnThread here(ctx);
+            try {
+                vf.read(from, part(from, to));
+            } catch (const SourceError&) {
+                vf.read(from, part(from, to));  // as read_view: a partition that changed is read again
+            }
+        }
         if (end > to) read_view(vf, plan_read(vf, to, end - to), part(to, end), ctx);
         run = std::move(bytes);
     } catch (...) {

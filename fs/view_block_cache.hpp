@@ -1,6 +1,6 @@
 // ViewBlockCache: computed view bytes (the views whose reads are not file
-// extents) kept in 64 KiB blocks; a miss is computed by read_computed and
-// read_view (view_read.hpp).
+// extents) kept in 64 KiB blocks; a miss is computed by the view
+// (VirtualFile::read) and read_view (view_read.hpp).
 #pragma once
 
 #include <cstdint>

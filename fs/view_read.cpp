@@ -115,15 +115,6 @@ void read_view(const VirtualFile& vf, const ReadPlan& plan, std::span<uint8_t> o
     }
 }
 
-void read_computed(const VirtualFile& vf, uint64_t offset, std::span<uint8_t> out, const ReadContext& ctx) {
-    ContextOnThread here(ctx);
-    try {
-        vf.read(offset, out);
-    } catch (const SourceError&) {
-        vf.read(offset, out);  // as read_view: a partition that changed is read again
-    }
-}
-
 void read_view(const VirtualFile& vf, uint64_t offset, std::span<uint8_t> out, const ReadContext& ctx) {
     if (out.empty()) return;
     read_view(vf, plan_read(vf, offset, out.size()), out, ctx);

@@ -45,11 +45,6 @@ ReadPlan plan_read(const VirtualFile& vf, uint64_t offset, uint64_t length);
 // and reads the version there now.
 void read_view(const VirtualFile& vf, const ReadPlan& plan, std::span<uint8_t> out, const ReadContext& ctx = {},
                std::optional<LeasedPieces> realized = std::nullopt);
-// Fills out with bytes [offset, offset + out.size()) of vf that its
-// caller realized and found to hold no file extent: computed by the view
-// (VirtualFile::read), not planned again. Tried once more after a
-// SourceError, like read_view.
-void read_computed(const VirtualFile& vf, uint64_t offset, std::span<uint8_t> out, const ReadContext& ctx);
 // The same as read_view above, planned here: bytes [offset, offset + out.size()) of vf.
 void read_view(const VirtualFile& vf, uint64_t offset, std::span<uint8_t> out, const ReadContext& ctx = {});
 
