@@ -202,7 +202,7 @@ std::shared_ptr<const AggregatedSource::Resolved> AggregatedSource::still_open(
     size_t i, std::shared_ptr<const Dataset>& keep) const {
     // Resolved before and its file still open in the cache: no system
     // call at all; the identity of the fd is checked after the reads
-    // (with_fragment reopens the path when that check fails).
+    // (reopen_for_read opens the path again when that check fails).
     auto r = resolved(i);
     if (!r) return nullptr;
     auto ds = r->dataset.lock();
@@ -351,23 +351,17 @@ void AggregatedSource::open_ahead(size_t i) const {
     }
 }
 
-template <class Use>
-auto AggregatedSource::with_fragment(size_t i, SeriesWatch series, Use&& use) const {
+AggregatedSource::ForRead AggregatedSource::resolve_for_read(size_t i, SeriesWatch series) const {
     if (series == SeriesWatch::On) note_read_of(i);
-    std::shared_ptr<const Dataset> keep;
-    bool reused = false;
-    auto r = resolve(i, nullptr, keep, false, &reused);
-    if (reused) {
-        try {
-            return use(*r);
-        } catch (const SourceError&) {
-            // The file changed since it was opened (or failed): once more
-            // from its path, which may name a new version now.
-        }
-        keep.reset();
-        r = resolve(i, nullptr, keep, true, nullptr);
-    }
-    return use(*r);
+    ForRead f;
+    f.resolved = resolve(i, nullptr, f.keep, false, &f.reused);
+    return f;
+}
+
+AggregatedSource::ForRead AggregatedSource::reopen_for_read(size_t i) const {
+    ForRead f;
+    f.resolved = resolve(i, nullptr, f.keep, true, nullptr);
+    return f;
 }
 
 void AggregatedSource::conform(const Fragment& f, const std::shared_ptr<const Dataset>& ds, Resolved* r) const {
@@ -578,15 +572,25 @@ void AggregatedSource::read_fragment_part(size_t i, const std::vector<uint64_t>&
         if (series == SeriesWatch::On) note_read_of(i);
         place_from(std::move(kept));
     } else if (kind == FragmentKind::File || kind == FragmentKind::Self) {
-        with_fragment(i, series, [&](const Resolved& r) {
-            // A small fragment cut by the request (a computed block's edge
-            // cuts a row): kept whole, as the request holding its other part
-            // may come after its file closed.
-            if (len != frag_count)
-                if (auto values = keep_whole(i, r, frag_start, frag_count)) return place_from(std::move(*values));
-            const Fragment& as_read = r.completed ? *r.completed : *r.declared;
-            place([&](uint8_t* dst) { read_piece(as_read, r, lo, len, order, dst); });
-        });
+        // A failed read of the resolution kept from before: its file changed
+        // since it was opened, so once more from its path, which names the
+        // version there now.
+        for (ForRead f = resolve_for_read(i, series);; f = reopen_for_read(i)) {
+            try {
+                const Resolved& r = *f.resolved;
+                // A small fragment cut by the request (a computed block's edge
+                // cuts a row): kept whole, as the request holding its other part
+                // may come after its file closed.
+                std::optional<std::vector<uint8_t>> values;
+                if (len != frag_count) values = keep_whole(i, r, frag_start, frag_count);
+                if (values) return place_from(std::move(*values));
+                const Fragment& as_read = r.completed ? *r.completed : *r.declared;
+                return place([&](uint8_t* dst) { read_piece(as_read, r, lo, len, order, dst); });
+            } catch (const SourceError&) {
+                if (!f.reused) throw;
+                f = {};  // the old version let go before the path is opened again
+            }
+        }
     } else {
         check_declared(i);
         static const Resolved none{};
@@ -618,10 +622,12 @@ void AggregatedSource::read(std::span<const uint64_t> start, std::span<const uin
     // One fragment: its source may see a series in such reads; many: read
     // together, their partitions need no opening ahead.
     const SeriesWatch series = touched.size() == 1 ? SeriesWatch::On : SeriesWatch::Off;
-    run_pieces(touched.size(), [&](size_t k, size_t worker) {
+    auto piece = [&](size_t k, size_t worker) {
         read_fragment_part(touched[k], req_start, req_count, order, series, static_cast<uint8_t*>(out),
                            pieces[worker]);
-    });
+    };
+    if (!few_pieces(touched.size())) return run_pieces(touched.size(), piece);
+    for (size_t k = 0; k < touched.size(); ++k) piece(k, 0);  // on the caller's thread
 }
 
 bool AggregatedSource::draws_on_other_files() const {
@@ -702,12 +708,20 @@ std::optional<std::vector<FileExtent>> AggregatedSource::big_endian_extents(uint
     // Inside the box with source shape == box shape, a master run is a run of the source too.
     const uint64_t src_first = offset_in_box(index, box_start, box_count);
     const bool cut = src_first != 0 || n != ncafs::element_count(box_count);
-    return with_fragment(*fi, series, [&](const Resolved& r) -> std::optional<std::vector<FileExtent>> {
+    auto extents_of = [&](const Resolved& r) -> std::optional<std::vector<FileExtent>> {
         // Its other part may be read by another request, after its file closed.
         if (cut) keep_whole(*fi, r, box_start, box_count);
         if (!r.byte_copy) return std::nullopt;
         return r.source->big_endian_extents(src_first, n);
-    });
+    };
+    for (ForRead f = resolve_for_read(*fi, series);; f = reopen_for_read(*fi)) {  // as read_fragment_part
+        try {
+            return extents_of(*f.resolved);
+        } catch (const SourceError&) {
+            if (!f.reused) throw;
+            f = {};
+        }
+    }
 }
 
 std::optional<std::vector<uint8_t>> AggregatedSource::keep_whole(size_t i, const Resolved& r,

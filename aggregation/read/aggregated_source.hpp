@@ -149,10 +149,17 @@ private:
     // sibling opened for its own fragment i (`opener`), when fragment i lies
     // in that file and is small; failures are left to the read.
     void read_along(size_t i, const Fragment& opener, const DatasetCache::Opened& opened, uint64_t generation) const;
-    // use(resolved fragment i); when a reused resolution fails (its file
-    // changed since it was opened), once more after reopening the path.
-    template <class Use>
-    auto with_fragment(size_t i, SeriesWatch series, Use&& use) const;
+    // Fragment i resolved for a read, and whether it is the resolution kept
+    // from before (its file still open): a read of that one which fails with
+    // a SourceError (the file changed since it was opened) is tried once
+    // more on reopen_for_read(i), which opens the path again.
+    struct ForRead {
+        std::shared_ptr<const Dataset> keep;  // held while `resolved` is used
+        std::shared_ptr<const Resolved> resolved;
+        bool reused = false;
+    };
+    ForRead resolve_for_read(size_t i, SeriesWatch series) const;
+    ForRead reopen_for_read(size_t i) const;
     // The checks and conversions of fragment f against its opened variable.
     void conform(const Fragment& f, const std::shared_ptr<const Dataset>& ds, Resolved* r) const;
     // Raises what the resolver knows from the metadata alone about fragment i.

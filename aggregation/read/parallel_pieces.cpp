@@ -9,8 +9,7 @@ namespace ncafs::agg {
 
 void run_pieces(size_t n, const std::function<void(size_t, size_t)>& piece) {
     const size_t blocks = (n + kPiecesPerBlock - 1) / kPiecesPerBlock;
-    if (n == 1) return piece(0, 0);  // one partition: on the caller's thread
-    if (blocks <= 1) {
+    if (few_pieces(n)) {
         for (size_t i = 0; i < n; ++i) piece(i, 0);
         return;
     }
