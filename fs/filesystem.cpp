@@ -400,7 +400,9 @@ void reply_real_file(fuse_req_t req, const FileHandle& h, size_t size, off_t off
     struct stat before {};
     if (::fstat(h.fd, &before) != 0) return (void)fuse_reply_err(req, errno);
     if (lease.fd >= 0 && !changed_within_last_second(before)) {
-        fuse_bufvec bv = FUSE_BUFVEC_INIT(size);
+        fuse_bufvec bv{};  // FUSE_BUFVEC_INIT, a C compound literal, spelled out
+        bv.count = 1;
+        bv.buf[0].size = size;
         bv.buf[0].flags = static_cast<fuse_buf_flags>(FUSE_BUF_IS_FD | FUSE_BUF_FD_SEEK | FUSE_BUF_FD_RETRY);
         bv.buf[0].fd = h.fd;
         bv.buf[0].pos = offset;
