@@ -122,7 +122,8 @@ def counted(frames):
             continue
         if not where.split(":")[0].endswith((".cpp", ".hpp")):  # libfuse, libc: the system call's side
             continue
-        if names and names[-1] == (fn, where.split(":")[0]):  # a recursion: counted once
+        fn = fn.rpartition("::")[2]  # gdb names a lambda's frame by its enclosing function, qualified
+        if names and names[-1] == (fn, where.split(":")[0]):  # a recursion or a lambda: counted once
             continue
         names.append((fn, where.split(":")[0]))
     return names
