@@ -20,7 +20,9 @@ inline constexpr size_t kPiecesPerBlock = 32;
 inline bool few_pieces(size_t n) { return n <= kPiecesPerBlock; }
 
 // piece(index, worker) for every index < n; `worker` (< 1 + kExtraThreads)
-// names the thread, for per-thread scratch buffers.
+// names the thread, for per-thread scratch buffers. Pool threads run their
+// pieces with the caller's thread settings (remote::NetworkScope,
+// ForwardReaderScope).
 void run_pieces(size_t n, const std::function<void(size_t index, size_t worker)>& piece);
 
 }  // namespace ncafs::agg
