@@ -163,53 +163,31 @@ private:
         for (uint64_t i = 0; i < s.length; ++i) dst[i] = vars_[s.var].fill_big_endian[(s.at + i) % esize];
     }
 
-    // Bytes [at, at+n) of variable k's big-endian C-order stream.
+    // Bytes [at, at+n) of variable k's big-endian C-order stream: the
+    // elements holding them read with one source read (converted when the
+    // source has another type), straight into dst when the bytes are whole
+    // elements and dst is aligned for them (sources may store typed values).
     void read_data(size_t k, uint64_t at, uint8_t* dst, uint64_t n) const {
-        const uint64_t esize = layout_.variables[k].element_size;
-        uint64_t first = at / esize;
-        if (uint64_t head = at % esize) {
-            std::array<uint8_t, 8> one;
-            read_elements(k, first, 1, one.data());
-            uint64_t take = std::min(n, esize - head);
-            std::memcpy(dst, one.data() + head, take);
-            dst += take;
-            n -= take;
-            ++first;
-        }
-        if (uint64_t full = n / esize) {
-            read_elements(k, first, full, dst);
-            dst += full * esize;
-            n -= full * esize;
-            first += full;
-        }
-        if (n > 0) {
-            std::array<uint8_t, 8> one;
-            read_elements(k, first, 1, one.data());
-            std::memcpy(dst, one.data(), n);
-        }
-    }
-
-    // count big-endian elements from linear index first: one source read.
-    void read_elements(size_t k, uint64_t first, uint64_t count, uint8_t* dst) const {
         const ViewVariable& w = vars_[k];
         const NcType type = dataset_->variables[k].type;
         const uint64_t esize = type_size(type);
-        if (!w.source) return fill_elements(dst, w.fill_big_endian.data(), esize, count);
-        if (w.pass_through) {
-            // Sources may store typed values: give them an aligned buffer.
-            if (reinterpret_cast<uintptr_t>(dst) % esize == 0) return w.source->read_linear(first, count, ByteOrder::Big, dst);
-            std::vector<uint64_t> tmp((count * esize + 7) / 8);
-            w.source->read_linear(first, count, ByteOrder::Big, tmp.data());
-            std::memcpy(dst, tmp.data(), count * esize);
-            return;
+        const uint64_t first = at / esize, count = (at + n + esize - 1) / esize - first;
+        const bool in_place = at % esize == 0 && n % esize == 0 && reinterpret_cast<uintptr_t>(dst) % esize == 0;
+        std::vector<uint64_t> whole;  // the elements, when dst cannot take them as they are
+        if (!in_place) whole.resize((count * esize + 7) / 8);
+        uint8_t* elements = in_place ? dst : reinterpret_cast<uint8_t*>(whole.data());
+        if (!w.source) {
+            fill_elements(elements, w.fill_big_endian.data(), esize, count);
+        } else if (w.pass_through) {
+            w.source->read_linear(first, count, ByteOrder::Big, elements);
+        } else {
+            const NcType from = w.source->type();
+            std::vector<uint64_t> in((count * type_size(from) + 7) / 8);
+            w.source->read_linear(first, count, ByteOrder::Native, in.data());
+            convert_elements(from, in.data(), type, elements, count, w.fill_native.data());
+            swap_to_big_endian(type, elements, count);
         }
-        const NcType from = w.source->type();
-        std::vector<uint64_t> in((count * type_size(from) + 7) / 8);
-        w.source->read_linear(first, count, ByteOrder::Native, in.data());
-        std::vector<uint64_t> converted((count * esize + 7) / 8);
-        convert_elements(from, in.data(), type, converted.data(), count, w.fill_native.data());
-        swap_to_big_endian(type, converted.data(), count);
-        std::memcpy(dst, converted.data(), count * esize);
+        if (!in_place) std::memcpy(dst, elements + at % esize, n);
     }
 
     std::shared_ptr<const Dataset> dataset_;
