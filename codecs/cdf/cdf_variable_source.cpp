@@ -39,9 +39,15 @@ void CdfVariableSource::read(std::span<const uint64_t> start, std::span<const ui
     // during the reads is caught there, before any byte is served.
     // After reading: the bytes all come from the version opened, untorn
     // (and, for a file changed lately, the version its layout describes).
+    const FileRuns runs = file_runs(start, count);
     try {
-        file_->read_checked(out, total * vl.element_size,
-                            [&](void* to) { read_runs(start, count, static_cast<uint8_t*>(to)); });
+        file_->read_checked(out, total * vl.element_size, [&](void* to) {
+            auto* dst = static_cast<uint8_t*>(to);
+            for (uint64_t offset : runs.offsets) {
+                file_->pread_unchecked(dst, runs.length, offset);
+                dst += runs.length;
+            }
+        });
     } catch (const SourceError&) {
         check_unchanged(nullptr, 0, [](void*) {});  // a file that shrank: say so (and mark it changed)
         throw;
@@ -64,39 +70,43 @@ bool CdfVariableSource::read_whole(std::span<const uint64_t> start, std::span<co
             throw;
         }
     }
-    read_runs(start, count, static_cast<uint8_t*>(out), &whole);
+    const FileRuns runs = file_runs(start, count);
+    auto* dst = static_cast<uint8_t*>(out);
+    for (uint64_t offset : runs.offsets) {
+        if (offset > whole.size() || runs.length > whole.size() - offset)
+            throw SourceError(file_->path(), "file ends at byte " + std::to_string(whole.size()) + ", expected " +
+                                                 std::to_string(runs.length) + " bytes at offset " +
+                                                 std::to_string(offset));
+        std::memcpy(dst, whole.data() + offset, runs.length);
+        dst += runs.length;
+    }
     return true;
 }
 
-void CdfVariableSource::read_runs(std::span<const uint64_t> start, std::span<const uint64_t> count, uint8_t* dst,
-                                  const std::vector<uint8_t>* whole) const {
-    auto read = [&](uint8_t* to, uint64_t n, uint64_t offset) {
-        if (!whole) return file_->pread_unchecked(to, n, offset);
-        if (offset > whole->size() || n > whole->size() - offset)
-            throw SourceError(file_->path(), "file ends at byte " + std::to_string(whole->size()) + ", expected " +
-                                                 std::to_string(n) + " bytes at offset " + std::to_string(offset));
-        std::memcpy(to, whole->data() + offset, n);
-    };
+CdfVariableSource::FileRuns CdfVariableSource::file_runs(std::span<const uint64_t> start,
+                                                          std::span<const uint64_t> count) const {
     const VariableLayout& vl = var();
     const size_t rank = vl.shape.size();
-    if (rank == 0) return read(dst, vl.element_size, vl.begin);
+    if (rank == 0) return {vl.element_size, {vl.begin}};
     // Merge dims from the innermost outward while the inner block is full
     // and lies contiguously (stride equals the inner block's bytes).
     // j = first merged dim (rank: none yet, the run is one element).
     size_t j = rank;
-    uint64_t run = vl.element_size;
+    FileRuns runs{vl.element_size, {}};
     while (j > 0 && (j == rank || count[j] == vl.shape[j]) &&
            vl.strides[j - 1] == (j == rank ? vl.element_size : vl.shape[j] * vl.strides[j])) {
         --j;
-        run = count[j] * vl.strides[j];
+        runs.length = count[j] * vl.strides[j];
     }
+    uint64_t n = 1;
+    for (size_t d = 0; d < j; ++d) n *= count[d];
+    runs.offsets.reserve(n);
     // Odometer over dims [0, j).
     std::vector<uint64_t> idx(start.begin(), start.begin() + j);
     uint64_t offset = vl.begin;
     for (size_t d = 0; d < rank; ++d) offset += start[d] * vl.strides[d];
     for (;;) {
-        read(dst, run, offset);
-        dst += run;
+        runs.offsets.push_back(offset);
         size_t d = j;
         while (d-- > 0) {
             if (++idx[d] < start[d] + count[d]) {
@@ -108,6 +118,7 @@ void CdfVariableSource::read_runs(std::span<const uint64_t> start, std::span<con
         }
         if (d == SIZE_MAX) break;
     }
+    return runs;
 }
 
 std::optional<std::vector<FileExtent>> CdfVariableSource::big_endian_extents(uint64_t first, uint64_t n) const {

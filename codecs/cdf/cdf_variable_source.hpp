@@ -31,10 +31,13 @@ private:
     // OpenFile::check_after_read, its error naming the variable (defined and used in the .cpp).
     template <class ReadAgain>
     void check_unchanged(const void* read, size_t n, ReadAgain&& read_again) const;
-    // The preads of a box (one per contiguous run), big-endian into dst;
-    // with `whole` (the file's bytes), copies from it instead.
-    void read_runs(std::span<const uint64_t> start, std::span<const uint64_t> count, uint8_t* dst,
-                   const std::vector<uint8_t>* whole = nullptr) const;
+    // The file's contiguous runs of a box, in C order: each `length` bytes
+    // long, at these offsets (listed before any is read).
+    struct FileRuns {
+        uint64_t length = 0;
+        std::vector<uint64_t> offsets;
+    };
+    FileRuns file_runs(std::span<const uint64_t> start, std::span<const uint64_t> count) const;
     // A file of at most one page is read whole (its opener's first read,
     // still held, costs no system call: OpenFile::keep_first_read).
     static constexpr uint64_t kReadWholeBelow = 4096;
