@@ -26,9 +26,10 @@ class ViewStore;
 
 // How a regular file is served.
 struct Classification {
-    // NoDataset: a real file only; Aggregation; Broken: looks like an aggregation but
-    // cannot be served as one (a real file only, no twins: a view of the
-    // aggregation file's own variables would mislead); Dataset: a netCDF, ds or ncstream file.
+    // NoDataset: a real file only; Aggregation; Broken: looks like an
+    // aggregation but cannot be served as one (a real file only, no twins: a
+    // view of the aggregation file's own variables would mislead); Dataset: a
+    // netCDF, ds or ncstream file.
     enum Kind { NoDataset, Aggregation, Broken, Dataset } kind = NoDataset;
     uint64_t nc_size = 0;  // size of the nc view (Aggregation)
     bool is_dataset() const { return kind == Aggregation || kind == Dataset; }

@@ -13,9 +13,10 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// A lexically normal relative name, "dir/file.nc": relative, no empty, "." or ".." component, no NUL. Joined to
-// a lexically normal folder it is already lexically normal (the common case
-// of a million partitions, kept off std::filesystem).
+// A lexically normal relative name, "dir/file.nc": relative, no empty, "." or
+// ".." component, no NUL. Joined to a lexically normal folder it is already
+// lexically normal (the common case of a million partitions, kept off
+// std::filesystem).
 bool is_normal_relative(const std::string& name) {
     if (name.empty() || name.front() == '/' || name.back() == '/' || name.find('\0') != std::string::npos) return false;
     size_t begin = 0;

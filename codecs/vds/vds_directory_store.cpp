@@ -150,7 +150,8 @@ LayerStatus parse_status(const Json& o, const std::string& file) {
     LayerStatus s;
     s.name = o["layerName"].get<std::string>();
     if (s.name.empty() || s.name.find('/') != std::string::npos || s.name[0] == '.' || s.name.find('\0') != std::string::npos)
-        throw FormatError(file, 0, "LayerStatus: layer name '" + s.name + "' is not a file name in the volume's folder");
+        throw FormatError(file, 0,
+                          "LayerStatus: layer name '" + s.name + "' is not a file name in the volume's folder");
     const Json method = o.contains("compressionMethod") ? o["compressionMethod"] : Json("None");
     if (!method.is_string()) throw FormatError(file, 0, "LayerStatus: layer " + s.name + ": compressionMethod not a string");
     s.compression = compression_named(method.get<std::string>(), file, s.name);

@@ -230,7 +230,8 @@ def compare_zarr(store, nc_path, what):
     """zarr-python reads the store (consolidated and not) as netCDF4-python reads the .nc view (raw values)."""
     with netCDF4.Dataset(nc_path) as nc:
         nc.set_auto_maskandscale(False)
-        for how, group in (("consolidated", zarr.open_consolidated(store, mode="r")), ("unconsolidated", zarr.open(store, mode="r"))):
+        for how, group in (("consolidated", zarr.open_consolidated(store, mode="r")),
+                           ("unconsolidated", zarr.open(store, mode="r"))):
             label = "%s (%s)" % (what, how)
             check(sorted(group.array_keys()) == sorted(nc.variables), "%s: arrays %s, want %s" %
                   (label, sorted(group.array_keys()), sorted(nc.variables)))
