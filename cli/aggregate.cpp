@@ -122,7 +122,7 @@ std::vector<std::string> gather_files(const InputSpec& in, const std::string& ou
 void print_summary(const agg::AggregateSummary& s, const std::string& output, std::ostream& out, std::ostream& err) {
     for (const auto& w : s.warnings) err << "ncafs aggregate: warning: " << w << "\n";
     out << output << ": " << s.files << " files, " << s.aggregation_variables << " aggregation variables, "
-        << s.plain_variables << " plain variables; fragments";
+        << s.non_aggregated_variables << " non-aggregated variables; fragments";
     for (size_t d = 0; d < s.fragments_per_dim.size(); ++d) out << (d ? " x " : " ") << s.fragments_per_dim[d];
     out << "\n";
 }

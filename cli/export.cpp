@@ -42,10 +42,10 @@ namespace {
 
 constexpr size_t kBlock = 8u << 20;
 
-// A plain file as a VirtualFile whose bytes are one extent.
-class PlainFileView final : public VirtualFile {
+// A real file (not a dataset) as a VirtualFile whose bytes are one extent.
+class RealFileView final : public VirtualFile {
 public:
-    explicit PlainFileView(std::shared_ptr<const OpenFile> file) : file_(std::move(file)) {}
+    explicit RealFileView(std::shared_ptr<const OpenFile> file) : file_(std::move(file)) {}
     uint64_t size() const override { return file_->size(); }
     void read(uint64_t offset, std::span<uint8_t> out) const override {
         file_->pread_exact(out.data(), out.size(), offset);
@@ -366,7 +366,7 @@ int export_view(ExportArgs& a, const ExportOutput& out, std::ostream& err) {
         } else if (aggregation) {
             view = backend.make_view(backend.open_dataset(file, true), "nc", ncs_name);
         } else {
-            view = std::make_shared<PlainFileView>(OpenFile::open(file));
+            view = std::make_shared<RealFileView>(OpenFile::open(file));
         }
         ProgressMeter meter("export " + a.file, ProgressMeter::Unit::Bytes);
         auto report = [&](uint64_t done, uint64_t total) { meter.update(done, total); };

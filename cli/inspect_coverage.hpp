@@ -29,7 +29,7 @@ struct DimensionCoverage {
 inline constexpr size_t kBarCells = 60;
 
 // The partition files an array names, stat'ed through the aggregation's
-// confinement (never opened, never a plain stat); remote URLs are counted
+// confinement (never opened, never a stat outside it); remote URLs are counted
 // but not judged.
 struct FileCensus {
     size_t files = 0, present = 0;

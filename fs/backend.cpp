@@ -80,7 +80,7 @@ std::shared_ptr<const Dataset> counted(const std::string& path, Open open) {
 // The reader of a dataset file's magic (ncafs::open_dataset, the one
 // dispatcher), reading the opened file only; a file of no known magic is
 // refused here rather than handed to netcdf-c.
-std::shared_ptr<const Dataset> open_plain_dataset(std::shared_ptr<const OpenFile> file) {
+std::shared_ptr<const Dataset> open_single_file_dataset(std::shared_ptr<const OpenFile> file) {
     if (sniff_file(*file) == FileFormat::None)
         throw SourceError(file->path(), "not a netCDF, OpenVDS, ds or ncstream file (no known magic number)");
     return std::make_shared<const Dataset>(ncafs::open_dataset(std::move(file)));
@@ -200,7 +200,7 @@ Backend make_backend(const ViewOptions& options, const std::vector<std::string>&
         if (confined->stat(path, st) && S_ISDIR(st.st_mode))  // a store directory: *.zarr/ or *.vds/
             return path.ends_with(".zarr") ? presentable(open_zarr_store(path, *confined, aggregation))
                                            : open_vds_directory_dataset(path, *confined);
-        return presentable(open_plain_dataset(OpenFile::open(path, confined.get())));
+        return presentable(open_single_file_dataset(OpenFile::open(path, confined.get())));
     };
     b.source_files = [](const Dataset& dataset) {
         std::vector<std::string> files = agg::files_drawn_on(dataset);

@@ -8,7 +8,7 @@
 // NAME.ds, NAME.ncs, NAME.nc4, NAME.h5, NAME.hdf5, NAME.vds, NAME.json that
 // is a dataset gives it. A kerchunk reference set (NAME.json, or a name
 // matching refs=GLOB, recognised by content) is served like an aggregation;
-// other JSON files are plain files.
+// other JSON files are real files only.
 // A netCDF-4 NAME.nc that is not an aggregation (kept as its own bytes) has
 // its classic view NAME.classic.nc. A folder NAME.vds holding a
 // VolumeDataLayout (an OpenVDS volume in the object-store directory form) is

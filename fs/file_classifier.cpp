@@ -92,10 +92,10 @@ Classification FileClassifier::classify(const std::string& path, const struct st
             }
         } catch (const std::exception& e) {
             c.kind = Classification::Broken;
-            log_once(LogLevel::Warning, path + ": shown as a plain file, not as " + what + ": " + e.what());
+            log_once(LogLevel::Warning, path + ": shown only as a real file, not as " + what + ": " + e.what());
         } catch (...) {
             c.kind = Classification::Broken;
-            log_once(LogLevel::Warning, path + ": shown as a plain file, not as " + what + ": unknown error");
+            log_once(LogLevel::Warning, path + ": shown only as a real file, not as " + what + ": unknown error");
         }
     }
     // Kept before the classification is: whoever finds it finds its nc view too.
@@ -113,7 +113,7 @@ bool FileClassifier::may_be_aggregation(const std::string& path, const struct st
         if (auto hit = prechecks_.get(key)) return *hit;
     }
     OpenResult opened = open_regular_file(path, &source_);  // O_NONBLOCK, regular files only
-    if (!opened.fd) return false;  // unreadable: served (and failing) as a plain file
+    if (!opened.fd) return false;  // unreadable: served (and failing) as a real file
     const bool maybe = agg::precheck_opened_file(opened.fd.get(), path) == agg::Precheck::Maybe;
     MutexLock lock(mutex_);
     ++precheck_count_;

@@ -1,6 +1,6 @@
 // How the catalog (fs/catalog.hpp) tells the files of SOURCE apart: the
 // magic sniff of a dataset name, the header pre-check of a would-be
-// aggregation, the full classification (plain, aggregation, broken
+// aggregation, the full classification (no dataset, aggregation, broken
 // aggregation, dataset), the netCDF-4 test, and the store folders
 // (NAME.vds/, NAME.zarr/). Every answer is cached by the file's path and
 // identity (fs/cache_keys.hpp), bounded; every file is opened or stat'ed
@@ -26,10 +26,11 @@ class ViewStore;
 
 // How a regular file is served.
 struct Classification {
-    // Plain: no dataset; Aggregation; Broken: looks like an aggregation but
-    // cannot be served as one (shown as its bytes, no twins: a view of the
-    // aggregation file's own variables would mislead); Dataset: a netCDF, ds or ncstream file.
-    enum Kind { Plain, Aggregation, Broken, Dataset } kind = Plain;
+    // NoDataset: a real file only; Aggregation; Broken: looks like an
+    // aggregation but cannot be served as one (a real file only, no twins: a
+    // view of the aggregation file's own variables would mislead); Dataset: a
+    // netCDF, ds or ncstream file.
+    enum Kind { NoDataset, Aggregation, Broken, Dataset } kind = NoDataset;
     uint64_t nc_size = 0;  // size of the nc view (Aggregation)
     bool is_dataset() const { return kind == Aggregation || kind == Dataset; }
 };

@@ -2,7 +2,7 @@
 // protocol, so that a systemd unit of Type=notify (packaging/ncafs@.service)
 // knows when the mount is usable and when the daemon is stopping.
 //
-// Implemented with a plain AF_UNIX datagram socket instead of libsystemd, so
+// Implemented with an AF_UNIX datagram socket of our own instead of libsystemd, so
 // that the daemon has no systemd dependency: libfuse 3.14 has no such call.
 #pragma once
 

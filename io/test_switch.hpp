@@ -1,6 +1,6 @@
 // Test-only switches of the form NCAFS_TEST_..._MS=N (tests/README.md): the
 // milliseconds a variable gives, read when asked; nullopt when it is unset
-// or not a plain decimal number of at most 9 digits.
+// or anything but 1 to 9 decimal digits.
 #pragma once
 
 #include <chrono>

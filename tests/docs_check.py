@@ -361,15 +361,15 @@ class DocChecker:
                     self.report(rel, number, f"`{symbol}` is not in {token}")
 
     def check_line(self, rel, number, line, base, excused):
-        plain = re.sub(r"https?://\S+", "", line)
-        for target in re.findall(r"\]\(([^)\s]+)\)", re.sub(r"`[^`]*`", "", plain)):
+        without_urls = re.sub(r"https?://\S+", "", line)
+        for target in re.findall(r"\]\(([^)\s]+)\)", re.sub(r"`[^`]*`", "", without_urls)):
             if not target.startswith(("http", "#", "mailto")) and not self.tree.has_path(target, base):
                 self.report(rel, number, f"link {target} does not exist")
-        plain = re.sub(r"\]\([^)]*\)", "]", plain)
-        for token in PATH.findall(plain):
+        without_links = re.sub(r"\]\([^)]*\)", "]", without_urls)
+        for token in PATH.findall(without_links):
             if token not in excused and not self.tree.has_path(token, base):
                 self.report(rel, number, f"path {token} does not exist")
-        for span in re.findall(r"`([^`]+)`", plain):
+        for span in re.findall(r"`([^`]+)`", without_links):
             span = span.strip()
             if looks_like_code(span) and span not in excused:
                 reason = check_symbol(self.tree, span, self.prefixes)

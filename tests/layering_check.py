@@ -85,17 +85,17 @@ def library_violations(root, functions):
 # A mutex the compiler checks is an ncafs::Mutex (io/mutex.hpp) or the
 # library's LibraryMutex; a std::mutex declared anywhere else would be one
 # whose data and order only prose guards.
-PLAIN_MUTEX = re.compile(r"\bstd::(?:recursive_|shared_|timed_)?mutex\b(?!\s*>)")
+STD_MUTEX = re.compile(r"\bstd::(?:recursive_|shared_|timed_)?mutex\b(?!\s*>)")
 MUTEX_HOMES = {"io/mutex.hpp", GATEWAY + "/netcdf_library.hpp"}
 
 
-def plain_mutex_violations(root):
+def std_mutex_violations(root):
     for layer in ALLOWED:
         for path in sorted((root / layer).rglob("*.[ch]pp")):
             rel = path.relative_to(root).as_posix()
             if rel in MUTEX_HOMES:
                 continue
-            if PLAIN_MUTEX.search(code_of(path)):
+            if STD_MUTEX.search(code_of(path)):
                 yield f"{rel} declares a std::mutex: use ncafs::Mutex (io/mutex.hpp) with NCAFS_GUARDED_BY on its data"
 
 
@@ -150,7 +150,7 @@ def link_cycle_violations(root):
 
 
 def run(root):
-    found = list(violations(root)) + list(plain_mutex_violations(root)) + list(link_cycle_violations(root))
+    found = list(violations(root)) + list(std_mutex_violations(root)) + list(link_cycle_violations(root))
     functions = library_functions()
     if functions:
         found += list(library_violations(root, functions))

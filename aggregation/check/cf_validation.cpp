@@ -178,7 +178,7 @@ CfCheckReport check_cf_aggregation(const std::string& path, const AggregationOpt
         for (size_t d = 0; d < a.dims.size(); ++d) {
             const std::string& dim = a.dims[d];
             if (dim == a.name) continue;  // the coordinate itself
-            // The coordinate variable: an aggregation coordinate variable or a plain one.
+            // The coordinate variable: an aggregation coordinate variable or a non-aggregated one.
             std::shared_ptr<const ArraySource> coord;
             std::string units, calendar;
             if (auto it = sources.find(dim); it != sources.end() && it->second.source->aggregate().dims.size() == 1) {

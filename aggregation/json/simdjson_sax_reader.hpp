@@ -82,7 +82,8 @@ private:
             const char* raw = f.key().raw();  // just past the opening quote
             std::string_view k;
             const Scan scan = scan_string(raw, k);
-            if (scan == Scan::Control || (scan == Scan::Escaped && (f.unescaped_key().get(k) || !plain_text(k, raw))))
+            if (scan == Scan::Control ||
+                (scan == Scan::Escaped && (f.unescaped_key().get(k) || !no_raw_control_bytes(k, raw))))
                 return false;
             buf_.assign(k);
             sax_.key(buf_);
@@ -107,8 +108,9 @@ private:
         std::string_view s;
         const Scan scan = scan_string(raw, s);
         simdjson::ondemand::raw_json_string consumed;  // consumed all the same: skipped values go unchecked
-        if (scan == Scan::Control || (scan == Scan::Plain ? v.get_raw_json_string().get(consumed) != 0
-                                                          : v.get_string().get(s) || !plain_text(s, raw)))
+        if (scan == Scan::Control ||
+            (scan == Scan::EscapeFree ? v.get_raw_json_string().get(consumed) != 0
+                                      : v.get_string().get(s) || !no_raw_control_bytes(s, raw)))
             return false;
         buf_.assign(s);
         return sax_.string(buf_);
@@ -118,11 +120,11 @@ private:
     // UTF-8 and that the string closes): read in place, it costs simdjson's
     // string buffer nothing (unescaping writes every string there, as much
     // again as the text). One look at each byte up to the closing quote.
-    enum class Scan { Plain, Escaped, Control };
-    static Scan scan_string(const char* raw, std::string_view& plain) {
+    enum class Scan { EscapeFree, Escaped, Control };
+    static Scan scan_string(const char* raw, std::string_view& in_place) {
         for (const char* p = raw;; ++p) {
             const auto c = static_cast<unsigned char>(*p);
-            if (c == '"') return plain = {raw, static_cast<size_t>(p - raw)}, Scan::Plain;
+            if (c == '"') return in_place = {raw, static_cast<size_t>(p - raw)}, Scan::EscapeFree;
             if (c == '\\') return Scan::Escaped;  // simdjson unescapes
             if (c < 0x20) return Scan::Control;   // not JSON; simdjson lets it through, nlohmann words it
         }
@@ -137,7 +139,7 @@ private:
     // An escaped string: raw control bytes are not JSON (simdjson lets them
     // through); only strings that hold one after unescaping (an escaped "\n"
     // also gives one) have their raw text looked at again.
-    static bool plain_text(std::string_view unescaped, const char* raw) {
+    static bool no_raw_control_bytes(std::string_view unescaped, const char* raw) {
         bool control = false;
         for (const char c : unescaped) control |= static_cast<unsigned char>(c) < 0x20;
         if (!control) return true;

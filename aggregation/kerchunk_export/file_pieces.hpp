@@ -1,7 +1,7 @@
-// The piece for one variable of one opened file (a partition, or a plain
-// netCDF file exported whole): classic -> runs; netCDF-4 -> its HDF5 chunks
-// (or one run when contiguous); anything else, or storage Zarr cannot
-// describe, -> inline with the reason.
+// The piece for one variable of one opened file (a partition, or the file of
+// a single-file dataset exported whole): classic -> runs; netCDF-4 -> its
+// HDF5 chunks (or one run when contiguous); anything else, or storage Zarr
+// cannot describe, -> inline with the reason.
 #pragma once
 
 #include <memory>

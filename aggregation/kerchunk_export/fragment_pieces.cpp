@@ -18,7 +18,7 @@ std::string transform_reason(const Fragment& f, const Aggregate& a) {
     return "its axes are in another order than the master's (permuted)";
 }
 
-// What the view does to the values of fragment f (not plain) before showing them.
+// What the view does to the values of fragment f (not a byte copy) before showing them.
 std::string conversion_reason(const Fragment& f, const Variable& v, const Aggregate& a) {
     if (!f.transform_is_identity()) return transform_reason(f, a);
     if (v.source->type() != a.type)

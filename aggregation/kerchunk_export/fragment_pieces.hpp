@@ -1,5 +1,5 @@
 // The pieces of a master array, one per fragment (index = fragment index):
-// a plain fragment (a byte copy of its variable) -> its file's piece; a
+// a byte-copy fragment (its variable's bytes as they are) -> its file's piece; a
 // fragment the view converts -> inline, with what the conversion is; a
 // fragment of the aggregation file itself, constant or missing -> inline or
 // fill without any flag. A fragment that cannot be opened (absent, outside

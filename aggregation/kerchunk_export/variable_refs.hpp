@@ -30,10 +30,10 @@ struct ExportOptions {
 
 // Where the values of a dataset's variables lie: in the partitions of an
 // aggregation (master arrays), the aggregation file itself (the other
-// variables: inline), or the plain file `file` the dataset was read from.
+// variables: inline), or the single-file dataset's file `file`.
 struct DatasetOrigin {
     bool aggregation = false;
-    std::shared_ptr<const OpenFile> file;  // plain file: the file read
+    std::shared_ptr<const OpenFile> file;  // single-file dataset: the file read
 };
 
 struct VariableOutcome {

@@ -1,4 +1,4 @@
-// Reading a fragment piece whose `part` selection is sparse. The plain path
+// Reading a fragment piece whose `part` selection is sparse. The usual path
 // reads the source box spanning min..max of the selected indices and gathers
 // from it; for part = [[0, N-1]] that box is the whole axis, so an 8-byte read
 // would allocate and read gigabytes. Above kMaxBoxAmplification the piece is

@@ -58,7 +58,7 @@ UnitPtr parse_unit(const std::string& text) {
     return u;
 }
 
-// Affine map between two plain (non-calendar) units, caller holds the mutex.
+// Affine map between two non-calendar units, caller holds the mutex.
 Affine udunits_affine(const std::string& from, const std::string& to) {
     UnitPtr f = parse_unit(from), t = parse_unit(to);
     if (!ut_are_convertible(f.get(), t.get()))

@@ -127,7 +127,7 @@ void parse_cf_style(Loading& ld, const AggregationOptions& options) {
     for (const auto& w : ld.cf.warnings) ld.out.warnings.push_back(ld.paths->aggregation_file() + ": " + w);
 }
 
-// Each variable: hidden, a CF-style aggregation, an NCA/CFA master or plain; the dimensions that stay.
+// Each variable: hidden, a CF-style aggregation, an NCA/CFA master or non-aggregated; the dimensions that stay.
 void classify_variables(Loading& ld, const AggregationOptions& options) {
     const Dataset& file = *ld.file;
     ld.keep_dim.assign(file.dimensions.size(), false);
@@ -229,7 +229,7 @@ Variable aggregated_variable(const Loading& ld, const Aggregate& a, std::shared_
     return m;
 }
 
-// The visible variables, in file order: aggregations get their sources, plain ones renumbered dimensions.
+// The visible variables, in file order: aggregations get their sources, non-aggregated ones renumbered dimensions.
 void present_variables(Loading& ld, DatasetCache& cache) {
     size_t next_master = 0;
     for (size_t i = 0; i < ld.visible.size(); ++i) {
@@ -258,7 +258,7 @@ void present_variables(Loading& ld, DatasetCache& cache) {
 
 // The aggregation file itself (header only for now), opened for this load
 // alone rather than kept in the cache: its JSON (about 150 bytes a
-// partition) is freed once parsed. Its plain variables keep the open file.
+// partition) is freed once parsed. Its non-aggregated variables keep the open file.
 std::shared_ptr<const Dataset> open_aggregation_file(const PathPolicy& paths, DatasetCache& cache) {
     const std::string& path = paths.aggregation_file();
     OpenResult r = open_regular_file(path, paths.confinement_of_aggregation_file());

@@ -13,10 +13,11 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// "dir/file.nc": relative, no empty, "." or ".." component, no NUL. Joined to
-// a lexically normal folder it is already lexically normal (the common case
-// of a million partitions, kept off std::filesystem).
-bool is_plain_relative(const std::string& name) {
+// A lexically normal relative name, "dir/file.nc": relative, no empty, "." or
+// ".." component, no NUL. Joined to a lexically normal folder it is already
+// lexically normal (the common case of a million partitions, kept off
+// std::filesystem).
+bool is_normal_relative(const std::string& name) {
     if (name.empty() || name.front() == '/' || name.back() == '/' || name.find('\0') != std::string::npos) return false;
     size_t begin = 0;
     while (begin <= name.size()) {
@@ -147,7 +148,7 @@ std::string PathPolicy::resolve(const std::string& name_in, bool base_given, con
         const std::string name = local_name(name_in);
         // Section 1.8 recommendation: names (after base) are references resolved
         // against the aggregation file's folder; absolute names are kept.
-        if (!base_given && is_plain_relative(name)) {  // the common case: no fs::path built
+        if (!base_given && is_normal_relative(name)) {  // the common case: no fs::path built
             resolved = rewritten((folder_ == "/" ? std::string() : folder_) + "/" + name);
         } else {
             resolved = resolve_with_base(name, base_given, base);

@@ -68,7 +68,7 @@ private:
     // The first rewrite whose OLD prefixes name (a path, or a URL given as
     // OLD), applied; name unchanged when none does.
     std::string rewritten(const std::string& name) const;
-    // A name that is not plain relative, resolved against base (or the folder).
+    // A name that is not a lexically normal relative one, resolved against base (or the folder).
     std::string resolve_with_base(const std::string& name, bool base_given, const std::string& base) const;
     std::string aggregation_file_;
     std::string folder_;

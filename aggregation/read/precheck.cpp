@@ -33,7 +33,7 @@ bool any_marker(const std::vector<Attribute>& attributes) {
 // A classic header is read with the CDF reader, which checks every count
 // against the file. A header it rejects is not an aggregation: netcdf-c must
 // never see an inconsistent classic file (a 32-byte file claiming 2^31-1
-// variables crashes it), so the file stays a plain dataset whose views
+// variables crashes it), so the file stays a single-file dataset whose views
 // report the error.
 Precheck precheck_classic(int fd, const std::string& path) {
     int copy = ::dup(fd);
@@ -81,7 +81,7 @@ Precheck precheck_aggregation(const std::string& path, const ConfinedRoots* with
     if (!has_aggregation_name(slash == std::string::npos ? path : path.substr(slash + 1)))
         return Precheck::NotAggregation;
     OpenResult opened = open_regular_file(path, within);
-    if (!opened.fd) return Precheck::NotAggregation;  // unreadable: served (and failing) as a plain file
+    if (!opened.fd) return Precheck::NotAggregation;  // unreadable: served (and failing) as a real file
     return precheck_opened_file(opened.fd.get(), path);
 }
 

@@ -149,7 +149,7 @@ std::string percent_decode(const std::string& s) {
 }
 
 // RFC 3986 scheme ("https" of "https://h/x"), empty when there is none. A
-// single letter is taken as a drive letter or a plain name, not a scheme.
+// single letter is taken as a drive letter or a name without a scheme.
 std::string uri_scheme(const std::string& s) {
     auto colon = s.find(':');
     if (colon == std::string::npos || colon < 2) return {};
@@ -205,7 +205,7 @@ ResolvedName resolve_fragment_name(const std::string& name, const PathPolicy& pa
         // No scheme: an absolute path (tolerated, A6) or a relative reference,
         // relative to the aggregation file's folder (A5, cfdm abspath rule).
         // CF-1.13 names are URI references (percent-encoded); CFA-0.6.2 names
-        // that are not URIs are plain relative paths.
+        // that are not URIs are relative paths, taken as they are (no percent-decoding).
         local = uri_reference ? percent_decode(name.substr(0, name.find('#'))) : name;
     }
     try {

@@ -17,8 +17,8 @@ namespace ncafs::agg {
 
 // ncafs aggregate, one step per file; write_cf_aggregation runs them in
 // order over a cf_write::WriterState they share (writer_state.hpp):
-//   1 read_inputs                  headers, aggregated-dim coordinates, small plain values, URIs; file 0 is the
-//                                  reference (input_reading.hpp, compared by input_comparison.hpp)
+//   1 read_inputs                  headers, aggregated-dim coordinates, small non-aggregated values, URIs;
+//                                  file 0 is the reference (input_reading.hpp, compared by input_comparison.hpp)
 //   2 report_metadata_differences  global attributes and per-file encodings, as warnings (input_comparison.hpp)
 //   3 place_fragments              order along each aggregated dimension, then tile the grid (fragment_placement.hpp)
 //   4 plan_names                   the output's names, one signature per dimension list (output_names.hpp)

@@ -24,7 +24,7 @@ struct AggregateWriterOptions {
 struct AggregateSummary {
     size_t files = 0;
     size_t aggregation_variables = 0;  // including aggregation coordinate variables
-    size_t plain_variables = 0;
+    size_t non_aggregated_variables = 0;
     std::vector<uint64_t> fragments_per_dim;  // in options.dims order
     std::vector<std::string> warnings;        // differences that CF canonicalisation absorbs
 };

@@ -121,7 +121,7 @@ void compare_with_reference(const FileInfo& R, const FileInfo& F, const Referenc
     }
 }
 
-void compare_plain_values(const WriterState& st, const std::string& path, const Dataset& ds, Findings& found) {
+void compare_non_aggregated_values(const WriterState& st, const std::string& path, const Dataset& ds, Findings& found) {
     for (const auto& v : ds.variables) {
         if (st.aggregated_vars.count(v.name) || !v.source) continue;
         auto it = st.ref_values.find(v.name);

@@ -42,8 +42,8 @@ struct Reference {
 // encodings and the differing global attributes.
 void compare_with_reference(const FileInfo& R, const FileInfo& F, const Reference& ref, Findings& found);
 
-// Plain variables of another file (ds, at path) compared with the reference's values.
-void compare_plain_values(const WriterState& st, const std::string& path, const Dataset& ds, Findings& found);
+// Non-aggregated variables of another file (ds, at path) compared with the reference's values.
+void compare_non_aggregated_values(const WriterState& st, const std::string& path, const Dataset& ds, Findings& found);
 
 // Step 2: metadata that differs from the reference (compared as each file was
 // read), and per-file encodings, as warnings; fills st.unpack.

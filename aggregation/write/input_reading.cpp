@@ -64,8 +64,8 @@ void take_reference(WriterState& st, std::shared_ptr<const Dataset> ds) {
                 if (kEncodingAttributes.count(a.name)) st.encodings[v.name][a.name].add(F.path, value_text(&a));
 }
 
-// The reference's plain (non-aggregated) variables: their values, which the others must equal.
-void keep_plain_values(WriterState& st, const Dataset& ds) {
+// The reference's non-aggregated variables: their values, which the others must equal.
+void keep_non_aggregated_values(WriterState& st, const Dataset& ds) {
     for (const auto& v : ds.variables)
         if (!st.aggregated_vars.count(v.name) && v.source) st.ref_values[v.name] = read_whole(*v.source);
 }
@@ -97,7 +97,7 @@ void report_progress(const WriterState& st, size_t fi) {
     if (st.opt.progress) st.opt.progress(fi + 1, st.files.size());
 }
 
-// File 0, the reference: its header, coordinates and plain values, kept.
+// File 0, the reference: its header, coordinates and non-aggregated values, kept.
 void read_reference(WriterState& st, const std::string& name) {
     FileInfo& F = st.files[0];
     F.path = input_path(st, name);
@@ -116,7 +116,7 @@ void read_reference(WriterState& st, const std::string& name) {
     take_reference(st, ds);
     auto dims = read_aggregated_dims(st, *ds);
     place_coordinates(st, 0, dims);
-    keep_plain_values(st, *ds);
+    keep_non_aggregated_values(st, *ds);
     report_progress(st, 0);
 }
 
@@ -144,7 +144,7 @@ InputRead read_input(const WriterState& st, const std::string& name) {
     }
     r.uri = fragment_uri(F.path, st.out_path, st.opt.absolute_uris);
     r.dims = read_aggregated_dims(st, *ds);
-    compare_plain_values(st, F.path, *ds, r.found);
+    compare_non_aggregated_values(st, F.path, *ds, r.found);
     if (st.reference) {
         take_metadata(F, std::move(*ds));
         compare_with_reference(st.files[0], F, Reference{st.agg_dims, st.aggregated_vars}, r.found);

@@ -1,7 +1,7 @@
 // Step 1 of `ncafs aggregate`: every input's header, its coordinates along
 // the aggregated dimensions and its URI; file 0 is the reference, which
 // decides the aggregated dimension (its unlimited one unless --dim names
-// them) and the aggregated variables, and whose small plain values the
+// them) and the aggregated variables, and whose small non-aggregated values the
 // others must equal. The others are read by a few threads, compared with
 // the reference (input_comparison.hpp) and merged in input order.
 #pragma once

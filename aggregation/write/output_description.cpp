@@ -19,12 +19,12 @@ using netcdf::OutputValues;
 using netcdf::OutputVariable;
 
 // The output as described so far; values are written after every definition:
-// plain values, fragment maps, then the string variables.
+// non-aggregated values, fragment maps, then the string variables.
 struct Description {
     WriterState& st;
     NcType map_type = NcType::Int;
     netcdf::OutputFile file;
-    std::vector<OutputValues> plain_values, maps, strings;
+    std::vector<OutputValues> non_aggregated_values, maps, strings;
 
     void add_dimension(const std::string& name, uint64_t length, bool unlimited) {
         file.dimensions.push_back({name, length, unlimited});
@@ -118,10 +118,10 @@ void describe_global_attributes(Description& out) {
 }
 
 // A non-aggregated variable: as in the reference, with its values.
-void describe_plain_variable(Description& out, const VarInfo& v) {
+void describe_non_aggregated_variable(Description& out, const VarInfo& v) {
     out.file.variables.push_back(OutputVariable{v.name, v.type, false, v.dims, written_attributes(v.attributes)});
-    out.plain_values.push_back({v.name, netcdf::ElementBytes{out.st.ref_values.at(v.name)}, "variable data"});
-    ++out.st.summary.plain_variables;
+    out.non_aggregated_values.push_back({v.name, netcdf::ElementBytes{out.st.ref_values.at(v.name)}, "variable data"});
+    ++out.st.summary.non_aggregated_variables;
 }
 
 // The aggregation variable's attributes (from the lead fragment) and type: packed
@@ -215,11 +215,11 @@ netcdf::OutputFile describe_output(WriterState& st, const std::vector<VarInfo>& 
     describe_dimensions(out);
     describe_global_attributes(out);
     for (const auto& v : st.files[0].vars) {
-        if (!st.aggregated_vars.count(v.name)) describe_plain_variable(out, v);
+        if (!st.aggregated_vars.count(v.name)) describe_non_aggregated_variable(out, v);
         else describe_aggregation_variable(out, v, lead_vars);
     }
     for (const auto& s : st.sigs) describe_fragment_variables(out, s);
-    for (auto* values : {&out.plain_values, &out.maps, &out.strings})
+    for (auto* values : {&out.non_aggregated_values, &out.maps, &out.strings})
         for (auto& v : *values) out.file.values.push_back(std::move(v));
     return std::move(out.file);
 }

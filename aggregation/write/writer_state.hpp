@@ -101,7 +101,7 @@ struct WriterState {
     // read_inputs (input_reading.hpp)
     std::vector<FileInfo> files;
     std::vector<std::string> agg_dims;
-    std::map<std::string, std::vector<uint8_t>> ref_values;  // plain variables of the reference file
+    std::map<std::string, std::vector<uint8_t>> ref_values;  // non-aggregated variables of the reference file
     std::shared_ptr<const Dataset> reference;
     std::vector<std::string> coord_units, coord_calendar;  // per aggregated dim, the reference file's
     std::map<std::tuple<size_t, std::string, std::string>, Affine> converters;

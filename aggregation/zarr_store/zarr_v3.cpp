@@ -84,7 +84,7 @@ Chain parse_chain(const json& codecs, size_t rank, bool inner, size_t element_si
     if (!codecs.is_array()) refuse_v3("codecs is not a list");
     if (codecs.size() > 8) refuse_v3(std::to_string(codecs.size()) + " codecs (more than 8)");
     Chain chain;
-    if (codecs.empty()) return chain;  // zarrita writes [] for plain little-endian chunks, and reads them so
+    if (codecs.empty()) return chain;  // zarrita writes [] for unfiltered little-endian chunks, and reads them so
     bool have_bytes = false;
     for (const auto& c : codecs) {
         const std::string name = codec_name(c);

@@ -41,8 +41,8 @@ std::optional<std::vector<uint64_t>> chunk_lengths(int ncid, int varid, const st
 
 // Whether the variable is named like a dimension it is not the coordinate
 // of (netCDF-4 stores it as "_nc4_non_coord_NAME"): netcdf-c 4.9's
-// nc_set_var_chunk_cache reopens such a variable's dataset by its plain
-// name, the dimension's scale, and every later read of the file fails
+// nc_set_var_chunk_cache reopens such a variable's dataset by NAME
+// alone, the dimension's scale, and every later read of the file fails
 // ("NetCDF: HDF error"). Such a variable keeps HDF5's chunk cache.
 bool shadows_a_dimension(int ncid, int varid) NCAFS_REQUIRES(library_mutex) {
     char name[NC_MAX_NAME + 1] = {};

@@ -8,8 +8,8 @@
 // HDF5 never holds a file a second time while netcdf-c holds it: two opens
 // of one file share HDF5's state, and closing one while the other converts a
 // variable-length fill value used freed memory (a crash).
-// A survey is plain data: a helper process takes it (netcdf_helpers.hpp)
-// and sends it to the daemon (survey_wire.hpp).
+// A survey is values only (no HDF5 id): a helper process takes it
+// (netcdf_helpers.hpp) and sends it to the daemon (survey_wire.hpp).
 #pragma once
 
 #include <cstdint>

@@ -1,5 +1,5 @@
-// What netcdf-c says of one group of a netCDF-4 file, as plain data: read
-// in a helper process (netcdf_helpers.hpp) and sent to the daemon
+// What netcdf-c says of one group of a netCDF-4 file, as values only (no
+// netcdf-c id): read in a helper process (netcdf_helpers.hpp) and sent to the daemon
 // (survey_wire.hpp), which builds its Dataset from it (netcdf_dataset.hpp)
 // without opening the file with netcdf-c. The same description is read
 // in-process where no helpers run (unit tests) and in the helper itself.

@@ -46,7 +46,7 @@ namespace {
 
 // The dataset of variable `name` in a group (prefix "/" or "/a/b/"):
 // netCDF-4 stores a variable named like a dimension it is not the
-// coordinate of under "_nc4_non_coord_NAME" (the plain name is then the
+// coordinate of under "_nc4_non_coord_NAME" (NAME itself is then the
 // dimension's scale): looked for first.
 template <class Map>
 const typename Map::value_type* find_storage(const Map& storage, const std::string& prefix, const std::string& name) {

@@ -1,6 +1,6 @@
 // Term variables of CF-style aggregation files (G3 CFA-0.6.x, G4 drafts, G5
-// CF-1.13) as plain data: what netcdf-c says of every variable of the file
-// (TermInventory: paths, dimensions, text attributes; also the string and
+// CF-1.13) as values only (no netcdf-c id): what netcdf-c says of every
+// variable of the file (TermInventory: paths, dimensions, text attributes; also the string and
 // grouped variables the Dataset model leaves out) and the values of one
 // (TermArray). Read by netcdf-c in a helper process where they run
 // (netcdf_terms.hpp), sent to the daemon (survey_wire.hpp) and checked there.

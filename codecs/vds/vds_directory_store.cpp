@@ -2,8 +2,9 @@
 // §2.9): VolumeDataLayout and LayerStatus JSON, chunk objects in
 // <layer>/<index>, hashes in raw pages <layer>/ChunkMetadata/<page> of
 // chunkMetadataPageSize x chunkMetadataByteSize bytes. LayerStatus is the
-// only list of layers; layer names must be plain file names. Every member is
-// opened from the volume directory's fd, one component at a time, never
+// only list of layers; layer names must be file names in the volume's folder
+// (no '/', no leading '.'). Every member is opened from the volume
+// directory's fd, one component at a time, never
 // following a symlink (O_NOFOLLOW), and must be a regular file: a member
 // cannot lead out of the directory the catalog opened confined.
 #include <dirent.h>
@@ -149,7 +150,8 @@ LayerStatus parse_status(const Json& o, const std::string& file) {
     LayerStatus s;
     s.name = o["layerName"].get<std::string>();
     if (s.name.empty() || s.name.find('/') != std::string::npos || s.name[0] == '.' || s.name.find('\0') != std::string::npos)
-        throw FormatError(file, 0, "LayerStatus: layer name '" + s.name + "' is not a plain file name");
+        throw FormatError(file, 0,
+                          "LayerStatus: layer name '" + s.name + "' is not a file name in the volume's folder");
     const Json method = o.contains("compressionMethod") ? o["compressionMethod"] : Json("None");
     if (!method.is_string()) throw FormatError(file, 0, "LayerStatus: layer " + s.name + ": compressionMethod not a string");
     s.compression = compression_named(method.get<std::string>(), file, s.name);

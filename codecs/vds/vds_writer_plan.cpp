@@ -120,7 +120,8 @@ bool float32_holds(T value) {
 // channel's noValue (docs/formats/vds-writer.md "NoValue"): the JSON holds a
 // finite float32 (never null), so R32/R64 need float32(fill) finite; U8/U16
 // hold any fill as their NoValue code; U32/U64 only a fill float32 holds
-// exactly. Otherwise the channel has no NoValue and fills are plain values.
+// exactly. Otherwise the channel has no NoValue and fills are stored as
+// values like any other.
 bool no_value_holds(NcType type, Format format, const std::vector<uint8_t>& fill) {
     switch (format) {
         case Format::U8:

@@ -448,15 +448,15 @@ TEST(AggregationHostile, CheckGoesOnPastABadNumberAndNamesTheFile) {
     EXPECT_CONTAINS(out.str(), next_dir + "/b.nc");  // the second file was checked too
 }
 
-// The same metadata read by the plain reader and (one "\u0070" for "p" in
-// it) by nlohmann's: the same errors, word for word, and the same warnings.
-TEST(AggregationBadInput, PlainAndEscapedJsonGiveTheSameMessages) {
-    auto dir = test::fresh_dir("bad_plain_escaped");
+// The same metadata escape-free, read by the simdjson reader, and (one "\u0070"
+// for "p" in it) by nlohmann's: the same errors, word for word, and the same warnings.
+TEST(AggregationBadInput, EscapeFreeAndEscapedJsonGiveTheSameMessages) {
+    auto dir = test::fresh_dir("bad_escape_free_escaped");
     write_part(dir + "/a.nc", 2, 3, 0);
     write_part(dir + "/b.nc", 2, 3, 100);
     auto variant = [](std::string json, bool escaped) {
-        const std::string plain = "\"ncvar\": \"p\"";
-        if (escaped) json.replace(json.find(plain), plain.size(), "\"ncvar\": \"\\u0070\"");
+        const std::string escape_free = "\"ncvar\": \"p\"";
+        if (escaped) json.replace(json.find(escape_free), escape_free.size(), "\"ncvar\": \"\\u0070\"");
         return json;
     };
     const std::string cases[] = {
@@ -468,10 +468,10 @@ TEST(AggregationBadInput, PlainAndEscapedJsonGiveTheSameMessages) {
         R"({"pmshape": [2], "pmdimensions": ["x"], "Partitions": [{"index": [0], "location": [[0, 2], [0, 3]], "subarray": {"file": "a.nc", "ncvar": "p", "shape": [2, 3]}}, {"index": [1], "location": [[2, 4], [0, 3]], "subarray": {"file": "b.nc", "ncvar": "p", "shape": [2, 3]}}], "Partitions": []})",
     };
     for (const std::string& json : cases) {
-        const std::string plain_error = error_of(write_nca(dir, variant(json, false)));
-        EXPECT_NE(plain_error, "(no error)") << json;
-        EXPECT_CONTAINS(plain_error, dir + "/agg.nca");
-        EXPECT_EQ(error_of(write_nca(dir, variant(json, true))), plain_error) << json;
+        const std::string escape_free_error = error_of(write_nca(dir, variant(json, false)));
+        EXPECT_NE(escape_free_error, "(no error)") << json;
+        EXPECT_CONTAINS(escape_free_error, dir + "/agg.nca");
+        EXPECT_EQ(error_of(write_nca(dir, variant(json, true))), escape_free_error) << json;
     }
     // A good aggregation with warnings (an index outside pmshape, an unknown key): the same warnings and values.
     const std::string warned =

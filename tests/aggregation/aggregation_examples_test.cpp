@@ -154,7 +154,7 @@ TEST(AggregationExamples, InspectAndCheckOnExample4) {
     EXPECT_EQ(ncafs::cli::run_check({"--bogus"}, cout_, cerr_), 2);
 }
 
-TEST(AggregationExamples, PlainPartitionPassesFileExtentsThrough) {
+TEST(AggregationExamples, ByteCopyFragmentPassesFileExtentsThrough) {
     auto ds = open_aggregation(examples_dir() + "/temperature2.nca", david_options(), agg::DatasetCache::shared());
     const Variable* tas = ds->find_variable("tas");
     const uint64_t row = 64 * 128;

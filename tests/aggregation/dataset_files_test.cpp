@@ -16,7 +16,7 @@ using namespace ncafs;
 namespace {
 
 // A dataset of one aggregated variable over `paths` (one File partition of two
-// values each), then a Missing partition naming `missing_path`, and a plain variable.
+// values each), then a Missing partition naming `missing_path`, and a non-aggregated variable.
 Dataset dataset_over(const std::vector<std::string>& paths, const std::string& missing_path,
                      agg::DatasetCache& cache) {
     auto aggregate = std::make_shared<agg::Aggregate>();
@@ -47,7 +47,7 @@ Dataset dataset_over(const std::vector<std::string>& paths, const std::string& m
     ds.origin = "/data/a.nca";
     ds.variables.push_back(Variable{"tas", NcType::Float, {}, {},
                                     std::make_shared<const agg::AggregatedSource>(aggregate, policy, cache)});
-    ds.variables.push_back(Variable{"plain", NcType::Float, {}, {}, nullptr});
+    ds.variables.push_back(Variable{"non_aggregated", NcType::Float, {}, {}, nullptr});
     return ds;
 }
 

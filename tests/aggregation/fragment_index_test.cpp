@@ -1,5 +1,5 @@
 // The pure index arithmetic of reading a fragment (aggregation/model/
-// fragment_index.hpp), on plain values: expected results worked out by hand;
+// fragment_index.hpp), on values in memory: expected results worked out by hand;
 // the numpy line in each comment gives the same answer.
 #include <gtest/gtest.h>
 

@@ -146,23 +146,23 @@ TEST(FragmentTable, CompactForManyPartitions) {
 
 // push_back(f, transform_id): partitions given an interned transform read
 // back exactly as those pushed one by one, and share its one stored copy.
-TEST(FragmentTable, PushBackWithTransformIdMatchesPlainPushBack) {
-    FragmentTable plain, shared;
-    for (auto* t : {&plain, &shared})
+TEST(FragmentTable, PushBackWithTransformIdMatchesPushBackWithoutOne) {
+    FragmentTable without_id, shared;
+    for (auto* t : {&without_id, &shared})
         t->set_where_of([](size_t i) { return "tas:nca_array Partitions[" + std::to_string(i) + "]"; });
     const uint32_t id = shared.transform_id(tiny(0));
     for (uint64_t i = 0; i < 50; ++i) {
         Fragment f = tiny(i);
         f.where.clear();  // where_of's
-        plain.push_back(f);
+        without_id.push_back(f);
         shared.push_back(f, id);
     }
     Fragment other = tiny(50);
     other.variable = "pr";
     shared.push_back(other, shared.transform_id(other));
-    plain.push_back(other);
-    ASSERT_EQ(shared.size(), plain.size());
-    for (size_t i = 0; i < plain.size(); ++i) expect_same(shared[i], plain[i]);
+    without_id.push_back(other);
+    ASSERT_EQ(shared.size(), without_id.size());
+    for (size_t i = 0; i < without_id.size(); ++i) expect_same(shared[i], without_id[i]);
     EXPECT_EQ(shared[50].variable, "pr");
-    EXPECT_EQ(shared.memory_bytes(), plain.memory_bytes());
+    EXPECT_EQ(shared.memory_bytes(), without_id.memory_bytes());
 }

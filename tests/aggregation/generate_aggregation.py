@@ -7,7 +7,7 @@ format, type, axis order, direction, units, packing, with its own missing
 values, possibly embedded in a bigger sub-array selected by `part`, possibly
 as a private variable of the aggregation file; some cells are left uncovered.
 The master array as generated (masked and uncovered cells = master fill) is
-written to a plain oracle file. The resolver under test never sees the
+written to an oracle file, a single-file dataset. The resolver under test never sees the
 oracle; the oracle never goes through the resolver.
 
 usage: generate_aggregation.py OUTDIR [--seed N] [--cases N]

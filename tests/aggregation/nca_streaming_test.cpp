@@ -121,9 +121,9 @@ TEST(NcaStreaming, MaxFragmentsCountsEveryPartition) {
     EXPECT_CONTAINS(m, "Partitions: 2 partitions exceed the limit max_fragments=1");
 }
 
-// The shortcut for plain relative names ("dir/file.nc") gives what the
+// The shortcut for lexically normal relative names ("dir/file.nc") gives what the
 // general lexical normalisation gives; the other names take the general path.
-TEST(NcaStreaming, PlainRelativeNamesResolveLikeTheGeneralPath) {
+TEST(NcaStreaming, NormalRelativeNamesResolveLikeTheGeneralPath) {
     for (const std::string agg : {"/data/run/agg.nca", "/agg.nca"}) {
         agg::PathPolicy policy(agg, {"/"}, {});
         const std::string folder = agg == "/agg.nca" ? "" : "/data/run";

@@ -81,7 +81,7 @@ TEST(NcaSimdjson, EdgeCasesGiveNlohmannsEvents) {
         EXPECT_EQ(compare(scalar), Outcome::Declined) << scalar;
 }
 
-// Plain, escaped (quote, backslash, control bytes) and non-ASCII pieces.
+// Escape-free, escaped (quote, backslash, control bytes) and non-ASCII pieces.
 std::string random_string(std::mt19937& rng) {
     static const std::vector<std::string> pieces = {"a", "Z", " ", "\"", "\\", "/", "\n", "\t", "\x01",
                                                    "\xc3\xa9", "\xe2\x82\xac", "\xf0\x9f\x98\x80", "nc", "0"};

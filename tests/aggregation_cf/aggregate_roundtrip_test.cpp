@@ -101,9 +101,9 @@ TEST_P(TimeSplit, EqualsNcrcat) {
     }
     EXPECT_EQ(r.sources["tas"]->shape(), (std::vector<uint64_t>{15, 4, 6}));
     for (const char* v : {"lat", "lon", "crs"}) {
-        const Variable* plain = r.file->find_variable(v);
-        ASSERT_TRUE(plain && plain->source) << v;
-        expect_near(read_all(*plain->source), nc_values(dir + "/ncrcat.nc", v), v);
+        const Variable* non_aggregated = r.file->find_variable(v);
+        ASSERT_TRUE(non_aggregated && non_aggregated->source) << v;
+        expect_near(read_all(*non_aggregated->source), nc_values(dir + "/ncrcat.nc", v), v);
     }
     auto check = check_cf_aggregation(dir + "/agg.nc", {}, cache, true);
     EXPECT_TRUE(check.problems.empty()) << (check.problems.empty() ? "" : check.problems.front());

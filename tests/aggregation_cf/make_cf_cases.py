@@ -66,8 +66,8 @@ def g3_examples():
            "example7": ex.packed_grouped()}
     for n, text in src.items():
         ncgen(text, os.path.join(d, n + ".nca"))
-    # Fragments of 1a/1b/2: January-June is a plain double K fragment with the
-    # level dimension; July-December omits the size-1 level dimension, is packed
+    # Fragments of 1a/1b/2: January-June is a byte-copy double K fragment with
+    # the level dimension; July-December omits the size-1 level dimension, is packed
     # into shorts with a _FillValue, and is in degC (unpack, mask, units, type).
     jj = rng.uniform(250, 300, (6, 1, 73, 144))
     write_fragment(os.path.join(d, "January-June.nc"), "temp", ("time", "level", "latitude", "longitude"), jj, "K")

@@ -4,7 +4,7 @@
 Usage: make_partitions.py OUTDIR KIND   (KIND: time | packed | tiles | mismatch | classic4)
 time:     5 classic files split along an unlimited time (lengths 3,4,2,5,1),
           time in "days since 2000-01-01" except part_3 ("hours since 2000-01-03"),
-          tas with a _FillValue and masked points, time_bnds, plain lat/lon/crs.
+          tas with a _FillValue and masked points, time_bnds, lat/lon/crs (not along time).
 packed:   3 files whose tas is packed into shorts with per-file scale_factor /
           add_offset; OUTDIR/expected.nc holds the unpacked values (netCDF4-python).
 tiles:    4 files tiling time x lat (2 x 2), lat decreasing.

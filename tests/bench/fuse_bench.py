@@ -10,7 +10,7 @@ prints, measured in this one run:
       nosplice mounts), kernel cache of the virtual file dropped before each run
   (b) ncks point time series and 2-D slab: virtual file vs ncrcat file
   (c) ncdump -h of the 10,000-partition aggregation (first access and
-      repeated) vs ncdump -h of a small plain file
+      repeated) vs ncdump -h of a small single-file dataset
   (d) the daemon's peak RSS (VmHWM)
 
 usage: fuse_bench.py NCAFS_BINARY [WORK]
@@ -168,7 +168,7 @@ def main():
                 subprocess.run(["ncdump", "-h", many], check=True, stdout=subprocess.DEVNULL)
                 results["c_first"] = time.perf_counter() - t
                 results["c_repeat"] = timed(["ncdump", "-h", many], 5)
-                results["c_plain"] = timed(["ncdump", "-h", small], 5)
+                results["c_single"] = timed(["ncdump", "-h", small], 5)
             subprocess.run(["cat", virtual], check=True, stdout=subprocess.DEVNULL)
             results["a_virtual_" + label] = timed(["cat", virtual], 3, drop_cache(virtual))
             # keep_cache: an unchanged virtual file read again comes from the kernel page cache.
@@ -202,8 +202,8 @@ def main():
     for what in ("point", "slab"):
         v, r = results["b_%s_virtual" % what], results["b_%s_ncrcat" % what]
         log("(b) ncks %-5s virtual %.3f s   ncrcat file %.3f s   ratio ncrcat/virtual = %.2f" % (what, v, r, r / v))
-    log("(c) ncdump -h of %d-partition aggregation: first %.3f s, repeated %.3f s; plain small file %.3f s"
-        % (MANY, results["c_first"], results["c_repeat"], results["c_plain"]))
+    log("(c) ncdump -h of %d-partition aggregation: first %.3f s, repeated %.3f s; small single-file dataset %.3f s"
+        % (MANY, results["c_first"], results["c_repeat"], results["c_single"]))
     log("(d) daemon peak RSS %.1f MiB" % (results["d_rss_kib"] / 1024))
     return 0
 

@@ -11,8 +11,8 @@ each, tests/e2e/tiny_partitions.py) under WORK, aggregates them as NCA JSON
   virtual file (MB/s), `ncafs inspect`, `ncafs check`,
 and reports the daemon's peak RSS (VmHWM) and most open descriptors, and
 `ncafs aggregate`'s time and peak RSS (--aggregate-only: that alone).
-Baselines measured in the same run, on a plain local classic file holding
-the same values: `ncdump -h` and the ncks time series; ratio = mount / local.
+Baselines measured in the same run, on a local classic file (a single-file
+dataset) holding the same values: `ncdump -h` and the ncks time series; ratio = mount / local.
 The machine may be shared: compare figures within one run only.
 
 usage: scale_bench.py NCAFS_BINARY [--work DIR] [--sizes N,N...] [--huge]
@@ -43,7 +43,7 @@ def log(msg):
 
 
 def write_local_copy(path, n):
-    """The aggregation's values as one plain classic file (the baseline)."""
+    """The aggregation's values as one classic file, not an aggregation (the baseline)."""
     times = struct.pack(">%dd" % n, *[float(i) for i in range(n)])
     tas = b"".join(struct.pack(">4f", *tp.expected_tas(i)) for i in range(n))
     data = tp.cdf1_bytes([("time", n), ("lat", tp.NLAT), ("lon", tp.NLON)],

@@ -42,7 +42,7 @@ with netCDF4.Dataset(os.path.join(d, "chunks.nc"), "w", format="NETCDF4") as ds:
     s[:] = np.arange(1000, dtype="i2")
     w = ds.createVariable("whole", "f4", ("t", "y2", "x2"), zlib=True, chunksizes=(1, 100, 200))
     w[0:6, 0:100, 0:200] = values((6, 100, 200), "f4")
-    p = ds.createVariable("plain", "f4", ("y", "x"))
+    p = ds.createVariable("contiguous", "f4", ("y", "x"))
     p[:] = values((1, 30, 50), "f4")[0]
 # A chunk declared far larger than its variable (unlimited dimensions allow it).
 with h5py.File(os.path.join(d, "lying.nc"), "w") as f:
@@ -150,11 +150,12 @@ TEST_F(DecodedChunkCacheTest, ChunksBeyondTheBoundAreAskedInBoxesSmallOnesAreKep
     std::vector<int16_t> small(1000);
     source(ds, "small").read(std::vector<uint64_t>{0}, std::vector<uint64_t>{1000}, ByteOrder::Native, small.data());
     for (int i = 0; i < 1000; ++i) ASSERT_EQ(small[static_cast<size_t>(i)], i);
-    std::vector<float> plain(30 * 50);
-    source(ds, "plain").read(std::vector<uint64_t>{0, 0}, std::vector<uint64_t>{30, 50}, ByteOrder::Native, plain.data());
+    std::vector<float> contiguous(30 * 50);
+    source(ds, "contiguous").read(std::vector<uint64_t>{0, 0}, std::vector<uint64_t>{30, 50}, ByteOrder::Native,
+                                  contiguous.data());
     for (uint64_t y = 0; y < 30; ++y)
-        for (uint64_t x = 0; x < 50; ++x) ASSERT_EQ(plain[y * 50 + x], expected(0, y, x));
-    // plain (contiguous) did not go through the cache; small's 100 chunks
+        for (uint64_t x = 0; x < 50; ++x) ASSERT_EQ(contiguous[y * 50 + x], expected(0, y, x));
+    // contiguous did not go through the cache; small's 100 chunks
     // are read from the file here and kept (the other way to read them is
     // netcdf-c, in a helper process per read); big (8 steps stored of the
     // 40 of its dimension: left to netcdf-c) has a chunk of 2.9 MB, beyond

@@ -50,7 +50,7 @@ with base("link.nc4") as f:
     f.create_group("g")["deep"] = h5py.ExternalLink(os.path.join(d, "no-such-file.h5"), "/s")
 with base("dangling.nc4") as f:
     f["x"] = h5py.ExternalLink(os.path.join(d, "no-such-file.h5"), "/s")
-with base("plain.nc4") as f:
+with base("no_indirection.nc4") as f:
     f.create_group("a/b")["y"] = np.arange(3, dtype="f8")
 with base("deep.nc4") as f:
     f.create_group("/".join(["g"] * 40))
@@ -149,11 +149,11 @@ TEST_F(Hdf5IndirectionTest, ExternalLinksAreFoundAnywhereAndNeverFollowed) {
     EXPECT_EQ(read_ok(dangling), kOk);
 }
 
-TEST_F(Hdf5IndirectionTest, PlainFilesHaveNoFindingsAndGroupsAreChecked) {
-    const auto found = walk("plain.nc4");
+TEST_F(Hdf5IndirectionTest, FilesWithoutIndirectionHaveNoFindingsAndGroupsAreChecked) {
+    const auto found = walk("no_indirection.nc4");
     EXPECT_TRUE(found.findings().empty());
     EXPECT_FALSE(found.refusal("/a/b", "y"));
-    const Dataset group = open_netcdf_dataset(path("plain.nc4"), nullptr, "/a/b");
+    const Dataset group = open_netcdf_dataset(path("no_indirection.nc4"), nullptr, "/a/b");
     EXPECT_FALSE(group.find_variable("y")->source->refusal());
     EXPECT_TRUE(group.notes.empty());
 }

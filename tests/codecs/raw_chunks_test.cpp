@@ -66,8 +66,8 @@ with netCDF4.Dataset(os.path.join(d, "values.nc"), "w", format="NETCDF4") as ds:
     var("flat", "f8", ("y", "x"), f32[0].astype("f8"), contiguous=True)
     var("flat_big", ">i4", ("y", "x"), (f32[1] * 1000).astype(">i4"), contiguous=True, endian="big")
     ds.createVariable("flat_empty", "f4", ("y", "x"), contiguous=True, fill_value=-7.5)
-    var("plain_chunks", "i2", ("t", "y", "x"), (f32 * 100).astype("i2"), chunksizes=(5, 37, 53))
-    fast += ["deflate", "shuffled", "checked", "bigend", "line", "wide", "holes", "text", "y", "plain_chunks"]
+    var("unfiltered_chunks", "i2", ("t", "y", "x"), (f32 * 100).astype("i2"), chunksizes=(5, 37, 53))
+    fast += ["deflate", "shuffled", "checked", "bigend", "line", "wide", "holes", "text", "y", "unfiltered_chunks"]
     flat += ["flat", "flat_big", "flat_empty"]
     g = ds.createGroup("g")
     inner = g.createVariable("inner", "f8", ("t", "y", "x"), zlib=True, chunksizes=(2, 37, 53))

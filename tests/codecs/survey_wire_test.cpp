@@ -160,7 +160,7 @@ HelperAnswer described() {
     d.notes = {{true, false, "x", "an external link"}};
     d.skipped = {"variable s skipped"};
     answer.description = d;
-    answer.survey->contiguous["/plain"] = Hdf5Contiguous{8, true, {512, 240}};
+    answer.survey->contiguous["/contiguous"] = Hdf5Contiguous{8, true, {512, 240}};
     return answer;
 }
 
@@ -181,8 +181,8 @@ TEST(SurveyWire, ADescriptionTravelsWhole) {
     EXPECT_EQ(v.fill.size(), 4u);
     EXPECT_EQ(d.notes.at(0).text, "an external link");
     EXPECT_EQ(d.skipped.at(0), "variable s skipped");
-    EXPECT_EQ(back.survey->contiguous.at("/plain").at.address, 512u);
-    EXPECT_TRUE(back.survey->contiguous.at("/plain").big_endian);
+    EXPECT_EQ(back.survey->contiguous.at("/contiguous").at.address, 512u);
+    EXPECT_TRUE(back.survey->contiguous.at("/contiguous").big_endian);
 }
 
 TEST(SurveyWire, EveryTruncationOfADescriptionIsAnError) {

@@ -86,7 +86,7 @@ def case_classic_views(work):
                                               {"time": [3, 5], "x": [7]}, var="v", dtype="i4",
                                               partition_format="NETCDF4", nca_format="NETCDF4", nca_suffix=".nc")
     with open(os.path.join(source, "e.nc4"), "wb") as f:
-        f.write(b"plain bytes, not HDF5\n")
+        f.write(b"some text, not HDF5\n")
     with Mount(source) as m:
         listing = set(os.listdir(m.mnt))
         for fname, stem in names.items():

@@ -171,7 +171,7 @@ def case_namespace(work):
     private = os.path.join(os.path.dirname(os.path.abspath(__file__)), "private_mounts.py")
     # Held for as long as the namespace lives: any wait shows it.
     check(held_by_namespace(os.path.join(work, "a"), ["unshare", "-m", "--propagation", "private"], 3),
-          "a plain new mount namespace did not hold the mount: this check cannot tell private_mounts.py works")
+          "unshare's mount namespace did not hold the mount: this check cannot tell private_mounts.py works")
     check(not held_by_namespace(os.path.join(work, "b"), [sys.executable, private], WAIT),
           "a namespace made by private_mounts.py still held the mount %d s after fusermount3 -u" % WAIT)
 

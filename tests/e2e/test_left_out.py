@@ -5,8 +5,8 @@ Run as: test_left_out.py CASE   (CASE: netcdf4)
 Environment: NCAFS_BIN (the ncafs executable, set by CMake).
 
 A netCDF-4 file written by netCDF4-python with a string variable, two groups
-and a plain variable: through a real mount the views read without the string
-variable (the plain one as written), the debug log (-o debug; nothing at
+and a numeric variable: through a real mount the views read without the string
+variable (the numeric one as written), the debug log (-o debug; nothing at
 the default level) says what was left out in ONE line however often the
 folder is listed and the view read, and
 `ncafs inspect` lists each item. A CF-1.13 aggregation file (ncgen) whose

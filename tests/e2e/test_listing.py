@@ -134,7 +134,7 @@ def case_once(work):
     make_aggregations.write_aggregation(src, "agg4", ["time", "x"], {"time": 8, "x": 7},
                                         {"time": [3, 5], "x": [7]}, var="v", dtype="i4",
                                         nca_format="NETCDF4", nca_suffix=".nc")
-    dataset(os.path.join(src, "plain4.nc"), "NETCDF4", {"v": ("f4", {"y": 3, "x": 2})})
+    dataset(os.path.join(src, "single4.nc"), "NETCDF4", {"v": ("f4", {"y": 3, "x": 2})})
     with Mount(src) as m:
         names = sorted(os.listdir(m.mnt))
         check(names.count("agg4.nc") == 1, "agg4.nc listed %d times" % names.count("agg4.nc"))
@@ -143,7 +143,7 @@ def case_once(work):
         with netCDF4.Dataset(m.path("agg4.nc")) as ds:
             check(ds.data_model.startswith("NETCDF3"), "agg4.nc is not the classic view: " + ds.data_model)
         # A netCDF-4 dataset NAME.nc keeps its bytes and has its classic view beside it.
-        check("plain4.nc" in names and "plain4.classic.nc" in names, "plain4.nc or its classic view missing")
+        check("single4.nc" in names and "single4.classic.nc" in names, "single4.nc or its classic view missing")
         views = [n for n in names if n.startswith("agg4.")]
         check(views == ["agg4.ds", "agg4.nc", "agg4.ncs", "agg4.vds", "agg4.zarr"], "views of agg4: %s" % views)
 

@@ -8,7 +8,7 @@ to report "skipped" (exit 77) instead of failing where /dev/fuse is unusable.
 Every expectation comes from an independent source: the master arrays are
 computed by the generator (make_aggregations.py) from the inputs, the
 materialised file is written by NCO's ncrcat, and the virtual files are read
-by ncdump, netCDF4-python (netcdf-c), scipy.io.netcdf and plain preads.
+by ncdump, netCDF4-python (netcdf-c), scipy.io.netcdf and byte reads (pread).
 """
 import concurrent.futures
 import errno
@@ -183,7 +183,7 @@ def case_data(work):
         with open(os.path.join(monthly, "part_00_00_00.nc"), "rb") as f:
             real = f.read()
         with open(m.path("monthly", "part_00_00_00.nc"), "rb") as f:
-            check(f.read() == real, "a plain file must be served with its own bytes")
+            check(f.read() == real, "a real file must be served with its own bytes")
 
         virtual = m.path("monthly", "monthly.nc")
         for var in ("tas", "time"):
@@ -424,7 +424,7 @@ def case_helper(work):
 
 # ----------------------------------------------------------------- views
 
-CLASSIC_CDL = """netcdf plain {
+CLASSIC_CDL = """netcdf single {
 dimensions: time = UNLIMITED ; x = 4 ; y = 3 ;
 variables:
   float t(time, x) ; t:units = "K" ; t:_FillValue = -999.f ;
@@ -521,17 +521,17 @@ def case_views(work):
     source = os.path.join(work, "src")
     v = os.path.join(source, "v")
     os.makedirs(v)
-    for name, cdl, kind in [("plain", CLASSIC_CDL, "classic"), ("h4", NC4_CDL, "nc4")]:
+    for name, cdl, kind in [("single", CLASSIC_CDL, "classic"), ("h4", NC4_CDL, "nc4")]:
         cdl_path = os.path.join(work, name + ".cdl")
         with open(cdl_path, "w") as f:
             f.write(cdl)
         subprocess.run(["ncgen", "-k", kind, "-b", "-o", os.path.join(v, name + ".nc"), cdl_path], check=True)
     info = make_aggregations.monthly(os.path.join(source, "m"), "m")
-    plain = os.path.join(v, "plain.nc")
-    plain_values = netcdf4_values(plain)
+    single = os.path.join(v, "single.nc")
+    single_values = netcdf4_values(single)
     # Real .ds and .ncs sources, written by export from the classic file.
-    export(plain, "--format", "ds", "-o", os.path.join(v, "fromds.ds"))
-    export(plain, "--format", "ncs", "-o", os.path.join(v, "fromncs.ncs"))
+    export(single, "--format", "ds", "-o", os.path.join(v, "fromds.ds"))
+    export(single, "--format", "ncs", "-o", os.path.join(v, "fromncs.ncs"))
     # netCDF-4 behind a 512-byte HDF5 user block (netcdf-c reads it): a dataset like any other.
     with open(os.path.join(v, "h4.nc"), "rb") as f, open(os.path.join(v, "userblock.h5"), "wb") as out:
         out.write(bytes(512) + f.read())
@@ -541,15 +541,15 @@ def case_views(work):
 
     with Mount(source) as m:
         names = set(os.listdir(m.path("v")))
-        for n in ("plain.nc", "plain.ds", "plain.ncs", "h4.nc", "h4.ds", "h4.ncs", "fromds.ds", "fromds.nc",
+        for n in ("single.nc", "single.ds", "single.ncs", "h4.nc", "h4.ds", "h4.ncs", "fromds.ds", "fromds.nc",
                   "fromds.ncs", "fromncs.ncs", "fromncs.nc", "fromncs.ds"):
             check(n in names, "%s missing from the listing %s" % (n, sorted(names)))
         check(read_file(m.path("v", "h4.ncs")) == b"real h4.ncs\n", "the real h4.ncs must win over the view")
         check(set(os.listdir(m.path("m"))) >= {"m.nc", "m.ds", "m.ncs"}, "aggregation views missing")
 
         # cp of a view equals export --format of the same file.
-        for src, fmt, view in [(plain, "ds", m.path("v", "plain.ds")),
-                               (plain, "ncs", m.path("v", "plain.ncs")),
+        for src, fmt, view in [(single, "ds", m.path("v", "single.ds")),
+                               (single, "ncs", m.path("v", "single.ncs")),
                                (os.path.join(source, "m", "m.nca"), "ds", m.path("m", "m.ds")),
                                (os.path.join(source, "m", "m.nca"), "ncs", m.path("m", "m.ncs")),
                                (os.path.join(v, "h4.nc"), "ds", m.path("v", "h4.ds"))]:
@@ -560,7 +560,7 @@ def case_views(work):
             check(read_file(copy) == read_file(exported), "cp of %s differs from export --format %s" % (view, fmt))
 
         # The raw .ds views, decoded here, hold netCDF4-python's raw values.
-        same_values(decode_ds(m.path("v", "plain.ds")), plain_values, "plain.ds")
+        same_values(decode_ds(m.path("v", "single.ds")), single_values, "single.ds")
         same_values(decode_ds(m.path("v", "h4.ds")), netcdf4_values(os.path.join(v, "h4.nc")), "h4.ds")
         check({"userblock.ds", "userblock.nc"} <= names, "no views of the HDF5 file with a user block")
         same_values(decode_ds(m.path("v", "userblock.ds")), netcdf4_values(os.path.join(v, "userblock.h5")),
@@ -569,8 +569,8 @@ def case_views(work):
         check(np.array_equal(m_ds[info["var"]], info["master"]), "m.ds: the master array differs")
 
         # .nc views of real .ds and .ncs sources read back by netcdf-c.
-        same_values(netcdf4_values(m.path("v", "fromds.nc")), plain_values, "fromds.nc")
-        same_values(netcdf4_values(m.path("v", "fromncs.nc")), plain_values, "fromncs.nc")
+        same_values(netcdf4_values(m.path("v", "fromds.nc")), single_values, "fromds.nc")
+        same_values(netcdf4_values(m.path("v", "fromncs.nc")), single_values, "fromncs.nc")
         with open(m.path("v", "fromncs.nc"), "rb") as f:
             check(f.read(3) == b"CDF", "the .nc view of a .ncs file is netCDF classic")
         # ... and text survives the round trip through ds (char -> str -> char).
@@ -582,22 +582,22 @@ def case_views(work):
 
     # A deflated export decodes (independent decoder) to netCDF4-python's values.
     deflated = os.path.join(work, "deflated.ncs")
-    export(plain, "--format", "ncs", "--deflate=9", "-o", deflated)
+    export(single, "--format", "ncs", "--deflate=9", "-o", deflated)
     sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "ncstream"))
     import decode_ncstream
     proto = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "codecs", "ncstream", "ncstream.proto")
     pb = decode_ncstream.load_schema(proto, os.path.join(work, "pb"))
     decoded = decode_ncstream.decode(deflated, pb)
     check(any(d.compress == 1 for d, _, _ in decoded.messages), "--deflate wrote no compressed payload")
-    same_values({k: a for k, a in decoded.arrays.items() if a.dtype.kind in "iuf"}, plain_values, "deflated ncs")
+    same_values({k: a for k, a in decoded.arrays.items() if a.dtype.kind in "iuf"}, single_values, "deflated ncs")
     check(len(read_file(deflated)) != len(read_file(os.path.join(v, "fromncs.ncs"))), "deflate changed nothing")
 
     # views=nc hides the twins.
     with Mount(source, "views=nc") as m:
         names = set(os.listdir(m.path("v")))
         check(not any(n.endswith(".ds") and n != "fromds.ds" for n in names), "views=nc lists .ds views: %s" % names)
-        check("plain.ncs" not in names and "m.ds" not in os.listdir(m.path("m")), "views=nc lists twins")
-        check(not os.path.exists(m.path("v", "plain.ds")), "views=nc: plain.ds must not resolve")
+        check("single.ncs" not in names and "m.ds" not in os.listdir(m.path("m")), "views=nc lists twins")
+        check(not os.path.exists(m.path("v", "single.ds")), "views=nc: single.ds must not resolve")
         check(os.path.exists(m.path("v", "fromds.nc")), "views=nc keeps the .nc view of a .ds file")
 
 

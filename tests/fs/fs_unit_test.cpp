@@ -329,7 +329,7 @@ TEST(Log, ControlBytesCannotForgeOrCutLines) {
     EXPECT_EQ(escape_log_text(std::string("a.nc\nncafs: error: forged\0tail", 30)),
               "a.nc\\x0ancafs: error: forged\\x00tail");
     EXPECT_EQ(escape_log_text("tab\there\x7f"), "tab\\x09here\\x7f");
-    EXPECT_EQ(escape_log_text("plain \xc3\xa9 UTF-8"), "plain \xc3\xa9 UTF-8");  // bytes >= 0x80 kept
+    EXPECT_EQ(escape_log_text("text \xc3\xa9 UTF-8"), "text \xc3\xa9 UTF-8");  // bytes >= 0x80 kept
 }
 
 // Under systemd (JOURNAL_STREAM names stderr) every line carries the
@@ -365,11 +365,11 @@ TEST(Log, JournalPriorityPrefixOnlyOnTheJournalStream) {
 TEST(Precheck, NameMagicAndMarkers) {
     TempDir d;
     d.write("agg.nc", classic_with_attribute("nca_array"));
-    d.write("plain.nc", classic_with_attribute("history"));
+    d.write("single.nc", classic_with_attribute("history"));
     d.write("agg.txt", classic_with_attribute("nca_array"));
     d.write("text.nca", "hello, not netCDF");
     EXPECT_EQ(agg::precheck_aggregation(d.path / "agg.nc"), agg::Precheck::Maybe);
-    EXPECT_EQ(agg::precheck_aggregation(d.path / "plain.nc"), agg::Precheck::NotAggregation);
+    EXPECT_EQ(agg::precheck_aggregation(d.path / "single.nc"), agg::Precheck::NotAggregation);
     EXPECT_EQ(agg::precheck_aggregation(d.path / "agg.txt"), agg::Precheck::NotAggregation);
     EXPECT_EQ(agg::precheck_aggregation(d.path / "text.nca"), agg::Precheck::NotAggregation);
     // A header the walk cannot parse is never handed to netcdf-c (some crash it):
@@ -475,12 +475,12 @@ TEST(Catalog, TwinViewsByNameAndMagicRealFilesWin) {
 
     ViewOptions nc_only;
     nc_only.views = {"nc"};
-    Catalog plain(d.path, nc_only, fake_backend(full_tests));
+    Catalog nc_only_catalog(d.path, nc_only, fake_backend(full_tests));
     names.clear();
-    for (auto& e : plain.list("")) names.insert(e.name);
+    for (auto& e : nc_only_catalog.list("")) names.insert(e.name);
     EXPECT_FALSE(names.count("p7.ds") || names.count("h.ncs"));
-    EXPECT_FALSE(plain.resolve("p7.ds"));
-    EXPECT_TRUE(plain.resolve("n.nc"));
+    EXPECT_FALSE(nc_only_catalog.resolve("p7.ds"));
+    EXPECT_TRUE(nc_only_catalog.resolve("n.nc"));
 }
 
 TEST(Catalog, BrokenNcAggregationListsNoTwins) {
@@ -584,17 +584,17 @@ TEST(Catalog, CheapVerdictListsVdsWithoutBuildingIt) {
 TEST(Catalog, NetCdf4AggregationNcIsListedOnce) {
     TempDir d;
     d.write("agg.nc", std::string("\x89HDF\r\n\x1a\n", 8) + "....nca_array...." + std::string(100, '\0'));
-    d.write("plain.nc", std::string("\x89HDF\r\n\x1a\n", 8) + std::string(100, '\0'));
+    d.write("single.nc", std::string("\x89HDF\r\n\x1a\n", 8) + std::string(100, '\0'));
     std::atomic<int> full_tests{0};
     Catalog catalog(d.path, ViewOptions{}, fake_backend(full_tests));
     std::multiset<std::string> names;
     for (auto& e : catalog.list("")) names.insert(e.name);
-    EXPECT_EQ(names, (std::multiset<std::string>{"agg.nc", "agg.ds", "agg.ncs", "agg.vds", "agg.zarr", "plain.nc",
-                                                 "plain.classic.nc", "plain.ds", "plain.ncs", "plain.vds",
-                                                 "plain.zarr"}));
+    EXPECT_EQ(names, (std::multiset<std::string>{"agg.nc", "agg.ds", "agg.ncs", "agg.vds", "agg.zarr", "single.nc",
+                                                 "single.classic.nc", "single.ds", "single.ncs", "single.vds",
+                                                 "single.zarr"}));
     EXPECT_TRUE(catalog.resolve("agg.nc")->aggregation);
     EXPECT_FALSE(catalog.resolve("agg.classic.nc"));
-    EXPECT_EQ(catalog.resolve("plain.classic.nc")->view_kind, ViewKind::Nc);
+    EXPECT_EQ(catalog.resolve("single.classic.nc")->view_kind, ViewKind::Nc);
 }
 
 TEST(Catalog, SymlinksOutsideSourceAreHidden) {
@@ -705,12 +705,12 @@ TEST(ViewRegistry, HelpNamesEveryPattern) {
 
 TEST(ViewRegistry, BackendBuildsEachFormatWithItsWriter) {
     TempDir d;
-    d.write("plain.nc", classic_with_attribute("history"));
-    const std::string path = (d.path / "plain.nc").string();
+    d.write("single.nc", classic_with_attribute("history"));
+    const std::string path = (d.path / "single.nc").string();
     Backend backend = make_backend(ViewOptions{}, {d.path.string()});
     auto dataset = backend.open_dataset(path, false);
     auto first_bytes = [&](const std::string& view) {
-        auto vf = backend.make_view(dataset, view, "plain." + view);
+        auto vf = backend.make_view(dataset, view, "single." + view);
         std::string head(static_cast<size_t>(std::min<uint64_t>(vf->size(), 7)), '\0');
         vf->read(0, std::span<uint8_t>(reinterpret_cast<uint8_t*>(head.data()), head.size()));
         return head;
@@ -723,8 +723,8 @@ TEST(ViewRegistry, BackendBuildsEachFormatWithItsWriter) {
     ASSERT_TRUE(verdict.has_value());
     EXPECT_NE(*verdict, "");
     EXPECT_FALSE(backend.cheap_verdict(*dataset, "nc").has_value());
-    EXPECT_THROW(backend.make_view(dataset, "vds", "plain.vds"), UsageError);
-    EXPECT_THROW(backend.make_view(dataset, "zarr", "plain.zarr"), UsageError);
+    EXPECT_THROW(backend.make_view(dataset, "vds", "single.vds"), UsageError);
+    EXPECT_THROW(backend.make_view(dataset, "zarr", "single.zarr"), UsageError);
 }
 
 // A reader is not a view: an OpenVDS container has its own SourceFormat.
@@ -732,7 +732,7 @@ TEST(ViewRegistry, SourceFormatsApart) {
     TempDir d;
     d.write("a.nc", classic_with_attribute("history"));
     d.write("b.vds", std::string("HueDataStore") + std::string(500, '\0'));
-    d.write("c.txt", "plain text");
+    d.write("c.txt", "some text");
     EXPECT_EQ(sniff_source_format((d.path / "a.nc").string()), SourceFormat::Netcdf);
     EXPECT_EQ(sniff_source_format((d.path / "b.vds").string()), SourceFormat::Vds);
     EXPECT_EQ(sniff_source_format((d.path / "c.txt").string()), SourceFormat::None);

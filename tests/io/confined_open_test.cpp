@@ -47,7 +47,7 @@ protected:
     std::string root_;
 };
 
-TEST_P(ConfinedOpen, PlainPathsAndInsideSymlinksOpen) {
+TEST_P(ConfinedOpen, SymlinkFreePathsAndInsideSymlinksOpen) {
     EXPECT_EQ(read("dir/inner/file.txt"), "inside");
     stdfs::create_symlink("inner", base_ / "root" / "dir" / "rel");                    // relative, inside
     stdfs::create_symlink(base_ / "root" / "dir" / "inner", base_ / "root" / "abs");  // absolute, inside

@@ -16,7 +16,7 @@ Run as: test_kerchunk_export.py CASE
             --inline-converted every one is written and reads as the oracle
   netcdf4   deflated, shuffled netCDF-4 partitions with UNLIMITED time:
             `aggregate --format kerchunk`, the CF-1.13 file `aggregate`
-            writes exported, a plain netCDF-4 and a plain classic file
+            writes exported, a single netCDF-4 file and a single classic file
   convert   a partition of another type, a packed netCDF-4 one: left out and
             reported, then stored inline (shuffle + zlib where the others are)
             with --inline-converted; rewrite= applied to the referenced paths
@@ -192,10 +192,10 @@ def case_random(tmp):
     kinds = collections.Counter()
     for c in cases:
         want = oracle_values(c["oracle"])
-        plain_out = os.path.join(c["root"], "plain.json")
-        refs, err = export_refs(c["nca"], plain_out)
+        default_out = os.path.join(c["root"], "default.json")
+        refs, err = export_refs(c["nca"], default_out)
         if "v/.zarray" in refs["refs"]:
-            check(same(zarr_arrays(plain_out)["v"], want), "%s: v differs from the oracle" % c["nca"])
+            check(same(zarr_arrays(default_out)["v"], want), "%s: v differs from the oracle" % c["nca"])
             kinds["referenced"] += 1
         else:
             check("v: partition " in err and "v: left out" in err,
@@ -258,7 +258,7 @@ def case_netcdf4(tmp):
     compare_with_view(cf, out2, tmp)
     check({k: v for k, v in refs2["refs"].items() if k.startswith("tas/")} ==
           {k: v for k, v in refs["refs"].items() if k.startswith("tas/")}, "CF-1.13 export differs from aggregate's")
-    # A plain netCDF-4 file and a plain classic file with a record variable.
+    # Single-file datasets: a netCDF-4 file and a classic file with a record variable.
     out3 = os.path.join(tmp, "p0.json")
     export_refs(paths[0], out3)
     compare_with_view(paths[0], out3, tmp)
@@ -277,7 +277,7 @@ def case_netcdf4(tmp):
     refs4, _ = export_refs(classic, out4)
     check(json.loads(refs4["refs"]["a/.zarray"])["chunks"] == [1, 5], "record variable: not one chunk per record")
     compare_with_view(classic, out4, tmp)
-    print("ok: netCDF-4 deflate+shuffle partitions (aggregate --format kerchunk, CF-1.13 export), plain files")
+    print("ok: netCDF-4 deflate+shuffle partitions (aggregate --format kerchunk, CF-1.13 export), single-file datasets")
 
 
 def case_convert(tmp):

@@ -5,8 +5,8 @@ NAME.lodN.nc must equal, variable by variable, xarray's
 ds.isel({d: slice(None, None, 2**N)}) of the full view for every dimension
 that is decimated (not the record dimension, not lod_keep=, not a char
 variable's string length, not the bounds vertex dimension); ncdump -h must
-show the shrunk dimensions. Cases: a plain netCDF file (written here with
-netCDF4-python), the NCA aggregation of tests/e2e/make_realistic.py (record
+show the shrunk dimensions. Cases: a single-file dataset (a netCDF file
+written here with netCDF4-python), the NCA aggregation of tests/e2e/make_realistic.py (record
 dimension time), lod_keep=, and a bytes case: reading a LOD2 view whole reads
 far fewer bytes from the partitions (the daemon's rchar in /proc/PID/io,
 nosplice) than reading the full view.
@@ -32,11 +32,11 @@ import test_mount  # noqa: E402  (Mount, fail, check, fuse_usable)
 check, fail = test_mount.check, test_mount.fail
 
 
-def write_plain(path):
+def write_grid(path):
     """Rank-2 and rank-3 variables with coordinates, a record dimension, a
     char variable, integer data with a fill value, odd and even lengths."""
     with netCDF4.Dataset(path, "w", format="NETCDF3_64BIT_OFFSET") as ds:
-        ds.title = "plain"
+        ds.title = "grid"
         ds.createDimension("t", None)
         ds.createDimension("y", 9)
         ds.createDimension("x", 12)
@@ -97,10 +97,10 @@ def check_dimensions(full_path, lod_path, level, decimated):
     check(lod == want, "ncdump -h %s: dimensions %s, want %s" % (lod_path, lod, want))
 
 
-def case_plain(work):
+def case_single(work):
     src = os.path.join(work, "src")
     os.makedirs(src)
-    write_plain(os.path.join(src, "grid.nc"))
+    write_grid(os.path.join(src, "grid.nc"))
     write_one_dimensional(os.path.join(src, "line.nc"))
     # lod_min_size=0: grid.nc is small (by default only datasets above 64M have LOD views).
     with test_mount.Mount(src, "lods=2,lod_min_size=0") as m:
@@ -140,7 +140,7 @@ def case_aggregation(work):
 def case_keep(work):
     src = os.path.join(work, "src")
     make_realistic.write(src)
-    write_plain(os.path.join(src, "grid.nc"))
+    write_grid(os.path.join(src, "grid.nc"))
     with test_mount.Mount(src, "lods=1,lod_keep=lat:x,lod_min_size=0") as m:
         compare_lod(m.path("real.nc"), m.path("real.lod1.nc"), 1, ["lon"])
         check_dimensions(m.path("real.nc"), m.path("real.lod1.nc"), 1, ["lon"])
@@ -219,7 +219,7 @@ def case_bytes(work):
     check(lod < data_bytes / 3, "reading the LOD2 view read %d bytes from the partitions (data %d)" % (lod, data_bytes))
 
 
-CASES = {"plain": case_plain, "aggregation": case_aggregation, "keep": case_keep, "bytes": case_bytes}
+CASES = {"single": case_single, "aggregation": case_aggregation, "keep": case_keep, "bytes": case_bytes}
 
 
 def main():

@@ -170,11 +170,11 @@ def main():
         nc_path = base + ".nc"
         kind = ["-k", "cdf5"] if cdl.startswith("cdf5") else []
         run(["ncgen"] + kind + ["-o", nc_path, os.path.join(cdl_dir, cdl)])
-        view, plain, deflated = base + ".view.ncs", base + ".plain.ncs", base + ".deflate.ncs"
+        view, uncompressed, deflated = base + ".view.ncs", base + ".uncompressed.ncs", base + ".deflate.ncs"
         run([tool, "view", nc_path, view])
-        run([tool, "export", nc_path, plain])
+        run([tool, "export", nc_path, uncompressed])
         run([tool, "export", nc_path, deflated, "6"])
-        with open(view, "rb") as a, open(plain, "rb") as b:
+        with open(view, "rb") as a, open(uncompressed, "rb") as b:
             check(a.read() == b.read(), f"{cdl}: uncompressed export differs from the view")
         # Our reader: the deflated file and the view read back and written again.
         again_view, again_deflated = base + ".again-view.ncs", base + ".again-deflate.ncs"

@@ -29,8 +29,8 @@ using namespace testing;
 
 struct Files {
     std::string dir;
-    std::vector<uint8_t> plain;     // uncompressed view of classic_types
-    std::vector<uint8_t> deflated;  // deflated export of classic_types
+    std::vector<uint8_t> uncompressed;  // uncompressed view of classic_types
+    std::vector<uint8_t> deflated;      // deflated export of classic_types
 };
 
 const Files& corpus() {
@@ -40,8 +40,8 @@ const Files& corpus() {
         const std::string nc = make_corpus_file(out.dir, "classic_types");
         auto ds = std::make_shared<const Dataset>(open_dataset(nc));
         auto view = make_ncstream_view(ds, "classic_types.ncs");
-        out.plain.resize(view->size());
-        view->read(0, out.plain);
+        out.uncompressed.resize(view->size());
+        view->read(0, out.uncompressed);
         const std::string path = out.dir + "/deflated.ncs";
         int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
         export_ncstream(*ds, fd, 6);
@@ -74,12 +74,12 @@ std::string open_and_read(const std::vector<uint8_t>& bytes) {
 }
 
 TEST(NcstreamHostile, IntactFilesRead) {
-    EXPECT_EQ(open_and_read(corpus().plain), "");
+    EXPECT_EQ(open_and_read(corpus().uncompressed), "");
     EXPECT_EQ(open_and_read(corpus().deflated), "");
 }
 
 TEST(NcstreamHostile, TruncationAtEveryByteIsAFormatError) {
-    for (const auto* file : {&corpus().plain, &corpus().deflated}) {
+    for (const auto* file : {&corpus().uncompressed, &corpus().deflated}) {
         // Write once, then cut the same file shorter and shorter.
         const std::string path = corpus().dir + "/cut.ncs";
         write_file(path, *file);
@@ -97,7 +97,7 @@ TEST(NcstreamHostile, RandomByteFlipsNeverCrash) {
     // settling window, every read would wait for that writer and be refused
     // (open_file.hpp). Here the damaged bytes themselves are the test.
     ncafs::set_settling_window(std::chrono::nanoseconds(0));
-    for (const auto* file : {&corpus().plain, &corpus().deflated}) {
+    for (const auto* file : {&corpus().uncompressed, &corpus().deflated}) {
         const std::string path = corpus().dir + "/flipped.ncs";
         write_file(path, *file);
         int fd = ::open(path.c_str(), O_WRONLY);

@@ -46,7 +46,7 @@ ACCEPTED_LINTIAN_TAGS = {
     "maintainer-script-calls-systemctl",
     # The changelog of a package that is not uploaded to Debian closes no bug.
     "initial-upload-closes-no-bugs",
-    # cpack strips with plain `strip`, which keeps the compiler's .comment.
+    # cpack strips with `strip` and no options, which keeps the compiler's .comment.
     "binary-has-unneeded-section",
     # False positives: two of the program's messages stored overlapping
     # ("...it fail" + "t fail...") read as the words "failt" and "mor".

@@ -21,7 +21,7 @@ def zarray(shape, chunks, dtype, fill=None, filters=None, compressor=None):
                        "fill_value": fill, "order": "C", "compressor": compressor, "filters": filters})
 
 
-def plain(value):
+def python_value(value):
     return value.tolist() if hasattr(value, "tolist") else value
 
 
@@ -31,7 +31,7 @@ def attrs_of(var):
     for name in var.ncattrs():
         if name == "_FillValue":
             continue
-        out[name] = plain(var.getncattr(name))
+        out[name] = python_value(var.getncattr(name))
     return out
 
 
@@ -39,7 +39,7 @@ def netcdf4_refs(path, url):
     """Keys (version-0 form) of every variable of a netCDF-4 file, URL `url`."""
     refs = {}
     with netCDF4.Dataset(path) as nc, h5py.File(path, "r") as h5:
-        refs[".zattrs"] = json.dumps({a: plain(nc.getncattr(a)) for a in nc.ncattrs()})
+        refs[".zattrs"] = json.dumps({a: python_value(nc.getncattr(a)) for a in nc.ncattrs()})
         for name, var in nc.variables.items():
             d = h5[name]
             chunks = list(d.chunks) if d.chunks else list(d.shape)
@@ -130,7 +130,7 @@ def classic_refs(path, url):
         recsize = n * v["size"]
     refs = {".zgroup": json.dumps({"zarr_format": 2})}
     with netCDF4.Dataset(path) as nc:
-        refs[".zattrs"] = json.dumps({a: plain(nc.getncattr(a)) for a in nc.ncattrs()})
+        refs[".zattrs"] = json.dumps({a: python_value(nc.getncattr(a)) for a in nc.ncattrs()})
         for v in header.vars:
             var = nc.variables[v["name"]]
             shape = [header.numrecs if header.dims[d][1] == 0 else header.dims[d][1] for d in v["dimids"]]

@@ -279,7 +279,7 @@ def case_sources(work):
     codecs = write_codec_set(src)
     parity = write_zarr_set(src)
     inline = write_inline_v0(src)
-    write_json(os.path.join(src, "other.json"), {"a": 1, "b": [1, 2]})  # plain JSON: shown as itself, no twins
+    write_json(os.path.join(src, "other.json"), {"a": 1, "b": [1, 2]})  # no reference set: a real file only
 
     shutil.copy(os.path.join(src, "codecs.json"), os.path.join(src, "alt.kc"))  # -o refs=*.kc
     with Mount(src, "refs=*.kc") as m:
@@ -290,7 +290,8 @@ def case_sources(work):
         for stem in ("deflated", "cl", "combined", "codecs", "inline"):
             for view in ("nc", "ds", "ncs", "vds"):
                 check(stem + "." + view in names, "%s.%s listed: %s" % (stem, view, sorted(names)))
-        check("other.json" in names and "other.nc" not in names, "a plain JSON file has no twins: %s" % sorted(names))
+        check("other.json" in names and "other.nc" not in names,
+              "a JSON file that is no reference set has no twins: %s" % sorted(names))
 
         # netCDF-4 source: zlib+shuffle chunks, unwritten chunks as the fill value.
         for var in ("t", "lat", "n"):

@@ -133,20 +133,20 @@ TEST(AccessPolicy, BadRootsAreUsageErrors) {
 
 TEST(AccessPolicy, RedirectsOnlyIntoRootsAndNeverSigned) {
     AccessPolicy p = policy({"http://127.0.0.1:8080/", "https://mirror.example.org/data"});
-    ObjectAddress plain{"http://127.0.0.1:8080/a", "", "", {"X-Extra: 1"}};
-    Redirect inside = p.redirect_address(plain, "https://mirror.example.org/data/a");
+    ObjectAddress unsigned_request{"http://127.0.0.1:8080/a", "", "", {"X-Extra: 1"}};
+    Redirect inside = p.redirect_address(unsigned_request, "https://mirror.example.org/data/a");
     ASSERT_TRUE(inside.address);
     EXPECT_EQ(inside.address->http_url, "https://mirror.example.org/data/a");
     EXPECT_TRUE(inside.address->headers.empty());
     EXPECT_TRUE(inside.address->sigv4.empty() && inside.address->userpwd.empty());
     EXPECT_TRUE(inside.address->private_ok);  // the root names the host
-    Redirect anywhere = policy({"https://"}).redirect_address(plain, "https://elsewhere.example/a");
+    Redirect anywhere = policy({"https://"}).redirect_address(unsigned_request, "https://elsewhere.example/a");
     ASSERT_TRUE(anywhere.address);
     EXPECT_FALSE(anywhere.address->private_ok);  // a root for any host names none
-    EXPECT_TRUE(p.redirect_address(plain, "http://127.0.0.1:8080/b").address->private_ok);
-    EXPECT_FALSE(p.redirect_address(plain, "http://127.0.0.1:8081/a").address);  // another port
-    EXPECT_FALSE(p.redirect_address(plain, "https://mirror.example.org/other").address);
-    EXPECT_FALSE(p.redirect_address(plain, "s3://bucket/a").address);
+    EXPECT_TRUE(p.redirect_address(unsigned_request, "http://127.0.0.1:8080/b").address->private_ok);
+    EXPECT_FALSE(p.redirect_address(unsigned_request, "http://127.0.0.1:8081/a").address);  // another port
+    EXPECT_FALSE(p.redirect_address(unsigned_request, "https://mirror.example.org/other").address);
+    EXPECT_FALSE(p.redirect_address(unsigned_request, "s3://bucket/a").address);
     ObjectAddress signed_request{"http://127.0.0.1:8080/b/k", "aws:amz:us-east-1:s3", "KEY:SECRET",
                                  {"x-amz-content-sha256: UNSIGNED-PAYLOAD"}};
     Redirect refused = p.redirect_address(signed_request, "http://127.0.0.1:8080/b/k2");

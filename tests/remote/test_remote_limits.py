@@ -265,7 +265,7 @@ def case_failing(work):
                     lines = [l for l in m.log_text().splitlines() if layout.parts[bad] in l]
                     check(0 < len(lines) <= 3,
                           "%s: a few log lines for the failing URL:\n%s" % (fault, "\n".join(lines)))
-    # A missing local partition, time a plain variable of the aggregation file
+    # A missing local partition, time a non-aggregated variable of the aggregation file
     # (a fixed dimension: its values lie before the partitions' bytes).
     fixed = os.path.join(work, "fixed")
     make_aggregations.write_aggregation(fixed, "fixed", ["time", "lat", "lon"], {"time": 24, "lat": 180, "lon": 360},

@@ -220,7 +220,7 @@ def case_faults(work):
     need_servers(s3=False)
     layout = Layout(work, lat=180, lon=360)  # partitions of 518 KB: more than the first block read at open
     with servers.Nginx(os.path.join(work, "gen")) as web:
-        with Mount(layout.source, roots(web)) as m:  # reference: every partition over plain nginx
+        with Mount(layout.source, roots(web)) as m:  # reference: every partition over nginx, no fault proxy
             name = layout.write_nca("reference", web.url, {i: "%s/%s" % (web.url, layout.parts[i]) for i in range(8, 12)})
             expect_master(m.path(name), layout, "nginx reference")
             reference = read_all(m.path(name))

@@ -201,14 +201,14 @@ def case_replaced(work):
     values = write_large(www)
     shapes = {"big": (values.shape, "f4", ["n"])}
     with servers.Nginx(www) as web:
-        write_view(os.path.join(src, "plain.nc"), {"big": (web.url + "/big.zarr", "big")}, shapes)
+        write_view(os.path.join(src, "over_zarr.nc"), {"big": (web.url + "/big.zarr", "big")}, shapes)
         with Mount(src, roots(web)) as m:
-            check(np.array_equal(read_netcdf4(m.path("plain.nc"), "big"), values), "big.zarr through nginx")
+            check(np.array_equal(read_netcdf4(m.path("over_zarr.nc"), "big"), values), "big.zarr through nginx")
         # Requests: zarr.json (404), .zmetadata (404), .zarray, .zattrs, the chunk's first block; then the change.
         with servers.FaultProxy(web.url, ["ok"] * 5 + ["change_etag"]) as proxy:
-            write_view(os.path.join(src, "plain.nc"), {"big": (proxy.url + "/big.zarr", "big")}, shapes)
+            write_view(os.path.join(src, "over_zarr.nc"), {"big": (proxy.url + "/big.zarr", "big")}, shapes)
             with Mount(src, roots(proxy)) as m:
-                got = read_all(m.path("plain.nc"))
+                got = read_all(m.path("over_zarr.nc"))
                 check(got == errno.EIO, "replaced chunk: EIO expected, got %r; requests %s" % (
                     got if isinstance(got, int) else "bytes", proxy.requests))
                 check("changed" in m.log_text(), "the change is logged:\n" + m.log_text())

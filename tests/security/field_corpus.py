@@ -272,13 +272,13 @@ def many_names(path):
 
 def h5netcdf_invalid(path):
     """h5netcdf's invalid_netcdf=True: booleans (an HDF5 enum) and complex
-    numbers (a compound) beside a plain variable. netcdf-c does not present
+    numbers (a compound) beside an int64 variable. netcdf-c does not present
     the first two at all, so nothing can say they are left out."""
     with h5netcdf.File(path, "w", invalid_netcdf=True) as f:
         f.dimensions = {"x": 4}
         f.create_variable("flag", ("x",), bool, data=np.array([True, False, True, True]))
         f.create_variable("z", ("x",), "c16", data=np.arange(4) * (1 + 2j))
-        f.create_variable("plain", ("x",), "i8", data=np.array([-(2 ** 62), 0, 5, 2 ** 62]))
+        f.create_variable("int64", ("x",), "i8", data=np.array([-(2 ** 62), 0, 5, 2 ** 62]))
     return set()
 
 
@@ -338,7 +338,7 @@ def chunked(path):
         holes = ds.createVariable("holes", "f8", ("t", "y", "x"), zlib=True, shuffle=False,
                                   chunksizes=(3, 14, 26), fill_value=-1.0)
         holes[3:6, 14:28, :] = _values((3, 14, 52), "f8", 52)
-        ds.createVariable("plain_chunks", "u8", ("t", "x"), chunksizes=(2, 5))[:] = _values((9, 52), "u8", 53)
+        ds.createVariable("unfiltered_chunks", "u8", ("t", "x"), chunksizes=(2, 5))[:] = _values((9, 52), "u8", 53)
     return set()
 
 
@@ -363,7 +363,7 @@ def by_h5netcdf(path):
     return {"s", "group sub"}
 
 
-def plain_hdf5(path):
+def non_netcdf_hdf5(path):
     """An HDF5 file that is not netCDF: datasets without dimension scales
     (netcdf-c makes phony dimensions), groups, attributes, an opaque and a
     reference dataset, a dataset of an array type."""
@@ -376,7 +376,7 @@ def plain_hdf5(path):
         f["half"] = np.arange(5, dtype="f2")
         f["complex"] = np.arange(3, dtype="c8")
         f.create_group("g")["inner"] = np.arange(3, dtype="u2")
-        f.attrs["title"] = "plain HDF5"
+        f.attrs["title"] = "HDF5, not netCDF"
         f.attrs["numbers"] = np.arange(3, dtype="i8")
     return {"group g"}
 
@@ -423,7 +423,7 @@ KINDS = {
     "non_coordinate.nc4": non_coordinate, "fills.nc4": fills, "fletcher32.nc4": fletcher32,
     "big_endian.nc4": big_endian, "fletcher32_corrupt.nc4": fletcher32_corrupt, "classic_model.nc4": classic_model,
     "many_names.nc4": many_names, "h5netcdf_invalid.h5": h5netcdf_invalid, "contiguous.hdf5": contiguous, "compact.h5": compact,
-    "chunked.nc": chunked, "h5netcdf.h5": by_h5netcdf, "plain.h5": plain_hdf5,
+    "chunked.nc": chunked, "h5netcdf.h5": by_h5netcdf, "non_netcdf.h5": non_netcdf_hdf5,
     "null_dataspace.h5": null_dataspace, "committed_type.h5": committed_type, "dangling_link.h5": dangling_link,
     "cycle.h5": group_cycle,
 }

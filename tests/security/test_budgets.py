@@ -24,11 +24,11 @@ Run as: test_budgets.py CASE
   self_read    MOUNTPOINT beneath SOURCE, 40 reference sets and 40 NCA
                aggregations naming their own view (../mnt/user/rNN.nc), one
                reader each: each read fails (EIO), a log line says the path leads into
-               the mount, and another reader's `cat` of a plain file succeeds
+               the mount, and another reader's `cat` of a real file succeeds
   parse_deadline  an NCA aggregation of 200,000 partitions under the
                test-only NCAFS_TEST_PARSE_DEADLINE_MS=1: the listing and
                `stat` answer within 10 s, its aggregated view is left out
-               (the file shown plain) with one log line naming the file and
+               (the file shown only as a real file) with one log line naming the file and
                the parse deadline, and a 3-partition aggregation beside it
                reads the values written
 Environment: NCAFS_BIN, NCAFS_SKIP_FUSE=1 (exit 77 where /dev/fuse is unusable).
@@ -332,7 +332,7 @@ def case_self_read(work):
     os.makedirs(os.path.join(src, "mnt"))
     os.makedirs(user)
     with open(os.path.join(src, "control.txt"), "w") as f:
-        f.write("plain bytes\n")
+        f.write("control bytes\n")
     for i in range(40):  # reference sets and NCA aggregations naming their own view
         refs = {".zgroup": '{"zarr_format": 2}', "r/.zarray": zarray([4], [4]),
                 "r/.zattrs": json.dumps({"_ARRAY_DIMENSIONS": ["x"]}), "r/0": ["../mnt/user/r%02d.nc" % i, 0, 16]}
@@ -356,7 +356,7 @@ def case_self_read(work):
             outcomes = pool.map(read_view, names)
             time.sleep(1)
             control = subprocess.run(["cat", m.path("control.txt")], capture_output=True, timeout=ANSWER)
-            check(control.stdout == b"plain bytes\n", "another reader's cat failed: %r" % (control,))
+            check(control.stdout == b"control bytes\n", "another reader's cat failed: %r" % (control,))
             outcomes = list(outcomes)
         print("reads of views naming themselves:", sorted(set(outcomes)))
         check("read" not in outcomes, "a view naming itself was read")

@@ -180,7 +180,7 @@ def case_flip(work):
         check(at > 0, "the partition's values lie in the virtual file")
         os.unlink(part)
 
-        def read_plain():
+        def read_real_file():
             try:
                 data = direct_read(m.path("flip.bin"))
             except OSError:
@@ -209,7 +209,7 @@ def case_flip(work):
         for t in flippers:
             t.start()
         try:
-            errors = run_readers(8, read_aggregation, 20) + run_readers(8, read_plain, 20)
+            errors = run_readers(8, read_aggregation, 20) + run_readers(8, read_real_file, 20)
         finally:
             stop.set()
             for t in flippers:
@@ -239,7 +239,7 @@ def case_fifo(work):
     os.unlink(fifo_part)
     os.mkfifo(fifo_part)
     os.mkfifo(os.path.join(src, "pipe.nc"))
-    write(os.path.join(src, "plain.txt"), b"plain\n")
+    write(os.path.join(src, "text.txt"), b"text\n")
     # `ncafs check` on an aggregation naming a FIFO returns, with the reason.
     r = timed("ncafs check", lambda: subprocess.run([NCAFS, "check", os.path.join(agg, "pipes.nca")],
                                                       capture_output=True, text=True, timeout=120), 60)
@@ -270,7 +270,7 @@ def case_fifo(work):
             t.start()
         for _ in range(5):  # the mount stays responsive meanwhile
             timed("ls while readers hit the FIFO", lambda: os.listdir(m.path("agg")), 10)
-            check(timed("plain read", lambda: open(m.path("plain.txt"), "rb").read(), 10) == b"plain\n", "plain.txt")
+            check(timed("real file read", lambda: open(m.path("text.txt"), "rb").read(), 10) == b"text\n", "text.txt")
         for t in readers:
             t.join(120)
             check(not t.is_alive(), "a reader of the FIFO aggregation hangs")
@@ -410,15 +410,15 @@ def case_fdlimit(work):
     src = os.path.join(work, "src")
     want = make_aggregations.write_aggregation(os.path.join(src, "many"), "many", ["t", "x"], {"t": 200, "x": 3},
                                                {"t": [1] * 200, "x": [3]})
-    plain = {"p%d.txt" % i: os.urandom(3000 + i) for i in range(5)}
-    for name, data in plain.items():
+    real_files = {"p%d.txt" % i: os.urandom(3000 + i) for i in range(5)}
+    for name, data in real_files.items():
         write(os.path.join(src, name), data)
     with LimitedMount(src, 64) as m:
         limit = open("/proc/%d/limits" % m.process.pid).read()
         check(any(line.startswith("Max open files") and line.split()[3] == "64" for line in limit.splitlines()),
               "the daemon runs with 64 descriptors:\n" + limit)
         for rounds in range(2):
-            for name, data in plain.items():
+            for name, data in real_files.items():
                 check(open(m.path(name), "rb").read() == data, "%s reads whole under ulimit -n 64" % name)
             got = read_netcdf4(m.path("many", "many.nc"), "tas")
             check(np.array_equal(got, want["master"]), "the 200-partition aggregation reads whole and right")

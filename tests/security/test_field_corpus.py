@@ -6,7 +6,7 @@ Run as: test_field_corpus.py CASE
               enum, compound and opaque types, nested groups, several
               UNLIMITED dimensions, fills of every type, fletcher32,
               big-endian, contiguous, compact and chunked layouts, h5netcdf's
-              files, plain HDF5, files netcdf-c refuses or loops on) in one
+              files, non-netCDF HDF5, files netcdf-c refuses or loops on) in one
               SOURCE: `ls -l`, `cat` of every view at once, the `.nc` view
               read by netCDF4-python and the `.ds` view decoded here, both
               equal to netCDF4-python on the file under the documented

@@ -7,8 +7,9 @@ Environment: NCAFS_BIN (the ncafs executable, set by CMake).
 Every file is written here by h5py (Debian's python3-h5py) in the test's own
 temporary folder: a netCDF-4 file whose variable `x` draws on a "secret" file
 outside SOURCE through HDF5 external storage (absolute and relative name), a
-virtual dataset, or an external link, beside a plain variable `ok`. The secret
-holds a pattern nothing else holds; no byte of it may come out of any view.
+virtual dataset, or an external link, beside a variable `ok` stored in the
+file itself. The secret holds a pattern nothing else holds; no byte of it may
+come out of any view.
   mount:      as root: x.nc, x.ds, x.ncs read whole without `x` (left out)
               and without a secret byte, `ok` reads as h5py wrote it, an NCA
               aggregation of such a file gives EIO, the log names file,

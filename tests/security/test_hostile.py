@@ -141,7 +141,7 @@ def case_crashes(work):
         expect_logged(m, os.path.join(src, "deep/deep.ds"), ["nested deeper than 256 levels"])
         expect_logged(m, os.path.join(src, "claims.nc"))
         expect_logged(m, os.path.join(src, "calendar/agg.nca"), ["reference year out of range"])
-        # The aggregations that failed are plain files: no twin is listed for them.
+        # The aggregations that failed are real files only: no twin is listed for them.
         check(not os.path.exists(m.path("wrap", "agg.nc")), "a broken aggregation is shown as a view")
         print(m.log_text())
 
@@ -196,7 +196,7 @@ def case_amplification(work):
         rss0 = status_kib(pid, "VmRSS")
         reset_peak(pid)
         ls_l(m)  # classifies constant.nc: the fragment count is refused here
-        check(read_all(m.path("constant.nc")) is not None, "constant.nc is a plain file and reads")
+        check(read_all(m.path("constant.nc")) is not None, "constant.nc is a real file only and reads")
         expect_logged(m, os.path.join(src, "constant.nc"), ["max_fragments"])
         peak = status_kib(pid, "VmHWM") - rss0
         print("ls -l with constant map (%d KiB file, 4,000,000 fragments): peak RSS growth %d KiB" % (size_kib, peak))

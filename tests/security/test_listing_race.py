@@ -64,7 +64,7 @@ def classic_with_marker(path):
         ds.createDimension("x", 3)
         v = ds.createVariable("v", "f4", ("x",))
         v[:] = [1, 2, 3]
-        v.history = "plain"
+        v.history = "no aggregation"
 
 
 def flip(src, outside, stop, rounds):

@@ -44,7 +44,7 @@ Run as: test_netcdf4_out_of_daemon.py CASE
   cf_terms_lie  NCAFS_TEST_HELPER_LIE_TERMS=lie.nc: the helper answers
           rows of term variables whose text ends lie past the text sent,
           numbers more than their masks; the aggregation is refused (the
-          file shown plain, as any refused aggregation) with a log line
+          file shown only as a real file, as any refused aggregation) with a log line
           naming the file and the malformed rows, the daemon stays up, a good
           aggregation beside it reads.
   cf_terms_huge  netCDF-4 aggregations whose string uris term has 2^27
@@ -84,8 +84,8 @@ def write_kinds(path):
         deflated = ds.createVariable("deflated", "f4", ("time", "y", "x"), zlib=True, shuffle=True,
                                      fletcher32=True, chunksizes=(3, 20, 30))
         deflated[:] = rng.standard_normal((12, 40, 60)).astype("f4")
-        plain = ds.createVariable("chunked_plain", "i4", ("y", "x"), chunksizes=(16, 16))
-        plain[:] = np.arange(40 * 60, dtype="i4").reshape(40, 60)
+        unfiltered = ds.createVariable("chunked_unfiltered", "i4", ("y", "x"), chunksizes=(16, 16))
+        unfiltered[:] = np.arange(40 * 60, dtype="i4").reshape(40, 60)
         little = ds.createVariable("contiguous", "f8", ("y", "x"), contiguous=True)
         little[:] = rng.standard_normal((40, 60))
         big = ds.createVariable("contiguous_big", np.dtype(">i2"), ("y", "x"), contiguous=True, endian="big")
@@ -361,7 +361,7 @@ def case_cf_terms(work):
 
 def not_aggregated(path, shape):
     """True when the view at PATH fails, is absent or is no aggregation of pr of SHAPE
-    (a file whose aggregation is refused is shown as the plain file it is)."""
+    (a file whose aggregation is refused is shown only as the real file it is)."""
     try:
         with netCDF4.Dataset(path) as ds:
             return "pr" not in ds.variables or ds["pr"].shape != shape

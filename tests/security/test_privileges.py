@@ -153,7 +153,7 @@ VICTIM_TEXT = b"ROOT-ONLY: must never change\n"
 
 # (name, target file name, argv after ncafs, with OWN the partition and OUT the target)
 COMMANDS = [
-    ("export", "out_plain.nc", ["export", "OWN", "-o", "OUT"]),
+    ("export", "out_export.nc", ["export", "OWN", "-o", "OUT"]),
     ("export kerchunk", "out1.json", ["export", "OWN", "--format", "kerchunk", "-o", "OUT"]),
     ("aggregate", "out_agg.nc", ["aggregate", "--dim", "x", "-o", "OUT", "OWN"]),
     ("aggregate kerchunk", "out2.json", ["aggregate", "--dim", "x", "--format", "kerchunk", "-o", "OUT", "OWN"]),
@@ -499,7 +499,7 @@ def case_names(work):
                                      "fill_value": None, "order": "C", "compressor": None, "filters": None}),
             "a/.zattrs": json.dumps({"_ARRAY_DIMENSIONS": ["p"]}),
             "a/0": "base64:" + base64.b64encode(np.array([5, 6], "<i4").tobytes()).decode()}
-    for name in (ODD_NAME, "plain.json"):
+    for name in (ODD_NAME, "refs.json"):
         with open(os.path.join(src, name), "w") as f:
             json.dump({"version": 1, "refs": refs}, f)
     with Mount(src) as m:
@@ -507,7 +507,7 @@ def case_names(work):
         check(LONG_NAME in names, "the 255-byte file is not listed: %s" % names)
         check(all(len(n.encode()) <= 255 for n in names), "a listed name exceeds NAME_MAX: %s"
               % [len(n.encode()) for n in names])
-        check("plain.nc" in names, "the plain reference set's view is missing: %s" % names)
+        check("refs.nc" in names, "the view of refs.json is missing: %s" % names)
         check(not any(re.search(r"[\x00-\x1f\x7f]", n) for n in names), "a name with a control character is listed")
         for tool in (["ls", "-l", m.path()], ["cp", "-r", m.path(), os.path.join(work, "copy")]):
             r = run(tool)

@@ -207,13 +207,13 @@ def stopped_by(src, how):
 def case_signals(work):
     src = os.path.join(work, "src")
     os.makedirs(src)
-    with open(os.path.join(src, "plain.txt"), "w") as f:
+    with open(os.path.join(src, "text.txt"), "w") as f:
         f.write("still here\n")
     with Mount(src) as m:
         m.process.send_signal(signal.SIGHUP)
         time.sleep(0.5)
         check(m.alive() and os.path.ismount(m.mnt), "SIGHUP ended the mount")
-        with open(m.path("plain.txt")) as f:
+        with open(m.path("text.txt")) as f:
             check(f.read() == "still here\n", "after SIGHUP the mount does not serve")
 
     def sigterm(m):
@@ -251,11 +251,11 @@ def case_held(work):
     check(r.returncode == 0 or "busy" in r.stderr, "cannot mount fusectl: " + r.stderr)
     src = os.path.join(work, "src")
     os.makedirs(src)
-    with open(os.path.join(src, "plain.txt"), "w") as f:
+    with open(os.path.join(src, "text.txt"), "w") as f:
         f.write("held\n")
     m = Mount(src).__enter__()
     try:
-        held = os.open(m.path("plain.txt"), os.O_RDONLY)
+        held = os.open(m.path("text.txt"), os.O_RDONLY)
         m.process.send_signal(signal.SIGTERM)
         code = m.process.wait(timeout=30)
         check(code == 0, "the daemon exited %d after SIGTERM with a file held open:\n%s" % (code, m.log_text()))

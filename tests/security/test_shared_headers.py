@@ -87,7 +87,7 @@ def case_flip(work):
 
 
 def read_until_error(path):
-    """The errno that ends a plain read of the whole file, or None."""
+    """The errno that ends a byte read of the whole file, or None."""
     with open(path, "rb", buffering=0) as f:
         try:
             while f.read(1 << 20):
@@ -113,7 +113,7 @@ def netcdf_read_fails(path):
 def case_short(work):
     source, odd_path = aggregation(work, tp.partition_bytes(ODD)[:-4])
     with Mount(source, "open_files=64") as m:
-        # Plain reads, not netcdf-c: it takes the short read before a failed
+        # Byte reads, not netcdf-c: it takes the short read before a failed
         # page for the end of the file and reads zeros past it.
         check(read_until_error(m.path("alike.nc")) == errno.EIO,
               "a partition 4 bytes short of its data is not served (EIO)")
@@ -127,7 +127,7 @@ def case_short(work):
             check(netcdf_read_fails(m.path("alike.nc")),
                   "netCDF4-python reading the whole variable raises (%s), no silent fill" % attempt)
         with open(m.path("alike.nc"), "rb", buffering=0) as f:
-            check(f.read(4) == b"CDF\x01", "a plain read that does not need the damaged partition still reads")
+            check(f.read(4) == b"CDF\x01", "a byte read that does not need the damaged partition still reads")
 
 
 CASES = {"flip": case_flip, "short": case_short}

@@ -74,7 +74,7 @@ def main():
     try:
         for name in vds_mount_test.EXPECTED:
             vds_directory_form.container_to_directory(os.path.join(DATA, name + ".vds"), os.path.join(source, name + ".vds"))
-        os.makedirs(os.path.join(source, "plain.vds"))  # no VolumeDataLayout: a folder
+        os.makedirs(os.path.join(source, "not_a_volume.vds"))  # no VolumeDataLayout: a folder
         vds_directory_form.container_to_directory(os.path.join(DATA, "r64_2d_none.vds"), os.path.join(source, "unnamed"))
         symlink_cases(source, outside)
         with test_mount.Mount(source) as m:
@@ -89,9 +89,9 @@ def main():
                     check(size == os.path.getsize(m.path("%s.%s" % (name, view))) and size > 0,
                           "%s.%s: read %d bytes" % (name, view, size))
                 vds_mount_test.check_file(m.path(name + ".nc"), name)
-            check(os.path.isdir(m.path("plain.vds")) and os.path.isdir(m.path("unnamed")),
+            check(os.path.isdir(m.path("not_a_volume.vds")) and os.path.isdir(m.path("unnamed")),
                   "a folder that is not NAME.vds with a VolumeDataLayout is not shown as a folder")
-            check("unnamed.nc" not in listing and "plain.nc" not in listing, "views of a non-volume folder")
+            check("unnamed.nc" not in listing and "not_a_volume.nc" not in listing, "views of a non-volume folder")
             check_symlinks(m)
     finally:
         shutil.rmtree(source, ignore_errors=True)

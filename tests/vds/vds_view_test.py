@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """The .vds views (OpenVDS containers written by ncafs) in a real mount.
 
-Datasets are made here with netCDF4-python and ncgen: a plain file with
+Datasets are made here with netCDF4-python and ncgen: a 3-D file with
 channels of every mapped type (float, double, int, short, byte, ubyte,
 ushort, uint, uint64; an int64 left out), a 2-D file (tiles), a 4-D file,
 a file of fills of every kind (each type; fills float32 holds, fills it does
@@ -49,7 +49,7 @@ TYPES = {"f_float": "f4", "f_double": "f8", "f_int": "i4", "f_short": "i2", "f_b
          "f_ushort": "u2", "f_uint": "u4", "f_uint64": "u8"}
 
 
-def make_plain(path):
+def make_types(path):
     """3-D channels of every mapped type over (time, y, x); an int64 left out."""
     rng = np.random.default_rng(7)
     shape = (70, 50, 130)
@@ -181,7 +181,7 @@ def make_fills(path):
 
 def fill_expectation(nc_path, name):
     """Values as the docs say the .vds must hold them: NaN where the fill is
-    NoValue, the fill as a plain value otherwise (default fills too)."""
+    NoValue, the fill as a value like any other otherwise (default fills too)."""
     with netCDF4.Dataset(nc_path) as ds:
         v = ds.variables[name]
         v.set_auto_maskandscale(False)
@@ -276,9 +276,9 @@ def check_concurrent_reads(path):
         check(got == whole[off:off + n], "%s: concurrent read at %d+%d differs" % (path, off, n))
 
 
-def check_plain(mnt):
-    vds, names = check_dataset(mnt, "plain", LODS)
-    check(names[0] == "f_float" and set(names) == set(TYPES), "plain.vds channels %s" % names)
+def check_types(mnt):
+    vds, names = check_dataset(mnt, "types", LODS)
+    check(names[0] == "f_float" and set(names) == set(TYPES), "types.vds channels %s" % names)
     axes = vds.axes
     check([a["name"] for a in axes] == ["x", "y", "time"], "axes %s" % [a["name"] for a in axes])
     check((axes[0]["coordinateMin"], axes[0]["coordinateMax"], axes[0]["unit"]) == (10.0, 74.5, "m"), "x axis %s" % axes[0])
@@ -428,30 +428,30 @@ def main():
     test_mount.require_fuse()
     source = tempfile.mkdtemp(prefix="ncafs-vdsw-src-")
     try:
-        make_plain(os.path.join(source, "plain.nc"))
+        make_types(os.path.join(source, "types.nc"))
         make_fills(os.path.join(source, "fills.nc"))
         make_small_ranks(source)
         make_series(source)
         make_aggregation(source)
         with test_mount.Mount(source, "views=nc,vds,vds_lods=%d" % LODS) as m:
             listing = set(os.listdir(m.mnt))
-            for stem in ("plain", "image", "four", "series", "agg"):
+            for stem in ("types", "image", "four", "series", "agg"):
                 check(stem + ".vds" in listing, "no %s.vds in %s" % (stem, sorted(listing)))
-            check("plain.ds" not in listing, "views=nc,vds shows a .ds view")
-            check_concurrent_reads(m.path("plain.vds"))
-            check_plain(m.mnt)
+            check("types.ds" not in listing, "views=nc,vds shows a .ds view")
+            check_concurrent_reads(m.path("types.vds"))
+            check_types(m.mnt)
             check_aggregation(m.mnt)
             check_dataset(m.mnt, "image", LODS)
             check_four(m.mnt)
             check_fills(m.mnt)
             series, names = check_dataset(m.mnt, "series", LODS)
             check(sorted(names) == ["count", "level", "time"], "series.vds channels: %s" % names)
-            check_round_trip(m.mnt, ["plain", "agg", "image", "four"])
+            check_round_trip(m.mnt, ["types", "agg", "image", "four"])
             check_export(m.mnt, source, "agg", "agg.nca")
-            check_export(m.mnt, source, "plain", "plain.nc")
+            check_export(m.mnt, source, "types", "types.nc")
             check_export(m.mnt, source, "image", "image.vds", ())
         with test_mount.Mount(source, "views=nc,ds,ncs") as m:
-            check("plain.vds" not in os.listdir(m.mnt), "a .vds view without vds in views=")
+            check("types.vds" not in os.listdir(m.mnt), "a .vds view without vds in views=")
         check_bad_partition()
         check_bad_partition_read_on()
     finally:

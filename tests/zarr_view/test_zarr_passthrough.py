@@ -259,16 +259,16 @@ def btree_entries(data, h5var):
 
 
 def hostile_copies(src):
-    plain = os.path.join(src, "plain.nc")
-    with netCDF4.Dataset(plain, "w", format="NETCDF4") as ds:
+    sound = os.path.join(src, "sound.nc")
+    with netCDF4.Dataset(sound, "w", format="NETCDF4") as ds:
         ds.createDimension("x", 40)
         ds.createDimension("pad", 1 << 19)
         ds.createVariable("v", "f4", ("x",), zlib=True, shuffle=True, chunksizes=(10,))[:] = np.arange(40) / 7
         ds.sync()
         pad = ds.createVariable("pad", "f4", ("pad",), contiguous=True)  # 2 MiB after v's chunks
         pad[:] = np.random.default_rng(3).random(1 << 19)
-    data = bytearray(open(plain, "rb").read())
-    with h5py.File(plain, "r") as h5:
+    data = bytearray(open(sound, "rb").read())
+    with h5py.File(sound, "r") as h5:
         entries = btree_entries(bytes(data), h5["v"])
     huge = bytearray(data)
     struct.pack_into("<I", huge, entries[1][0], 0x7fffff00)  # chunk 1: far larger than the file
@@ -288,7 +288,7 @@ def case_hostile(work):
     os.makedirs(src)
     hostile_copies(src)
     with Mount(src, "zarr_chunks=stored") as m:
-        zarray = json.load(open(m.path("plain.zarr", "v", ".zarray")))
+        zarray = json.load(open(m.path("sound.zarr", "v", ".zarray")))
         check(zarray["compressor"]["id"] == "zlib", "the sound copy is passed through: %s" % zarray)
         for stem, reason in (("huge", "lies beyond the end of the file"), ("large", "more than a chunk of 40 bytes can need"),
                              ("overlap", "overlap in the file")):

@@ -7,8 +7,8 @@ Environment: NCAFS_BIN (the ncafs executable, set by CMake).
 read: SOURCE holds a classic file (UNLIMITED time, CF attributes, fill
 values, a char array) and its exports as .ds, .ncs, OpenVDS and a
 reference set (and its LOD 1), a deflated chunked netCDF-4 file (zlib + shuffle,
-UNLIMITED time, int64 with a fill value, char strings, CF time), a plain
-netCDF-4 file, an NCA aggregation, a CF-1.13 aggregation written by
+UNLIMITED time, int64 with a fill value, char strings, CF time), a netCDF-4
+file NCZarr can read, an NCA aggregation, a CF-1.13 aggregation written by
 `ncafs aggregate` and an aggregation with a missing partition (mounted with
 missing_partitions=fill). Every NAME.zarr is read by zarr-python
 (open_consolidated and open) and xarray (open_zarr), each value, dtype,
@@ -137,7 +137,7 @@ def deflated_netcdf4(path):
         s[:] = netCDF4.stringtochar(np.array(["ab", "cde", "f", "", "ghijk", "z"], dtype="S5"))
 
 
-def plain_netcdf4(path):
+def nczarr_readable_netcdf4(path):
     """No char array and no fill in the data: what netcdf-c 4.9's NCZarr can read."""
     with netCDF4.Dataset(path, "w", format="NETCDF4") as ds:
         ds.createDimension("y", 3)
@@ -184,14 +184,14 @@ def make_source(src):
     classic(os.path.join(src, "cls.nc"))
     sources = exports_of(src, "cls.nc")
     deflated_netcdf4(os.path.join(src, "deflated.nc4"))
-    plain_netcdf4(os.path.join(src, "plain.nc4"))
+    nczarr_readable_netcdf4(os.path.join(src, "nczarr_readable.nc4"))
     make_aggregations.monthly(os.path.join(src, "nca"))
     cf_aggregation(src)
     gap = os.path.join(src, "gap")
     make_aggregations.write_aggregation(gap, "gappy", ["time", "x"], {"time": 6, "x": 5},
                                         {"time": [2, 2, 2], "x": [5]})
     os.unlink(os.path.join(gap, "part_01_00.nc"))
-    return sources + [("cls", ""), ("cls.lod1", ""), ("deflated", ""), ("plain", ""), ("monthly", "nca"),
+    return sources + [("cls", ""), ("cls.lod1", ""), ("deflated", ""), ("nczarr_readable", ""), ("monthly", "nca"),
                       ("cfagg", ""), ("gappy", "gap")]
 
 
@@ -230,7 +230,8 @@ def compare_zarr(store, nc_path, what):
     """zarr-python reads the store (consolidated and not) as netCDF4-python reads the .nc view (raw values)."""
     with netCDF4.Dataset(nc_path) as nc:
         nc.set_auto_maskandscale(False)
-        for how, group in (("consolidated", zarr.open_consolidated(store, mode="r")), ("plain", zarr.open(store, mode="r"))):
+        for how, group in (("consolidated", zarr.open_consolidated(store, mode="r")),
+                           ("unconsolidated", zarr.open(store, mode="r"))):
             label = "%s (%s)" % (what, how)
             check(sorted(group.array_keys()) == sorted(nc.variables), "%s: arrays %s, want %s" %
                   (label, sorted(group.array_keys()), sorted(nc.variables)))
@@ -340,7 +341,7 @@ def case_read(work):
             check(r.returncode == 0, "cp -r %s: %s" % (store, r.stderr))
             compare_zarr(copy, nc_path, stem + " (cp -r copy)")
             print("%s.zarr: %d files, read as its .nc view, copied whole" % (stem, len(want)))
-        check_nczarr(m.path("plain.zarr"), m.path("plain.nc"))
+        check_nczarr(m.path("nczarr_readable.zarr"), m.path("nczarr_readable.nc"))
         check_nczarr(m.path("nochar.zarr"), m.path("nochar.nc"))  # a classic file: computed by default
         check(m.alive(), "the daemon died")
 
