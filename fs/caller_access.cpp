@@ -85,7 +85,7 @@ int caller_may_read(const ConfinedRoots& within, const std::string& file, FilePi
     pin = FilePin{};
     OpenResult r = within.open(file, O_PATH);
     if (!r.fd) {
-        const bool permission = (r.error == EACCES || r.error == EPERM) && r.reason == std::strerror(r.error);
+        const bool permission = (r.error == EACCES || r.error == EPERM) && !r.refused_by_rule;
         if (permission) return r.error;
         pin.absent = true;
         return 0;

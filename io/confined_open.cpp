@@ -71,6 +71,7 @@ constexpr int kMaxSymlinks = 40;  // as the kernel (MAXSYMLINKS)
 OpenResult failure(int error, std::string reason = {}) {
     OpenResult r;
     r.error = error;
+    r.refused_by_rule = !reason.empty();
     r.reason = reason.empty() ? std::strerror(error) : std::move(reason);
     return r;
 }

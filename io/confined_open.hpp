@@ -45,6 +45,10 @@ struct OpenResult {
     struct stat st {};   // fstat of fd (open_regular_file fills it: callers need no second fstat)
     int error = 0;       // errno when !fd
     std::string reason;  // e.g. "resolves (through symlinks) outside the allowed roots"
+    // Refused by a rule of the walk (outside the roots, a link leading out,
+    // into our own mount, not a regular file...), `reason` saying which;
+    // false when `error` is the system's own answer (reason: its text).
+    bool refused_by_rule = false;
 };
 
 class ConfinedRoots {

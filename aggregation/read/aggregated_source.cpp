@@ -91,8 +91,7 @@ std::optional<std::string> AggregatedSource::why_gap(const Fragment& f) const {
     if (!opened.fd) {
         // A refusal by the allowed roots (a reason of its own) stays an error.
         const int e = opened.error;
-        const bool errno_only = opened.reason == std::strerror(e);
-        if (errno_only && (e == ENOENT || e == ENOTDIR || e == EACCES)) return opened.reason;
+        if (!opened.refused_by_rule && (e == ENOENT || e == ENOTDIR || e == EACCES)) return opened.reason;
         return std::nullopt;
     }
     // A file with a dataset signature that does not parse is damaged or

@@ -92,6 +92,19 @@ TEST_P(ConfinedOpen, LoopsMissingFilesAndFifos) {
     EXPECT_TRUE(roots.stat(root_ + "/dir", st) && S_ISDIR(st.st_mode));
 }
 
+TEST_P(ConfinedOpen, ARefusalByARuleIsToldFromTheSystemsOwnError) {
+    // Callers tell "the file is missing or unreadable" (a gap, a caller's
+    // permission) from "a rule of ours refused it" by the flag, not by text.
+    ncafs::ConfinedRoots roots({root_});
+    stdfs::create_symlink(base_ / "outside" / "secret.txt", base_ / "root" / "s.txt");
+    const auto out = ncafs::open_regular_file(root_ + "/s.txt", &roots);
+    EXPECT_TRUE(!out.fd && out.error == EXDEV && out.refused_by_rule) << out.reason;
+    const auto lexically_out = roots.open(root_ + "/../outside/secret.txt", O_RDONLY);
+    EXPECT_TRUE(!lexically_out.fd && lexically_out.error == EACCES && lexically_out.refused_by_rule);
+    const auto missing = ncafs::open_regular_file(root_ + "/missing.txt", &roots);
+    EXPECT_TRUE(!missing.fd && missing.error == ENOENT && !missing.refused_by_rule) << missing.reason;
+}
+
 TEST_P(ConfinedOpen, ARootMadeAgainIsFollowed) {
     // The root's descriptor is held between opens: a root removed and made
     // again under its name is opened again when a name is not found beneath
