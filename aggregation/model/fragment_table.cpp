@@ -167,6 +167,13 @@ std::string FragmentTable::path(size_t row) const {
     return directories_[directory_[row]] + names_.substr(begin, name_end_[row] - begin);
 }
 
+bool FragmentTable::path_is(size_t row, std::string_view path) const {
+    const uint64_t begin = row ? name_end_[row - 1] : 0;
+    const std::string& directory = directories_[directory_[row]];
+    return path.size() == directory.size() + (name_end_[row] - begin) && path.starts_with(directory) &&
+           path.substr(directory.size()) == std::string_view(names_).substr(begin, name_end_[row] - begin);
+}
+
 std::string FragmentTable::where(size_t row) const {
     if (auto it = where_.find(row); it != where_.end()) return it->second;
     return where_of_ ? where_of_(row) : std::string();

@@ -65,6 +65,7 @@ public:
     uint64_t element_count(size_t row) const;  // product of the box's counts
     FragmentKind kind(size_t row) const { return static_cast<FragmentKind>(kind_[row]); }
     std::string path(size_t row) const;
+    bool path_is(size_t row, std::string_view path) const;  // path(row) == path, nothing allocated
     std::string where(size_t row) const;
 
     // Bytes held by the table (capacity), for tests and the scaling benchmark.

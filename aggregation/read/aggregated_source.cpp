@@ -241,9 +241,10 @@ std::shared_ptr<const AggregatedSource::Resolved> AggregatedSource::resolve_open
     }
     auto r = resolution_of(f, opened, generation);
     r->declared = std::make_shared<const Fragment>(f);
+    std::shared_ptr<const Resolved> dropped;  // destroyed after the lock: other threads wait on it
     {
         MutexLock lock(mutex_);
-        keep_resolved(i, r);
+        dropped = keep_resolved(i, r);
         if (claim) end_claim(i), *claim = false;  // in the same hold of the lock
     }
     keep = ds;
@@ -284,13 +285,17 @@ void AggregatedSource::read_along(size_t i, const Fragment& opener, const Datase
     const FragmentTable& table = agg_->fragments;
     if (i >= table.size() || table.kind(i) != FragmentKind::File) return;
     const uint64_t bytes = table.element_count(i) * type_size(agg_->type);
-    if (bytes > KeptFragmentValues::kMaxBytes || kept_.has(i, generation) || table.path(i) != opener.path) return;
+    if (bytes > KeptFragmentValues::kMaxBytes || kept_.has(i, generation) || !table.path_is(i, opener.path)) return;
     try {
         const Fragment f = table[i];
         if (f.group != opener.group) return;
         check_declared(i);
         auto r = resolution_of(f, opened, generation);
         std::vector<uint8_t> values(static_cast<size_t>(bytes));
+        // From the bytes the opener read at the open, when still kept: the
+        // opener's own read finds them too (one read for the open).
+        std::optional<OpenFile::ShareKeptFile> share;
+        if (opened.file) share.emplace(*opened.file);
         read_piece(r->completed ? *r->completed : f, *r, f.start, f.count, ByteOrder::Native, values.data());
         kept_.keep(i, generation, values);
     } catch (const std::exception&) {
@@ -303,9 +308,14 @@ std::shared_ptr<const AggregatedSource::Resolved> AggregatedSource::resolved(siz
     return hit ? std::move(*hit) : nullptr;
 }
 
-void AggregatedSource::keep_resolved(size_t i, std::shared_ptr<const Resolved> r) const {
+std::shared_ptr<const AggregatedSource::Resolved> AggregatedSource::keep_resolved(
+    size_t i, std::shared_ptr<const Resolved> r) const {
     if (resolved_.capacity() < 4 * cache_.capacity()) resolved_.set_capacity(4 * cache_.capacity());  // open_files= raised
+    std::shared_ptr<const Resolved> dropped;
+    if (auto before = resolved_.get(i)) dropped = std::move(*before);  // replaced below
+    else if (resolved_.size() >= resolved_.capacity()) dropped = resolved_.pop_least_recent().value_or(nullptr);
     resolved_.put(i, std::move(r));
+    return dropped;
 }
 
 void AggregatedSource::note_read_of(size_t i) const {

@@ -212,7 +212,10 @@ private:
     std::shared_ptr<const Resolved> resolved(size_t i) const NCAFS_REQUIRES(mutex_);
     // The fragment holding element `first` of the C-order linearisation, with its master index.
     std::optional<size_t> fragment_of_element(uint64_t first, std::vector<uint64_t>& index) const;
-    void keep_resolved(size_t i, std::shared_ptr<const Resolved> r) const NCAFS_REQUIRES(mutex_);
+    // Returns the resolution it drops (replaced, or the least recently
+    // used), for the caller to destroy after the lock.
+    std::shared_ptr<const Resolved> keep_resolved(size_t i, std::shared_ptr<const Resolved> r) const
+        NCAFS_REQUIRES(mutex_);
     // Guards resolved_ only. Lock order: before DatasetCache::mutex_ (keep_resolved asks its capacity).
     mutable Mutex mutex_;
     mutable LruCache<size_t, std::shared_ptr<const Resolved>> resolved_ NCAFS_GUARDED_BY(mutex_);
