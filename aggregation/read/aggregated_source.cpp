@@ -40,7 +40,7 @@ struct AggregatedSource::Resolved {
     std::shared_ptr<const Fragment> completed;
     // The fragment as declared (agg_->fragments[i]), built from the
     // partition table once, when resolved: a read through a kept
-    // resolution builds none.
+    // resolution builds none. Null when `completed` is set (read instead).
     std::shared_ptr<const Fragment> declared;
     // missing_partitions=fill and the file absent or of no dataset format:
     // every element reads as the master's fill (no dataset, nothing kept).
@@ -240,7 +240,7 @@ std::shared_ptr<const AggregatedSource::Resolved> AggregatedSource::resolve_open
         }
     }
     auto r = resolution_of(f, opened, generation);
-    r->declared = std::make_shared<const Fragment>(f);
+    if (!r->completed) r->declared = std::make_shared<const Fragment>(f);
     std::shared_ptr<const Resolved> dropped;  // destroyed after the lock: other threads wait on it
     {
         MutexLock lock(mutex_);
@@ -255,22 +255,32 @@ std::shared_ptr<const AggregatedSource::Resolved> AggregatedSource::resolve_open
 std::shared_ptr<AggregatedSource::Resolved> AggregatedSource::resolution_of(const Fragment& f,
                                                                            const DatasetCache::Opened& opened,
                                                                            uint64_t generation) const {
+    if (resolver_) return resolution_of(Fragment(f), opened, generation);  // completed in a copy
+    auto r = std::make_shared<Resolved>();
+    r->dataset = opened.dataset;
+    r->file = opened.file;
+    r->generation = generation;
+    conform(f, opened.dataset, r.get());
+    return r;
+}
+
+std::shared_ptr<AggregatedSource::Resolved> AggregatedSource::resolution_of(Fragment&& f,
+                                                                           const DatasetCache::Opened& opened,
+                                                                           uint64_t generation) const {
+    if (!resolver_) return resolution_of(static_cast<const Fragment&>(f), opened, generation);
     const std::shared_ptr<const Dataset>& ds = opened.dataset;
     auto r = std::make_shared<Resolved>();
     r->dataset = ds;
     r->file = opened.file;
     r->generation = generation;
-    if (resolver_) {
-        if (auto why = left_out_reason(*ds, f.variable)) reject(f, *why);  // rather than "no variable"
-        auto completed = std::make_shared<Fragment>(f);
-        try {
-            resolver_->complete(*completed, *ds);  // CF families: axes and units from the file
-        } catch (const FragmentRejected& e) {
-            reject(f, e.what());
-        }
-        r->completed = std::move(completed);
+    if (auto why = left_out_reason(*ds, f.variable)) reject(f, *why);  // rather than "no variable"
+    try {
+        resolver_->complete(f, *ds);  // CF families: axes and units from the file (path and where untouched)
+    } catch (const FragmentRejected& e) {
+        reject(f, e.what());
     }
-    conform(r->completed ? *r->completed : f, ds, r.get());
+    r->completed = std::make_shared<const Fragment>(std::move(f));
+    conform(*r->completed, ds, r.get());
     return r;
 }
 
@@ -287,16 +297,18 @@ void AggregatedSource::read_along(size_t i, const Fragment& opener, const Datase
     const uint64_t bytes = table.element_count(i) * type_size(agg_->type);
     if (bytes > KeptFragmentValues::kMaxBytes || kept_.has(i, generation) || !table.path_is(i, opener.path)) return;
     try {
-        const Fragment f = table[i];
+        Fragment f = table[i];
         if (f.group != opener.group) return;
         check_declared(i);
-        auto r = resolution_of(f, opened, generation);
+        // A resolver completes f itself (no copy); without one f is read as declared.
+        auto r = resolver_ ? resolution_of(std::move(f), opened, generation) : resolution_of(f, opened, generation);
+        const Fragment& as_read = r->completed ? *r->completed : f;
         std::vector<uint8_t> values(static_cast<size_t>(bytes));
         // From the bytes the opener read at the open, when still kept: the
         // opener's own read finds them too (one read for the open).
         std::optional<OpenFile::ShareKeptFile> share;
         if (opened.file) share.emplace(*opened.file);
-        read_piece(r->completed ? *r->completed : f, *r, f.start, f.count, ByteOrder::Native, values.data());
+        read_piece(as_read, *r, as_read.start, as_read.count, ByteOrder::Native, values.data());
         kept_.keep(i, generation, values);
     } catch (const std::exception&) {
         // Its own read opens the file and meets the failure there.

@@ -141,6 +141,9 @@ private:
     // here); `declared` left for the caller to set.
     std::shared_ptr<Resolved> resolution_of(const Fragment& f, const DatasetCache::Opened& opened,
                                             uint64_t generation) const;
+    // The same with f given over: a resolver completes f itself, not a copy.
+    std::shared_ptr<Resolved> resolution_of(Fragment&& f, const DatasetCache::Opened& opened,
+                                            uint64_t generation) const;
     // After fragment i (of one value, in a local file) was opened: the
     // siblings read their own small fragment i from that file, when it is
     // the same file (read_along).
