@@ -157,9 +157,10 @@ std::shared_ptr<const AggregatedSource::Resolved> AggregatedSource::resolve(size
     }
     std::optional<Fragment> built;  // fragment i as declared, built only when the partition is opened
     const Fragment& declared = f ? *f : built.emplace(agg_->fragments[i]);
+    Fragment* own = built ? &*built : nullptr;  // completed in place, not copied
     // A remote object is not waited for: a slow server holds each read to
     // its own deadline, and a failed open is not tried again in turn.
-    if (reopen || remote::is_remote_url(declared.path)) return resolve_opened(i, declared, keep);
+    if (reopen || remote::is_remote_url(declared.path)) return resolve_opened(i, declared, keep, nullptr, own);
     if (auto r = reuse_or_claim(i, keep)) {
         if (reused) *reused = true;
         return r;
@@ -172,7 +173,7 @@ std::shared_ptr<const AggregatedSource::Resolved> AggregatedSource::resolve(size
             if (held) source->opened_or_failed(i);
         }
     } claim{this, i};
-    return resolve_opened(i, declared, keep, &claim.held);
+    return resolve_opened(i, declared, keep, &claim.held, own);
 }
 
 std::shared_ptr<const AggregatedSource::Resolved> AggregatedSource::reuse_or_claim(
@@ -213,7 +214,7 @@ std::shared_ptr<const AggregatedSource::Resolved> AggregatedSource::still_open(
 }
 
 std::shared_ptr<const AggregatedSource::Resolved> AggregatedSource::resolve_opened(
-    size_t i, const Fragment& f, std::shared_ptr<const Dataset>& keep, bool* claim) const {
+    size_t i, const Fragment& f, std::shared_ptr<const Dataset>& keep, bool* claim, Fragment* own) const {
     const uint64_t generation = cache_.generation();  // before the open: a change meanwhile reopens again
     DatasetCache::Opened opened;
     try {
@@ -239,7 +240,10 @@ std::shared_ptr<const AggregatedSource::Resolved> AggregatedSource::resolve_open
             return before;
         }
     }
-    auto r = resolution_of(f, opened, generation);
+    auto r = own && resolver_ ? resolution_of(std::move(*own), opened, generation) : resolution_of(f, opened, generation);
+    // f (== *own) moved from when completed in place: the completed fragment
+    // has its kind, path, group and where.
+    const Fragment& as_declared = r->completed ? *r->completed : f;
     if (!r->completed) r->declared = std::make_shared<const Fragment>(f);
     std::shared_ptr<const Resolved> dropped;  // destroyed after the lock: other threads wait on it
     {
@@ -248,7 +252,7 @@ std::shared_ptr<const AggregatedSource::Resolved> AggregatedSource::resolve_open
         if (claim) end_claim(i), *claim = false;  // in the same hold of the lock
     }
     keep = ds;
-    share_opened(i, f, opened, generation);
+    share_opened(i, as_declared, opened, generation);
     return r;
 }
 

@@ -134,9 +134,11 @@ private:
     std::shared_ptr<const Resolved> still_open(size_t i, std::shared_ptr<const Dataset>& keep) const
         NCAFS_REQUIRES(mutex_);
     // claim: fragment i claimed by this thread (reuse_or_claim; set false
-    // once ended here), or null (a reopen).
+    // once ended here), or null (a reopen). own: f itself when the caller
+    // built it for this call (null: f is the caller's): a resolver then
+    // completes it in place, leaving f moved from.
     std::shared_ptr<const Resolved> resolve_opened(size_t i, const Fragment& f, std::shared_ptr<const Dataset>& keep,
-                                                   bool* claim = nullptr) const;
+                                                   bool* claim = nullptr, Fragment* own = nullptr) const;
     // Fragment f checked and conformed against its opened file (no open
     // here); `declared` left for the caller to set.
     std::shared_ptr<Resolved> resolution_of(const Fragment& f, const DatasetCache::Opened& opened,

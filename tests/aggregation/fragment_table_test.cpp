@@ -77,6 +77,10 @@ TEST(FragmentTable, RoundTripsEveryField) {
         SCOPED_TRACE(i);
         expect_same(t[i], in[i]);
         EXPECT_EQ(t.path(i), in[i].path);
+        EXPECT_TRUE(t.path_is(i, in[i].path));
+        EXPECT_FALSE(t.path_is(i, in[i].path + "x"));
+        EXPECT_FALSE(t.path_is(i, in[i].path.substr(1)));
+        EXPECT_FALSE(t.path_is(i, "/data/run2/part_" + std::to_string(i) + ".nc"));
         EXPECT_EQ(t.where(i), in[i].where);
         EXPECT_EQ(t.element_count(i), 4u);
     }
