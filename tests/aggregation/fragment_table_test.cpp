@@ -90,6 +90,27 @@ TEST(FragmentTable, RoundTripsEveryField) {
     EXPECT_THROW(t.at(5), std::out_of_range);
 }
 
+TEST(FragmentTable, SamePathsComparesKindsAndPathsRowByRow) {
+    FragmentTable a, b, other_dir, other_kind, shorter;
+    for (uint64_t i = 0; i < 4; ++i) {
+        Fragment f = tiny(i);
+        a.push_back(f);
+        f.variable = "time";  // another variable of the same files
+        b.push_back(f);
+        f.path = (i == 2 ? "/data/run2/part_" : "/data/run1/part_") + std::to_string(i) + ".nc";
+        other_dir.push_back(f);
+        f = tiny(i);
+        if (i == 3) f.kind = FragmentKind::Missing;
+        other_kind.push_back(f);
+        if (i < 3) shorter.push_back(tiny(i));
+    }
+    EXPECT_TRUE(a.same_paths(b));
+    EXPECT_TRUE(b.same_paths(a));
+    EXPECT_FALSE(a.same_paths(other_dir));
+    EXPECT_FALSE(a.same_paths(other_kind));
+    EXPECT_FALSE(a.same_paths(shorter));
+}
+
 TEST(FragmentTable, WidensBoxesPast32Bits) {
     FragmentTable t;
     t.push_back(tiny(0));
