@@ -190,17 +190,34 @@ void OpenFile::keep_first_read(std::vector<uint8_t> bytes) const {
     if (remote_ || bytes.size() != identity_.size) return;  // only a whole local file
     MutexLock lock(first_read_mutex_);
     first_read_ = std::move(bytes);
-    has_first_read_.store(true, std::memory_order_release);
+    first_read_serves_.store(1, std::memory_order_release);
 }
 
 std::vector<uint8_t> OpenFile::take_kept_file() const {
     std::vector<uint8_t> bytes;
-    if (!has_first_read_.load(std::memory_order_acquire)) return bytes;
+    if (first_read_serves_.load(std::memory_order_acquire) == 0) return bytes;
     MutexLock lock(first_read_mutex_);
-    if (!has_first_read_.load(std::memory_order_relaxed)) return bytes;
-    has_first_read_.store(false, std::memory_order_relaxed);
+    const uint32_t serves = first_read_serves_.load(std::memory_order_relaxed);
+    if (serves == 0) return bytes;
+    first_read_serves_.store(serves - 1, std::memory_order_relaxed);
+    if (serves > 1) return first_read_;  // shared with a read along: the last serve moves them out
     bytes.swap(first_read_);
     return bytes;
+}
+
+bool OpenFile::add_kept_file_serve() const {
+    if (first_read_serves_.load(std::memory_order_acquire) == 0) return false;
+    MutexLock lock(first_read_mutex_);
+    const uint32_t serves = first_read_serves_.load(std::memory_order_relaxed);
+    if (serves == 0) return false;
+    first_read_serves_.store(serves + 1, std::memory_order_relaxed);
+    return true;
+}
+
+void OpenFile::withdraw_kept_file_serve() const {
+    MutexLock lock(first_read_mutex_);
+    const uint32_t serves = first_read_serves_.load(std::memory_order_relaxed);
+    if (serves > 1) first_read_serves_.store(serves - 1, std::memory_order_relaxed);
 }
 
 bool OpenFile::take_first_read(void* buffer, size_t n, uint64_t offset) const {

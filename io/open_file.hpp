@@ -148,7 +148,27 @@ public:
     void keep_first_read(std::vector<uint8_t> bytes) const;
     // The whole file's bytes kept by keep_first_read, moved out (once; the
     // same bytes pread_exact would serve); empty when none are kept.
+    // Copied instead while a read along holds a share (ShareKeptFile).
     std::vector<uint8_t> take_kept_file() const;
+    // While alive, the bytes keep_first_read kept (if still kept) serve one
+    // read more: a read along with the opener's, in its open (the small
+    // fragment another variable has in the same file,
+    // aggregation/read/sibling_sources.hpp), takes the bytes the opener
+    // read and checked, and the opener's own read still finds them; one
+    // open then costs one read. A share not used by its end is withdrawn.
+    class ShareKeptFile {
+    public:
+        explicit ShareKeptFile(const OpenFile& file) : file_(file), shared_(file.add_kept_file_serve()) {}
+        ~ShareKeptFile() {
+            if (shared_) file_.withdraw_kept_file_serve();
+        }
+        ShareKeptFile(const ShareKeptFile&) = delete;
+        ShareKeptFile& operator=(const ShareKeptFile&) = delete;
+
+    private:
+        const OpenFile& file_;
+        bool shared_;
+    };
     // pread_exact without the checks: for a loop of reads followed by one
     // check_after_read().
     void pread_unchecked(void* buffer, size_t n, uint64_t offset) const;
@@ -191,11 +211,15 @@ private:
     FileIdentity identity_;
     // The once-served first read (keep_first_read).
     bool take_first_read(void* buffer, size_t n, uint64_t offset) const;
+    // ShareKeptFile's: one serve more of the kept bytes (false: none kept);
+    // the serve taken back unless used (more than one left).
+    bool add_kept_file_serve() const;
+    void withdraw_kept_file_serve() const;
     bool immutable_ = false;  // adopt_immutable
     mutable std::atomic<bool> seen_changed_{false};
     mutable std::atomic<bool> vouched_{true};  // set by the factories from the open's fstat
     mutable std::shared_ptr<const std::vector<uint8_t>> layout_prefix_ NCAFS_GUARDED_BY(first_read_mutex_);
-    mutable std::atomic<bool> has_first_read_{false};
+    mutable std::atomic<uint32_t> first_read_serves_{0};  // reads first_read_ still serves
     mutable Mutex first_read_mutex_;
     mutable std::vector<uint8_t> first_read_ NCAFS_GUARDED_BY(first_read_mutex_);
     mutable std::vector<uint8_t> head_ NCAFS_GUARDED_BY(first_read_mutex_);  // open_with_head's bytes, until take_head

@@ -167,6 +167,21 @@ std::string FragmentTable::path(size_t row) const {
     return directories_[directory_[row]] + names_.substr(begin, name_end_[row] - begin);
 }
 
+bool FragmentTable::path_is(size_t row, std::string_view path) const {
+    const uint64_t begin = row ? name_end_[row - 1] : 0;
+    const std::string& directory = directories_[directory_[row]];
+    return path.size() == directory.size() + (name_end_[row] - begin) && path.starts_with(directory) &&
+           path.substr(directory.size()) == std::string_view(names_).substr(begin, name_end_[row] - begin);
+}
+
+bool FragmentTable::same_paths(const FragmentTable& other) const {
+    if (kind_ != other.kind_ || name_end_ != other.name_end_ || names_ != other.names_) return false;
+    if (directory_ == other.directory_ && directories_ == other.directories_) return true;
+    for (size_t row = 0; row < size(); ++row)  // the same directories under other numbers
+        if (directories_[directory_[row]] != other.directories_[other.directory_[row]]) return false;
+    return true;
+}
+
 std::string FragmentTable::where(size_t row) const {
     if (auto it = where_.find(row); it != where_.end()) return it->second;
     return where_of_ ? where_of_(row) : std::string();

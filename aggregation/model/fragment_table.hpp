@@ -65,6 +65,11 @@ public:
     uint64_t element_count(size_t row) const;  // product of the box's counts
     FragmentKind kind(size_t row) const { return static_cast<FragmentKind>(kind_[row]); }
     std::string path(size_t row) const;
+    bool path_is(size_t row, std::string_view path) const;  // path(row) == path, nothing allocated
+    // Every row has the kind and path of other's row of the same number
+    // (the variables of one CF-1.13 file, fragment by fragment): compared
+    // column by column, no path built.
+    bool same_paths(const FragmentTable& other) const;
     std::string where(size_t row) const;
 
     // Bytes held by the table (capacity), for tests and the scaling benchmark.

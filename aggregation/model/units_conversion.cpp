@@ -5,6 +5,7 @@
 #include <udunits2.h>
 
 #include <algorithm>
+#include <array>
 #include <cctype>
 #include <cmath>
 #include <cstdio>
@@ -174,10 +175,8 @@ double days_from_epoch(const std::string& cal, const ReferenceTime& t) {
     throw std::runtime_error("unknown calendar \"" + cal + "\"");
 }
 
-}  // namespace
-
-Affine units_converter(const std::string& from_in, const std::string& from_calendar, const std::string& to_in,
-                       const std::string& to_calendar) {
+Affine convert_units(const std::string& from_in, const std::string& from_calendar, const std::string& to_in,
+                     const std::string& to_calendar) {
     const std::string from = trim(from_in), to = trim(to_in);
     if (from.empty() || to.empty()) return Affine{};
     const std::string fcal = canonical_calendar(from_calendar), tcal = canonical_calendar(to_calendar);
@@ -197,6 +196,29 @@ Affine units_converter(const std::string& from_in, const std::string& from_calen
                        (fref->seconds - tref->seconds) / 86400.0;
     // value_to = value_from * a + (difference between references, in `to` units)
     return Affine{scale.scale, day_to_to.scale * diff_days};
+}
+
+}  // namespace
+
+Affine units_converter(const std::string& from, const std::string& from_calendar, const std::string& to,
+                       const std::string& to_calendar) {
+    // Every fragment of an aggregation asks one of a few conversions (a CF
+    // family completes each fragment from its file): the last answers of
+    // this thread are kept (the answer depends on the four texts alone;
+    // a failure is not kept, it is raised again).
+    struct Known {
+        bool set = false;
+        std::string from, from_calendar, to, to_calendar;
+        Affine affine;
+    };
+    thread_local std::array<Known, 4> known;
+    thread_local size_t next = 0;
+    for (const Known& k : known)
+        if (k.set && k.from == from && k.to == to && k.from_calendar == from_calendar && k.to_calendar == to_calendar)
+            return k.affine;
+    const Affine affine = convert_units(from, from_calendar, to, to_calendar);
+    known[next++ % known.size()] = Known{true, from, from_calendar, to, to_calendar, affine};
+    return affine;
 }
 
 namespace {

@@ -40,7 +40,7 @@ struct AggregatedSource::Resolved {
     std::shared_ptr<const Fragment> completed;
     // The fragment as declared (agg_->fragments[i]), built from the
     // partition table once, when resolved: a read through a kept
-    // resolution builds none.
+    // resolution builds none. Null when `completed` is set (read instead).
     std::shared_ptr<const Fragment> declared;
     // missing_partitions=fill and the file absent or of no dataset format:
     // every element reads as the master's fill (no dataset, nothing kept).
@@ -156,9 +156,10 @@ std::shared_ptr<const AggregatedSource::Resolved> AggregatedSource::resolve(size
     }
     std::optional<Fragment> built;  // fragment i as declared, built only when the partition is opened
     const Fragment& declared = f ? *f : built.emplace(agg_->fragments[i]);
+    Fragment* own = built ? &*built : nullptr;  // completed in place, not copied
     // A remote object is not waited for: a slow server holds each read to
     // its own deadline, and a failed open is not tried again in turn.
-    if (reopen || remote::is_remote_url(declared.path)) return resolve_opened(i, declared, keep);
+    if (reopen || remote::is_remote_url(declared.path)) return resolve_opened(i, declared, keep, nullptr, own);
     if (auto r = reuse_or_claim(i, keep)) {
         if (reused) *reused = true;
         return r;
@@ -171,7 +172,7 @@ std::shared_ptr<const AggregatedSource::Resolved> AggregatedSource::resolve(size
             if (held) source->opened_or_failed(i);
         }
     } claim{this, i};
-    return resolve_opened(i, declared, keep, &claim.held);
+    return resolve_opened(i, declared, keep, &claim.held, own);
 }
 
 std::shared_ptr<const AggregatedSource::Resolved> AggregatedSource::reuse_or_claim(
@@ -212,7 +213,7 @@ std::shared_ptr<const AggregatedSource::Resolved> AggregatedSource::still_open(
 }
 
 std::shared_ptr<const AggregatedSource::Resolved> AggregatedSource::resolve_opened(
-    size_t i, const Fragment& f, std::shared_ptr<const Dataset>& keep, bool* claim) const {
+    size_t i, const Fragment& f, std::shared_ptr<const Dataset>& keep, bool* claim, Fragment* own) const {
     const uint64_t generation = cache_.generation();  // before the open: a change meanwhile reopens again
     DatasetCache::Opened opened;
     try {
@@ -238,37 +239,51 @@ std::shared_ptr<const AggregatedSource::Resolved> AggregatedSource::resolve_open
             return before;
         }
     }
-    auto r = resolution_of(f, opened, generation);
-    r->declared = std::make_shared<const Fragment>(f);
+    auto r = own && resolver_ ? resolution_of(std::move(*own), opened, generation) : resolution_of(f, opened, generation);
+    // f (== *own) moved from when completed in place: the completed fragment
+    // has its kind, path, group and where.
+    const Fragment& as_declared = r->completed ? *r->completed : f;
+    if (!r->completed) r->declared = std::make_shared<const Fragment>(f);
+    std::shared_ptr<const Resolved> dropped;  // destroyed after the lock: other threads wait on it
     {
         MutexLock lock(mutex_);
-        keep_resolved(i, r);
+        dropped = keep_resolved(i, r);
         if (claim) end_claim(i), *claim = false;  // in the same hold of the lock
     }
     keep = ds;
-    share_opened(i, f, opened, generation);
+    share_opened(i, as_declared, opened, generation);
     return r;
 }
 
 std::shared_ptr<AggregatedSource::Resolved> AggregatedSource::resolution_of(const Fragment& f,
                                                                            const DatasetCache::Opened& opened,
                                                                            uint64_t generation) const {
+    if (resolver_) return resolution_of(Fragment(f), opened, generation);  // completed in a copy
+    auto r = std::make_shared<Resolved>();
+    r->dataset = opened.dataset;
+    r->file = opened.file;
+    r->generation = generation;
+    conform(f, opened.dataset, r.get());
+    return r;
+}
+
+std::shared_ptr<AggregatedSource::Resolved> AggregatedSource::resolution_of(Fragment&& f,
+                                                                           const DatasetCache::Opened& opened,
+                                                                           uint64_t generation) const {
+    if (!resolver_) return resolution_of(static_cast<const Fragment&>(f), opened, generation);
     const std::shared_ptr<const Dataset>& ds = opened.dataset;
     auto r = std::make_shared<Resolved>();
     r->dataset = ds;
     r->file = opened.file;
     r->generation = generation;
-    if (resolver_) {
-        if (auto why = left_out_reason(*ds, f.variable)) reject(f, *why);  // rather than "no variable"
-        auto completed = std::make_shared<Fragment>(f);
-        try {
-            resolver_->complete(*completed, *ds);  // CF families: axes and units from the file
-        } catch (const FragmentRejected& e) {
-            reject(f, e.what());
-        }
-        r->completed = std::move(completed);
+    if (auto why = left_out_reason(*ds, f.variable)) reject(f, *why);  // rather than "no variable"
+    try {
+        resolver_->complete(f, *ds);  // CF families: axes and units from the file (path and where untouched)
+    } catch (const FragmentRejected& e) {
+        reject(f, e.what());
     }
-    conform(r->completed ? *r->completed : f, ds, r.get());
+    r->completed = std::make_shared<const Fragment>(std::move(f));
+    conform(*r->completed, ds, r.get());
     return r;
 }
 
@@ -283,14 +298,20 @@ void AggregatedSource::read_along(size_t i, const Fragment& opener, const Datase
     const FragmentTable& table = agg_->fragments;
     if (i >= table.size() || table.kind(i) != FragmentKind::File) return;
     const uint64_t bytes = table.element_count(i) * type_size(agg_->type);
-    if (bytes > KeptFragmentValues::kMaxBytes || kept_.has(i, generation) || table.path(i) != opener.path) return;
+    if (bytes > KeptFragmentValues::kMaxBytes || kept_.has(i, generation) || !table.path_is(i, opener.path)) return;
     try {
-        const Fragment f = table[i];
+        Fragment f = table[i];
         if (f.group != opener.group) return;
         check_declared(i);
-        auto r = resolution_of(f, opened, generation);
+        // A resolver completes f itself (no copy); without one f is read as declared.
+        auto r = resolver_ ? resolution_of(std::move(f), opened, generation) : resolution_of(f, opened, generation);
+        const Fragment& as_read = r->completed ? *r->completed : f;
         std::vector<uint8_t> values(static_cast<size_t>(bytes));
-        read_piece(r->completed ? *r->completed : f, *r, f.start, f.count, ByteOrder::Native, values.data());
+        // From the bytes the opener read at the open, when still kept: the
+        // opener's own read finds them too (one read for the open).
+        std::optional<OpenFile::ShareKeptFile> share;
+        if (opened.file) share.emplace(*opened.file);
+        read_piece(as_read, *r, as_read.start, as_read.count, ByteOrder::Native, values.data());
         kept_.keep(i, generation, values);
     } catch (const std::exception&) {
         // Its own read opens the file and meets the failure there.
@@ -302,9 +323,14 @@ std::shared_ptr<const AggregatedSource::Resolved> AggregatedSource::resolved(siz
     return hit ? std::move(*hit) : nullptr;
 }
 
-void AggregatedSource::keep_resolved(size_t i, std::shared_ptr<const Resolved> r) const {
+std::shared_ptr<const AggregatedSource::Resolved> AggregatedSource::keep_resolved(
+    size_t i, std::shared_ptr<const Resolved> r) const {
     if (resolved_.capacity() < 4 * cache_.capacity()) resolved_.set_capacity(4 * cache_.capacity());  // open_files= raised
+    std::shared_ptr<const Resolved> dropped;
+    if (auto before = resolved_.get(i)) dropped = std::move(*before);  // replaced below
+    else if (resolved_.size() >= resolved_.capacity()) dropped = resolved_.pop_least_recent().value_or(nullptr);
     resolved_.put(i, std::move(r));
+    return dropped;
 }
 
 void AggregatedSource::note_read_of(size_t i) const {

@@ -134,12 +134,17 @@ private:
     std::shared_ptr<const Resolved> still_open(size_t i, std::shared_ptr<const Dataset>& keep) const
         NCAFS_REQUIRES(mutex_);
     // claim: fragment i claimed by this thread (reuse_or_claim; set false
-    // once ended here), or null (a reopen).
+    // once ended here), or null (a reopen). own: f itself when the caller
+    // built it for this call (null: f is the caller's): a resolver then
+    // completes it in place, leaving f moved from.
     std::shared_ptr<const Resolved> resolve_opened(size_t i, const Fragment& f, std::shared_ptr<const Dataset>& keep,
-                                                   bool* claim = nullptr) const;
+                                                   bool* claim = nullptr, Fragment* own = nullptr) const;
     // Fragment f checked and conformed against its opened file (no open
     // here); `declared` left for the caller to set.
     std::shared_ptr<Resolved> resolution_of(const Fragment& f, const DatasetCache::Opened& opened,
+                                            uint64_t generation) const;
+    // The same with f given over: a resolver completes f itself, not a copy.
+    std::shared_ptr<Resolved> resolution_of(Fragment&& f, const DatasetCache::Opened& opened,
                                             uint64_t generation) const;
     // After fragment i (of one value, in a local file) was opened: the
     // siblings read their own small fragment i from that file, when it is
@@ -219,7 +224,10 @@ private:
     std::shared_ptr<const Resolved> resolved(size_t i) const NCAFS_REQUIRES(mutex_);
     // The fragment holding element `first` of the C-order linearisation, with its master index.
     std::optional<size_t> fragment_of_element(uint64_t first, std::vector<uint64_t>& index) const;
-    void keep_resolved(size_t i, std::shared_ptr<const Resolved> r) const NCAFS_REQUIRES(mutex_);
+    // Returns the resolution it drops (replaced, or the least recently
+    // used), for the caller to destroy after the lock.
+    std::shared_ptr<const Resolved> keep_resolved(size_t i, std::shared_ptr<const Resolved> r) const
+        NCAFS_REQUIRES(mutex_);
     // Guards resolved_ only. Lock order: before DatasetCache::mutex_ (keep_resolved asks its capacity).
     mutable Mutex mutex_;
     mutable LruCache<size_t, std::shared_ptr<const Resolved>> resolved_ NCAFS_GUARDED_BY(mutex_);

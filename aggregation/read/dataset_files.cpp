@@ -67,12 +67,18 @@ void drop_repeats(std::vector<std::string>& files) {
 std::vector<std::string> files_drawn_on(const Dataset& dataset) {
     std::vector<std::string> files;
     if (!dataset.origin.empty()) files.push_back(dataset.origin);
+    std::vector<const FragmentTable*> listed;  // tables whose files are in `files`
     for (const auto& variable : dataset.variables) {
         if (variable.source)
             for (auto& file : reference_files_of(*variable.source)) files.push_back(std::move(file));
         const Aggregate* aggregate = aggregate_of(variable.source.get());
         if (!aggregate) continue;
         const FragmentTable& table = aggregate->fragments;
+        // The variables of a CF-1.13 file name the same files, fragment by
+        // fragment: each list once (no path built, nothing more to sort).
+        if (std::any_of(listed.begin(), listed.end(), [&](const FragmentTable* t) { return table.same_paths(*t); }))
+            continue;
+        listed.push_back(&table);
         files.reserve(files.size() + table.size());
         for (size_t i = 0; i < table.size(); ++i)
             if (table.kind(i) == FragmentKind::File) {

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <charconv>
 #include <cstring>
 #include <map>
 #include <optional>
@@ -541,9 +542,23 @@ void check_term_layouts(CfParse& st) {
 
 // "tas:aggregated_data fragment [3,0,0]": the place of fragment fi in an array of fragments of shape nf.
 std::string fragment_where(const std::string& base_where, const std::vector<uint64_t>& nf, uint64_t fi) {
-    std::vector<uint64_t> at(nf.size());
-    for (size_t d = nf.size(); d-- > 0;) at[d] = fi % nf[d], fi /= nf[d];
-    return base_where + " fragment " + index_text(at);
+    // base_where + " fragment " + index_text(fragment fi's index), in one
+    // allocation: built for every fragment opened (its messages' `where`).
+    constexpr std::string_view kFragment = " fragment [";
+    std::string t;
+    t.reserve(base_where.size() + kFragment.size() + nf.size() * 21 + 1);
+    t += base_where;
+    t += kFragment;
+    for (size_t d = 0; d < nf.size(); ++d) {
+        uint64_t inner = 1;  // fragments in one step along axis d
+        for (size_t e = d + 1; e < nf.size(); ++e) inner *= nf[e];
+        char digits[20];
+        const auto end = std::to_chars(digits, digits + sizeof digits, fi / inner % nf[d]).ptr;
+        if (d) t += ',';
+        t.append(digits, end);
+    }
+    t += ']';
+    return t;
 }
 
 std::string fragment_where(const CfParse& st, uint64_t fi) { return fragment_where(st.base_where, st.nf, fi); }

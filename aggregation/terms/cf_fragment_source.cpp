@@ -25,6 +25,7 @@ std::vector<int> align_fragment_axes(const std::vector<uint64_t>& fragment_shape
                                  shape_text(fragment_shape, '(', ')') + ", more than the " + std::to_string(box.size()) +
                                  " aggregated dimensions " + shape_text(box, '(', ')'));
     std::vector<int> axis_to_master;
+    axis_to_master.reserve(fragment_shape.size());  // one allocation: asked for every fragment opened
     size_t k = 0;
     for (size_t d = 0; d < box.size(); ++d) {
         if (k < fragment_shape.size() && fragment_shape[k] == box[d]) {

@@ -59,6 +59,17 @@ TEST(FilesDrawnOn, OriginThenEachPartitionOnce) {
     EXPECT_EQ(agg::files_drawn_on(ds), (std::vector<std::string>{"/data/a.nca", "/data/p1.nc", "/data/p2.nc"}));
 }
 
+TEST(FilesDrawnOn, VariablesOverTheSameFilesListThemOnce) {
+    agg::DatasetCache cache;
+    Dataset ds = dataset_over({"/data/p1.nc", "/data/p2.nc"}, "/data/never.nc", cache);
+    Dataset same = dataset_over({"/data/p1.nc", "/data/p2.nc"}, "/data/never.nc", cache);
+    Dataset other = dataset_over({"/data/p3.nc", "/data/p2.nc"}, "/data/never.nc", cache);
+    ds.variables.push_back(same.variables[0]);   // another variable, fragment by fragment the same files
+    ds.variables.push_back(other.variables[0]);  // one more file
+    EXPECT_EQ(agg::files_drawn_on(ds),
+              (std::vector<std::string>{"/data/a.nca", "/data/p1.nc", "/data/p2.nc", "/data/p3.nc"}));
+}
+
 TEST(DrawsOnRemoteObjects, OnlyAFilePartitionAtAUrlCounts) {
     agg::DatasetCache cache;
     // A missing partition is never fetched, wherever its path points.

@@ -77,6 +77,10 @@ TEST(FragmentTable, RoundTripsEveryField) {
         SCOPED_TRACE(i);
         expect_same(t[i], in[i]);
         EXPECT_EQ(t.path(i), in[i].path);
+        EXPECT_TRUE(t.path_is(i, in[i].path));
+        EXPECT_FALSE(t.path_is(i, in[i].path + "x"));
+        EXPECT_FALSE(t.path_is(i, in[i].path.substr(1)));
+        EXPECT_FALSE(t.path_is(i, "/data/run2/part_" + std::to_string(i) + ".nc"));
         EXPECT_EQ(t.where(i), in[i].where);
         EXPECT_EQ(t.element_count(i), 4u);
     }
@@ -84,6 +88,27 @@ TEST(FragmentTable, RoundTripsEveryField) {
     for (const auto& f : t) expect_same(f, in[n++]);
     EXPECT_EQ(n, in.size());
     EXPECT_THROW(t.at(5), std::out_of_range);
+}
+
+TEST(FragmentTable, SamePathsComparesKindsAndPathsRowByRow) {
+    FragmentTable a, b, other_dir, other_kind, shorter;
+    for (uint64_t i = 0; i < 4; ++i) {
+        Fragment f = tiny(i);
+        a.push_back(f);
+        f.variable = "time";  // another variable of the same files
+        b.push_back(f);
+        f.path = (i == 2 ? "/data/run2/part_" : "/data/run1/part_") + std::to_string(i) + ".nc";
+        other_dir.push_back(f);
+        f = tiny(i);
+        if (i == 3) f.kind = FragmentKind::Missing;
+        other_kind.push_back(f);
+        if (i < 3) shorter.push_back(tiny(i));
+    }
+    EXPECT_TRUE(a.same_paths(b));
+    EXPECT_TRUE(b.same_paths(a));
+    EXPECT_FALSE(a.same_paths(other_dir));
+    EXPECT_FALSE(a.same_paths(other_kind));
+    EXPECT_FALSE(a.same_paths(shorter));
 }
 
 TEST(FragmentTable, WidensBoxesPast32Bits) {

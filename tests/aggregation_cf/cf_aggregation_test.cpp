@@ -90,6 +90,7 @@ TEST(CfGeneration3, Example1aReadsUnpacksConvertsAndInsertsSize1Dims) {
     EXPECT_EQ(a.aggregate.shape, (std::vector<uint64_t>{12, 1, 73, 144}));
     ASSERT_EQ(a.aggregate.fragments.size(), 2u);
     EXPECT_EQ(a.aggregate.fragments[1].start, (std::vector<uint64_t>{6, 0, 0, 0}));
+    EXPECT_EQ(a.aggregate.fragments[1].where, "temp:aggregated_data fragment [1,0,0,0]");
     EXPECT_EQ(cache.opens(), 1u) << "parsing opened a fragment";
     expect_values(read_all(*o.sources["temp"]), expected("g3_example1a"), "example1a");
     for (const char* v : {"aggregation_location", "aggregation_file", "aggregation_format", "aggregation_address"})

@@ -148,4 +148,35 @@ TEST_F(OpenWithHead, WhatIsNotARegularFileIsRefused) {
     }
 }
 
+// keep_first_read: the kept bytes serve one read; a share (a read along in
+// the opener's open) lets them serve one more, and an unused share is
+// taken back when it ends.
+TEST_F(OpenWithHead, AKeptFileServesOneReadMoreForEachShareUsed) {
+    const std::string text = "0123456789abcdef";
+    { std::ofstream(dir_ / "f") << text; }
+    auto file = open(dir_ / "f", 64);
+    auto keep = [&] {
+        auto head = file->take_head();
+        if (head.empty()) head.assign(text.begin(), text.end());
+        file->keep_first_read(std::move(head));
+    };
+    keep();
+    {
+        ncafs::OpenFile::ShareKeptFile share(*file);
+        const auto along = file->take_kept_file();
+        EXPECT_EQ(std::string(along.begin(), along.end()), text);
+    }
+    const auto own = file->take_kept_file();
+    EXPECT_EQ(std::string(own.begin(), own.end()), text);
+    EXPECT_TRUE(file->take_kept_file().empty());  // both serves used
+
+    keep();
+    { ncafs::OpenFile::ShareKeptFile unused(*file); }
+    EXPECT_EQ(file->take_kept_file().size(), text.size());
+    EXPECT_TRUE(file->take_kept_file().empty());  // the unused share was taken back
+
+    ncafs::OpenFile::ShareKeptFile nothing_kept(*file);
+    EXPECT_TRUE(file->take_kept_file().empty());
+}
+
 }  // namespace
