@@ -59,27 +59,42 @@ void read_remote_ranges(const RemoteRanges& ranges, const ReadContext& ctx) {
     });  // every fetch ends before the buffers may go
 }
 
-// Reads realized pieces (no runs) that continue the range at offset +
-// covered into out (which starts at `offset` of the view); advances covered.
-void read_pieces(const VirtualFile& vf, const std::vector<ViewPiece>& pieces, uint64_t offset, uint64_t& covered,
-                 std::span<uint8_t> out, const ReadContext& ctx) {
+// Reads the extents among realized pieces into out (which starts at view
+// offset `offset`): local ones one pread each, remote ones batched.
+void read_extents(const std::vector<ViewPiece>& pieces, uint64_t offset, std::span<uint8_t> out,
+                  const ReadContext& ctx) {
     RemoteRanges remote;
+    for (const auto& p : pieces) {
+        if (!p.extent) continue;
+        auto dest = out.subspan(p.offset - offset, p.length);
+        if (p.extent->file->is_remote())
+            remote[p.extent->file.get()].push_back({dest.data(), dest.size(), p.extent->offset});
+        else
+            p.extent->file->pread_exact(dest.data(), dest.size(), p.extent->offset);
+    }
+    read_remote_ranges(remote, ctx);  // while `pieces` holds the files remote points into
+}
+
+// Checks that realized pieces (no runs) continue the range at offset +
+// covered within out, and advances covered past them.
+void check_continuous(const std::vector<ViewPiece>& pieces, uint64_t offset, uint64_t& covered,
+                      std::span<const uint8_t> out) {
     for (const auto& p : pieces) {
         if (p.run || p.offset != offset + covered || p.length > out.size() - covered)
             throw UsageError("read_pieces: a piece at " + std::to_string(p.offset) +
                              " that is planned or does not continue the range at " + std::to_string(offset + covered));
-        auto dest = out.subspan(covered, p.length);
-        if (p.extent) {
-            if (p.extent->file->is_remote())
-                remote[p.extent->file.get()].push_back({dest.data(), dest.size(), p.extent->offset});
-            else
-                p.extent->file->pread_exact(dest.data(), dest.size(), p.extent->offset);
-        } else {
-            vf.read(p.offset, dest);
-        }
         covered += p.length;
     }
-    read_remote_ranges(remote, ctx);  // while `pieces` holds the files remote points into
+}
+
+// Reads realized pieces (no runs) that continue the range at offset +
+// covered into out (which starts at `offset` of the view); advances covered.
+void read_pieces(const VirtualFile& vf, const std::vector<ViewPiece>& pieces, uint64_t offset, uint64_t& covered,
+                 std::span<uint8_t> out, const ReadContext& ctx) {
+    check_continuous(pieces, offset, covered, out);
+    for (const auto& p : pieces)
+        if (!p.extent) vf.read(p.offset, out.subspan(p.offset - offset, p.length));
+    read_extents(pieces, offset, out, ctx);
 }
 
 }  // namespace
@@ -151,13 +166,29 @@ std::optional<std::vector<ReadLease>> splice_leases(const std::vector<ViewPiece>
     return leases;
 }
 
-// Replies with the pieces: computed ones from one buffer, extents as fds the
-// kernel splices.
-void reply_spliced(const VirtualFile& vf, const std::vector<ViewPiece>& pieces, uint64_t off, size_t n,
-                   const ViewReply& reply) {
-    size_t computed = 0;
-    for (const auto& p : pieces)
-        if (!p.extent) computed += p.length;
+// Computed bytes [at, at + out.size()) of a view through the block cache,
+// whose block then serves the next read of them (with `readahead` > 0 the
+// bytes after them are computed ahead); a failure elsewhere in the block
+// leaves the bytes asked for to decide. Without a block cache, exactly
+// these bytes.
+void compute_piece(const std::shared_ptr<const VirtualFile>& view, uint64_t at, std::span<uint8_t> out,
+                   uint64_t readahead, const ReadContext& ctx, ViewBlockCache* blocks) {
+    if (blocks) try {
+            return blocks->read(view, at, out, readahead, ctx, /*realized_computed=*/true);
+        } catch (const std::exception&) {
+        }
+    view->read(at, out);
+}
+
+// Replies with the pieces: computed ones from one buffer (through the
+// block cache), extents as fds the kernel splices.
+void reply_spliced(const std::shared_ptr<const VirtualFile>& view, const std::vector<ViewPiece>& pieces, uint64_t off,
+                   size_t n, const ReadContext& ctx, const ViewReply& reply) {
+    size_t computed = 0, last_computed = pieces.size();
+    for (size_t i = 0; i < pieces.size(); ++i)
+        if (!pieces[i].extent) computed += pieces[i].length, last_computed = i;
+    ViewBlockCache* blocks = view->caches_its_bytes() ? nullptr : reply.blocks;  // no second copy
+    const uint64_t ahead = blocks && computed ? reply.readahead->after(off, n) : 0;
     thread_local std::vector<uint8_t> memory;
     memory.resize(computed);
     size_t bytes = sizeof(fuse_bufvec) + (pieces.size() - 1) * sizeof(fuse_buf);
@@ -178,7 +209,8 @@ void reply_spliced(const VirtualFile& vf, const std::vector<ViewPiece>& pieces, 
             b.fd = p.extent->file->fd();
             b.pos = static_cast<off_t>(p.extent->offset);
         } else {
-            vf.read(p.offset, std::span<uint8_t>(memory.data() + used, p.length));
+            compute_piece(view, p.offset, std::span<uint8_t>(memory.data() + used, p.length),
+                          i == last_computed ? ahead : 0, ctx, blocks);
             b.mem = memory.data() + used;
             used += p.length;
         }
@@ -214,6 +246,33 @@ bool reply_held(const VirtualFile& vf, uint64_t off, size_t n, const ViewReply& 
     return true;
 }
 
+// A read holding file extents and computed bytes (where one variable ends
+// and the next begins): the extents read from the realized pieces, the
+// computed bytes through the block cache, so that the next read of their
+// block finds them instead of computing them (opening their partitions)
+// again. The extents' files are let go before anything is computed.
+void read_mixed(const std::shared_ptr<const VirtualFile>& view, LeasedPieces realized, const ReadPlan& plan,
+                std::span<uint8_t> out, uint64_t readahead, const ReadContext& ctx, ViewBlockCache& blocks) {
+    uint64_t covered = 0;
+    check_continuous(realized.pieces, plan.offset, covered, out);
+    if (covered != out.size()) throw UsageError("the realized pieces do not cover the read");
+    read_extents(realized.pieces, plan.offset, out, ctx);
+    std::vector<std::pair<uint64_t, uint64_t>> computed;  // (view offset, length)
+    for (const auto& p : realized.pieces)
+        if (!p.extent) computed.emplace_back(p.offset, p.length);
+    realized = {};
+    for (size_t i = 0; i < computed.size(); ++i) {
+        auto [at, n] = computed[i];
+        compute_piece(view, at, out.subspan(at - plan.offset, n), i + 1 == computed.size() ? readahead : 0, ctx,
+                      &blocks);
+    }
+}
+
+bool holds_computed(const std::optional<LeasedPieces>& realized) {
+    return realized && std::any_of(realized->pieces.begin(), realized->pieces.end(),
+                                   [](const ViewPiece& p) { return !p.extent; });
+}
+
 // The copied route: the bytes into a buffer, then one reply. Extents and
 // views that cache their bytes are read from the realized pieces; other
 // computed bytes come through the block cache, with a fallback to exactly
@@ -226,19 +285,20 @@ void reply_copied(const std::shared_ptr<const VirtualFile>& view, const ReadPlan
     thread_local std::vector<uint8_t> buffer;
     buffer.resize(plan.length);
     const std::span<uint8_t> out(buffer.data(), plan.length);
-    if (any_extent || vf.caches_its_bytes()) {  // the latter: no second copy in the block cache
+    // A view drawing on remote objects computes exactly the bytes asked (no
+    // block cache): a MiB around them may need a server that fails (or
+    // trickles) which these bytes do not need. A view caching its bytes
+    // needs no second copy in the block cache.
+    if (!reply.blocks || vf.caches_its_bytes() || (any_extent && !holds_computed(realized))) {
         read_view(vf, plan, out, ctx, std::move(realized));
     } else {
         try {
-            // A view drawing on remote objects computes exactly the bytes asked
-            // (no block cache): a MiB around them may need a server that fails
-            // (or trickles) which these bytes do not need.
-            if (reply.blocks) {
-                realized.reset();  // found computed: a miss computes these bytes as they are
-                reply.blocks->read(view, plan.offset, out, reply.readahead->after(plan.offset, plan.length), ctx,
-                                   /*realized_computed=*/true);
+            const uint64_t ahead = reply.readahead->after(plan.offset, plan.length);
+            if (any_extent) {
+                read_mixed(view, std::move(*realized), plan, out, ahead, ctx, *reply.blocks);
             } else {
-                read_view(vf, plan, out, ctx, std::move(realized));
+                realized.reset();  // found computed: a miss computes these bytes as they are
+                reply.blocks->read(view, plan.offset, out, ahead, ctx, /*realized_computed=*/true);
             }
         } catch (const std::exception&) {
             read_view(vf, plan, out, ctx);  // only the bytes asked for decide
@@ -268,7 +328,7 @@ ViewReadResult reply_view_read(const std::shared_ptr<const VirtualFile>& view, u
             for (const auto& p : realized->pieces) any_extent = any_extent || p.extent.has_value();
         if (reply.splice && realized && any_extent)
             if (auto leases = splice_leases(realized->pieces)) {
-                reply_spliced(vf, realized->pieces, offset, n, reply);  // under the leases
+                reply_spliced(view, realized->pieces, offset, n, ctx, reply);  // under the leases
                 return {};
             }
         if (!any_extent && vf.caches_its_bytes()) {

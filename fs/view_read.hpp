@@ -4,8 +4,9 @@
 // bound the descriptors held: fs/piece_windows.hpp), then delivered by
 // one of two routes. Spliced: extents handed to the kernel as descriptors,
 // computed pieces from one buffer. Copied: extents read with one pread
-// each (remote ones fetched by range, several of one object together),
-// the rest computed by the VirtualFile, or from the block cache. A retry
+// each (remote ones fetched by range, several of one object together).
+// Either route takes computed bytes from the block cache when the view has
+// one (else the VirtualFile computes exactly those). A retry
 // or a fallback reuses the plan; the retry realizes the runs again (a
 // partition that changed is opened anew). Every step gets the read's
 // ReadContext (fs/read_context.hpp).

@@ -2,7 +2,7 @@
 """Reads of aggregations of many tiny classic partitions through real mounts
 (docs/performance.md "Many partitions").
 
-Run as: test_many_partitions.py CASE   (CASE: syscalls, cf_series, numrecs, replaced)
+Run as: test_many_partitions.py CASE   (CASE: syscalls, cf_series, nca_series, numrecs, replaced)
   syscalls  strace -c -f attached to the daemon counts the system calls of a
             fresh read of a 2,000-partition aggregation (cat) and of a second
             O_DIRECT read while every partition is still open: per-partition
@@ -15,6 +15,10 @@ Run as: test_many_partitions.py CASE   (CASE: syscalls, cf_series, numrecs, repl
             and the one where tas begins hold `time` values), strace'd for
             openat2: every partition opened once; the values equal the
             formulas. Then a `cat` of the view on a fresh mount: once too.
+  nca_series the same of an NCA aggregation, whose `time` is a file extent
+            of the aggregation file: ncks's first read of tas holds the end
+            of `time` too (an extent beside computed bytes), and the next
+            read the same block of tas.
   numrecs   partitions that share a header layout except numrecs (1, 3, 2
             records): the view's values equal netCDF4-python's of the
             partitions, NCO ncrcat's concatenation and the formulas.
@@ -175,18 +179,11 @@ def check_opened_once(trace, n, what):
     check(not again, "%s opened %d partitions more than once, e.g. %s" % (what, len(again), again[:5]))
 
 
-def case_cf_series(work):
-    """Before, the series opened the first 8,161 partitions twice (the view's
-    first 64 KiB block, read at ncks's open, holds their `time` values;
-    their tas was read later, long after the dataset cache closed them) and
-    the last ones whose `time` lies in the block where tas begins."""
-    n = 10_000
-    src = os.path.join(work, "src")
-    names = tp.write_partitions(os.path.join(src, "parts"), n)
-    tp.write_cf(NCAFS, os.path.join(src, "agg.nc"), names)
+def check_series_and_cat_open_once(work, src, view_name, n):
+    """An ncks point series of tas, then a `cat` on a fresh mount, open every partition once."""
     os.environ["NCAFS_TEST_SETTLE_MS"] = "0"  # as in case_syscalls: one read of each file
     with Mount(src, "open_files=128") as m:
-        view = m.path("agg.nc")
+        view = m.path(view_name)
         os.stat(view)  # the aggregation parsed; no partition opened
         with Traced(m.process.pid, os.path.join(work, "series.txt"), "openat2"):
             subprocess.run(["ncks", "-O", "-H", "-C", "-v", "tas", "-d", "lat,0", "-d", "lon,0", view],
@@ -196,11 +193,37 @@ def case_cf_series(work):
     check(np.array_equal(series, np.array([tp.expected_tas(i)[0] for i in range(n)], dtype="f4")),
           "the point series differs from the partitions' values")
     with Mount(src, "open_files=128") as m:
-        view = m.path("agg.nc")
+        view = m.path(view_name)
         os.stat(view)
         with Traced(m.process.pid, os.path.join(work, "cat.txt"), "openat2"):
             subprocess.run(["cat", view], stdout=subprocess.DEVNULL, check=True)
     check_opened_once(os.path.join(work, "cat.txt"), n, "cat")
+
+
+def case_cf_series(work):
+    """Before, the series opened the first 8,161 partitions twice (the view's
+    first 64 KiB block, read at ncks's open, holds their `time` values;
+    their tas was read later, long after the dataset cache closed them) and
+    the last ones whose `time` lies in the block where tas begins."""
+    n = 10_000
+    src = os.path.join(work, "src")
+    names = tp.write_partitions(os.path.join(src, "parts"), n)
+    tp.write_cf(NCAFS, os.path.join(src, "agg.nc"), names)
+    check_series_and_cat_open_once(work, src, "agg.nc", n)
+
+
+def case_nca_series(work):
+    """Before, the series opened the partitions of ncks's first read of tas
+    twice: that read also held the end of `time` (a file extent) and was
+    computed outside the block cache; the next read computed the same block."""
+    # tas begins at byte 248 + 8 n of the view: with 10,300 partitions 3,368
+    # bytes of the page ncks reads first (210 partitions) are tas, more than
+    # the 128 files kept open (with 10,000, 104: the next read found them open).
+    n = 10_300
+    src = os.path.join(work, "src")
+    names = tp.write_partitions(os.path.join(src, "parts"), n)
+    tp.write_nca(os.path.join(src, "agg.nca"), names)
+    check_series_and_cat_open_once(work, src, "agg.nc", n)
 
 
 def case_replaced(work):
@@ -269,7 +292,7 @@ def case_numrecs(work):
                 check(np.array_equal(ds.variables["v"][t], want[t]), "record %d" % t)
 
 
-CASES = {"syscalls": case_syscalls, "cf_series": case_cf_series, "numrecs": case_numrecs, "replaced": case_replaced}
+CASES = {"syscalls": case_syscalls, "cf_series": case_cf_series, "nca_series": case_nca_series, "numrecs": case_numrecs, "replaced": case_replaced}
 
 if __name__ == "__main__":
     sys.exit(run_cases(CASES, "ncafs-many-"))
